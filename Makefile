@@ -1,0 +1,89 @@
+# dynrec -- plain Makefile.  `make demo` and `make test` first run
+# tools/setup.sh, which installs whatever is missing (idempotently), and then
+# build in a sub-make that can ask the venv's Python for its flags.
+
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+BUILD   ?= build
+CC      ?= cc
+
+# python3-config of the interpreter behind the venv.
+PYCONFIG = $(shell $(PY) -c 'import sys, os; print(os.path.join(sys.base_prefix, "bin", "python%d.%d-config" % sys.version_info[:2]))' 2>/dev/null)
+PY_CFLAGS = $(shell $(PYCONFIG) --includes 2>/dev/null)
+PY_LDFLAGS = $(shell $(PYCONFIG) --embed --ldflags 2>/dev/null) -Wl,-rpath,$(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR"))' 2>/dev/null)
+
+WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CFLAGS  ?= -O2 -g
+SAN     :=
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -I$(BUILD) -DDR_DEFAULT_VENV='"$(abspath $(VENV))"'
+LIBS    := -lsqlite3 -lzstd -lpthread
+
+SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c
+RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c
+VIEWER_SRC   := viewer/show.c
+DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC)
+TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c
+TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
+HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h) $(BUILD)/adapter_py.h
+
+.PHONY: all setup demo test check unit asan bench clean format
+
+all: setup
+	@$(MAKE) --no-print-directory $(BUILD)/dynrec
+
+setup:
+	@tools/setup.sh
+
+demo: setup
+	@$(MAKE) --no-print-directory $(BUILD)/dynrec
+	$(BUILD)/dynrec run -o $(BUILD)/demo.db examples/quickstart.py
+	$(BUILD)/dynrec show $(BUILD)/demo.db
+
+test: setup
+	@$(MAKE) --no-print-directory check
+	@$(MAKE) --no-print-directory asan
+
+# The test suite against the normal build.
+check: $(BUILD)/dynrec $(BUILD)/tests
+	DYNREC_BIN=$(abspath $(BUILD)/dynrec) DYNREC_PYTHON=$(abspath $(PY)) \
+	    $(BUILD)/tests --jobs 2
+
+# The same tests built and run with AddressSanitizer and UBSan.  CPython
+# and torch are not instrumented and keep their allocations at exit, so leak
+# checking is on for the unit tests and off inside the recorded runs.
+asan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' $(BUILD)/asan/dynrec $(BUILD)/asan/tests
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	DYNREC_BIN=$(abspath $(BUILD)/asan/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_ASAN=1 \
+	    $(BUILD)/asan/tests --jobs 2
+
+$(BUILD)/adapter_py.h: recorder/adapter.py
+	@mkdir -p $(BUILD)
+	{ echo '/* generated from recorder/adapter.py by the Makefile */'; \
+	  echo 'static const char dr_adapter_py[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
+	  echo '    ;'; } > $@
+
+$(BUILD)/dynrec: $(DYNREC_SRC) $(HEADERS)
+	@mkdir -p $(BUILD)
+	$(CC) $(ALL_CFLAGS) $(PY_CFLAGS) -o $@ $(DYNREC_SRC) $(PY_LDFLAGS) $(LIBS)
+
+$(BUILD)/tests: $(TEST_SRC) $(TEST_LIB_SRC) $(HEADERS) tests/helpers.h
+	@mkdir -p $(BUILD)
+	$(CC) $(ALL_CFLAGS) -Wno-strict-prototypes -o $@ $(TEST_SRC) $(TEST_LIB_SRC) -lcriterion $(LIBS)
+
+bench: setup
+	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/writer_bench
+	bench/run_all.sh
+
+$(BUILD)/writer_bench: bench/writer_bench.c $(TEST_LIB_SRC) $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -o $@ bench/writer_bench.c $(TEST_LIB_SRC) $(LIBS)
+
+$(BUILD)/dict_bench: bench/dict_bench.c schema/codec.c schema/error.c
+	$(CC) $(ALL_CFLAGS) -o $@ $^ -lzstd
+
+format:
+	clang-format -i dynrec.c schema/*.[ch] recorder/*.[ch] viewer/*.[ch] tests/*.[ch] bench/*.c
+
+clean:
+	rm -rf $(BUILD)

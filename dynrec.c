@@ -1,0 +1,179 @@
+/* dynrec.c -- the command line: one table of subcommands and their help.
+ *
+ * Help goes to stdout with status 0; usage errors go to stderr with status
+ * 2; a bad trace file is status 65; `run` returns the script's own status.
+ * Only this layer prints messages from the modules' DrError. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recorder/run.h"
+#include "schema/trace.h"
+#include "viewer/show.h"
+
+#define EX_USAGE_ 2
+#define EX_DATAERR_ 65
+
+static const char usage_main[] =
+    "usage: dynrec <command> [options] [args]\n"
+    "\n"
+    "Record what PyTorch Dynamo (torch.compile) does while a script runs, into one\n"
+    "compressed SQLite trace file.\n"
+    "\n"
+    "commands:\n"
+    "  run    run a Python script as `python` would and record a trace\n"
+    "  show   print a summary of a trace (--json for scripts)\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
+    "  --version      print the versions of dynrec, Python, SQLite and zstd\n"
+    "\n"
+    "A trace is an ordinary SQLite file: `sqlite3 trace.db .tables` reads it too.\n";
+
+static const char usage_run[] =
+    "usage: dynrec run [options] script.py [args...]\n"
+    "       dynrec run [options] -m module [args...]\n"
+    "\n"
+    "Runs the script exactly as `python script.py args...` would (same sys.argv,\n"
+    "__main__, sys.path[0], output and exit status) with the Python of $VIRTUAL_ENV,\n"
+    "or of the virtualenv dynrec was built for, and records a trace.\n"
+    "\n"
+    "options:\n"
+    "  -o PATH        write the trace to PATH, replacing an earlier file there\n"
+    "                 (default: <script>-<date>-<time>.db in the current directory,\n"
+    "                 never replacing an existing file)\n"
+    "  -q             do not print the trace's path to stderr at the end\n"
+    "  --all-frames   count the evaluations of every Python frame of the run\n"
+    "                 (default: only frames run while Dynamo is active, which\n"
+    "                 costs nothing when torch.compile is not in use)\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "exit status: the script's own; 2 for a usage error or a missing script;\n"
+    "73 when the trace cannot be created.\n";
+
+static const char usage_show[] =
+    "usage: dynrec show [options] trace.db\n"
+    "\n"
+    "Prints a summary of a trace: the run (command, versions, duration, exit\n"
+    "status, complete or cut short), the code objects with the most evaluations,\n"
+    "and the number of events of each kind.  Nothing in the trace is executed.\n"
+    "\n"
+    "options:\n"
+    "  --json         print the same as one JSON object\n"
+    "  --top N        list N code objects (default 10)\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "exit status: 0; 2 for a usage error; 65 when the file is missing, not a\n"
+    "dynrec trace, too new for this dynrec, or corrupt.\n";
+
+static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+    fprintf(stderr, "dynrec%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'dynrec %s--help'.\n", cmd ? (strcmp(cmd, "run") == 0 ? "run " : "show ") : "");
+    return EX_USAGE_;
+}
+
+static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
+    DrRunOptions o = {0};
+    o.cmd_argc = full_argc;
+    o.cmd_argv = full_argv;
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_run, stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0) {
+            if (++i >= argc) return usage_error("run", "-o needs a path%s", "");
+            o.trace_path = argv[i];
+        } else if (strcmp(a, "-q") == 0) {
+            o.quiet = 1;
+        } else if (strcmp(a, "--all-frames") == 0) {
+            o.all_frames = 1;
+        } else if (strcmp(a, "-m") == 0) {
+            if (++i >= argc) return usage_error("run", "-m needs a module name%s", "");
+            o.is_module = 1;
+            o.target = argv[i++];
+            break;
+        } else if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("run", "unknown option %s", a);
+        } else {
+            break;
+        }
+    }
+    if (!o.target) {
+        if (i >= argc) return usage_error("run", "no script given%s", "");
+        o.target = argv[i++];
+    }
+    o.argc = argc - i;
+    o.argv = argv + i;
+    return dr_run(&o);
+}
+
+static int cmd_show(int argc, char **argv) {
+    DrShowOptions o = {.json = 0, .top = 10};
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_show, stdout);
+            return 0;
+        } else if (strcmp(a, "--json") == 0) {
+            o.json = 1;
+        } else if (strcmp(a, "--top") == 0) {
+            char *end;
+            if (++i >= argc) return usage_error("show", "--top needs a number%s", "");
+            long n = strtol(argv[i], &end, 10);
+            if (*end || n <= 0 || n > 100000)
+                return usage_error("show", "--top needs a positive number, not %s", argv[i]);
+            o.top = (int)n;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("show", "unknown option %s", a);
+        } else if (path) {
+            return usage_error("show", "one trace at a time (extra argument %s)", a);
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error("show", "no trace given%s", "");
+    DrError err = {0};
+    DrTrace *t = dr_trace_open(path, &err);
+    if (!t) {
+        fprintf(stderr, "dynrec show: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    int rc = dr_show(t, &o, stdout, &err);
+    dr_trace_free(t);
+    if (rc != DR_OK) {
+        fprintf(stderr, "dynrec show: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return EX_USAGE_;
+    }
+    const char *cmd = argv[1];
+    if (is_help(cmd) || strcmp(cmd, "help") == 0) {
+        fputs(usage_main, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("dynrec %s (trace schema %d)\nPython %s\nSQLite %s\nzstd %s\n", DR_VERSION,
+               DR_SCHEMA_VERSION, dr_run_python_version(), dr_trace_sqlite_version(),
+               dr_trace_zstd_version());
+        return 0;
+    }
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2, argc, argv);
+    if (strcmp(cmd, "show") == 0) return cmd_show(argc - 2, argv + 2);
+    return usage_error(NULL, "unknown command '%s'", cmd);
+}

@@ -1,0 +1,250 @@
+/* hook.c -- the PEP 523 frame function that counts evaluations per code object.
+ *
+ * Hot path: read the frame's code object, find its slot in an open-addressed
+ * table keyed by pointer, bump a counter, call _PyEval_EvalFrameDefault.
+ * Counters are relaxed atomics written only by the GIL holder (plain load
+ * and store, no locked instruction) so the writer thread may read them
+ * without the GIL.  A new code object (rare) takes the mutex, may grow the
+ * table, copies the object's names to C strings for the writer, and keeps a
+ * strong reference so the pointer cannot be reused by another object while
+ * it is a key.  If anything fails there, counting turns itself off for the
+ * rest of the run and the failure is reported through dr_hook_failed(). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define Py_BUILD_CORE
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hook.h"
+
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030D0000
+#error "dynrec's frame hook supports CPython 3.11 and 3.12"
+#endif
+
+typedef struct {
+    PyCodeObject *code; /* NULL: empty slot */
+    uint32_t entry;
+    _Atomic uint64_t calls;
+    _Atomic uint64_t resumes;
+} Slot;
+
+typedef struct {
+    char *filename;
+    char *qualname;
+    int firstlineno;
+    uint32_t slot; /* where the entry's counters live now */
+} Entry;
+
+static struct {
+    Slot *slots;
+    size_t mask; /* capacity - 1; capacity is a power of two */
+    size_t used;
+    Entry *entries;
+    size_t nentries, entries_cap;
+    pthread_mutex_t lock;
+    int counting;
+    int failed;
+    int released;
+} H = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static inline size_t slot_of(const void *p, size_t mask) {
+    /* Code objects are 16-byte aligned; Fibonacci hashing spreads the rest. */
+    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+}
+
+int dr_hook_init(void) {
+    size_t cap = 4096;
+    H.slots = calloc(cap, sizeof *H.slots);
+    H.entries_cap = 1024;
+    H.entries = calloc(H.entries_cap, sizeof *H.entries);
+    if (!H.slots || !H.entries) {
+        free(H.slots);
+        free(H.entries);
+        H.slots = NULL;
+        H.entries = NULL;
+        return -1;
+    }
+    H.mask = cap - 1;
+    H.counting = 1;
+    return 0;
+}
+
+/* Copies a str to a malloc'd UTF-8 C string; NULL on failure (no error set). */
+static char *utf8_copy(PyObject *s) {
+    if (!s || !PyUnicode_Check(s)) return strdup("?");
+    Py_ssize_t n = 0;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+    if (!u) { /* lone surrogates */
+        PyErr_Clear();
+        PyObject *b = PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace");
+        if (!b) {
+            PyErr_Clear();
+            return strdup("?");
+        }
+        char *r = strdup(PyBytes_AS_STRING(b));
+        Py_DECREF(b);
+        return r;
+    }
+    char *r = malloc((size_t)n + 1);
+    if (r) memcpy(r, u, (size_t)n + 1);
+    return r;
+}
+
+static int grow_locked(void) {
+    size_t ncap = (H.mask + 1) * 2;
+    Slot *n = calloc(ncap, sizeof *n);
+    if (!n) return -1;
+    for (size_t i = 0; i <= H.mask; i++) {
+        Slot *s = &H.slots[i];
+        if (!s->code) continue;
+        size_t j = slot_of(s->code, ncap - 1);
+        while (n[j].code) j = (j + 1) & (ncap - 1);
+        n[j].code = s->code;
+        n[j].entry = s->entry;
+        atomic_store_explicit(&n[j].calls, atomic_load_explicit(&s->calls, memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_store_explicit(&n[j].resumes,
+                              atomic_load_explicit(&s->resumes, memory_order_relaxed),
+                              memory_order_relaxed);
+        H.entries[s->entry].slot = (uint32_t)j;
+    }
+    free(H.slots);
+    H.slots = n;
+    H.mask = ncap - 1;
+    return 0;
+}
+
+/* Rare path: the first evaluation of a code object.  Returns its slot, or
+ * NULL after turning counting off.  GIL held; a pending exception (a
+ * generator being thrown into) is preserved. */
+static Slot *insert(PyCodeObject *co) {
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    char *fn = utf8_copy(co->co_filename);
+    char *qn = utf8_copy(co->co_qualname);
+    Slot *s = NULL;
+    pthread_mutex_lock(&H.lock);
+    if (!fn || !qn) goto fail;
+    if ((H.used + 1) * 2 > H.mask + 1 && grow_locked() != 0) goto fail;
+    if (H.nentries == H.entries_cap) {
+        size_t ncap = H.entries_cap * 2;
+        Entry *ne = realloc(H.entries, ncap * sizeof *ne);
+        if (!ne) goto fail;
+        H.entries = ne;
+        H.entries_cap = ncap;
+    }
+    size_t j = slot_of(co, H.mask);
+    while (H.slots[j].code) j = (j + 1) & H.mask;
+    s = &H.slots[j];
+    Py_INCREF(co);
+    s->code = co;
+    s->entry = (uint32_t)H.nentries;
+    H.entries[H.nentries++] = (Entry){fn, qn, co->co_firstlineno, (uint32_t)j};
+    H.used++;
+    pthread_mutex_unlock(&H.lock);
+    PyErr_Restore(et, ev, tb);
+    return s;
+fail:
+    H.counting = 0;
+    H.failed = 1;
+    pthread_mutex_unlock(&H.lock);
+    free(fn);
+    free(qn);
+    PyErr_Restore(et, ev, tb);
+    return NULL;
+}
+
+static PyObject *dr_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    if (__builtin_expect(H.counting, 1)) {
+        PyCodeObject *co = f->f_code;
+        size_t j = slot_of(co, H.mask);
+        Slot *s;
+        for (;;) {
+            s = &H.slots[j];
+            if (s->code == co) break;
+            if (!s->code) {
+                s = insert(co);
+                break;
+            }
+            j = (j + 1) & H.mask;
+        }
+        if (s) {
+            _Atomic uint64_t *c =
+                f->prev_instr == _PyCode_CODE(co) - 1 ? &s->calls : &s->resumes;
+            atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+        }
+    }
+    return _PyEval_EvalFrameDefault(ts, f, throwflag);
+}
+
+int dr_hook_install(void) {
+    PyInterpreterState *in = PyInterpreterState_Get();
+    _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(in);
+    if (cur == dr_eval_frame) return 1;
+    if (cur != _PyEval_EvalFrameDefault) return 0; /* someone else's: leave it */
+    _PyInterpreterState_SetEvalFrameFunc(in, dr_eval_frame);
+    return 1;
+}
+
+void dr_hook_uninstall(void) {
+    PyInterpreterState *in = PyInterpreterState_Get();
+    if (_PyInterpreterState_GetEvalFrameFunc(in) == dr_eval_frame)
+        _PyInterpreterState_SetEvalFrameFunc(in, _PyEval_EvalFrameDefault);
+}
+
+int dr_hook_is_installed(void) {
+    return _PyInterpreterState_GetEvalFrameFunc(PyInterpreterState_Get()) == dr_eval_frame;
+}
+
+void dr_hook_set_counting(int on) { H.counting = on && !H.failed && !H.released && H.slots; }
+int dr_hook_failed(void) { return H.failed; }
+
+void dr_hook_release(void) {
+    H.counting = 0;
+    H.released = 1;
+    pthread_mutex_lock(&H.lock);
+    for (size_t i = 0; H.slots && i <= H.mask; i++) Py_CLEAR(H.slots[i].code);
+    pthread_mutex_unlock(&H.lock);
+}
+
+long dr_hook_snapshot(DrCodeFn fn, void *ud) {
+    pthread_mutex_lock(&H.lock);
+    size_t n = H.nentries;
+    for (size_t i = 0; i < n; i++) {
+        Entry *e = &H.entries[i];
+        Slot *s = &H.slots[e->slot];
+        DrCodeInfo info = {
+            .index = (uint32_t)i,
+            .filename = e->filename,
+            .qualname = e->qualname,
+            .firstlineno = e->firstlineno,
+            .calls = atomic_load_explicit(&s->calls, memory_order_relaxed),
+            .resumes = atomic_load_explicit(&s->resumes, memory_order_relaxed),
+        };
+        fn(ud, &info);
+    }
+    pthread_mutex_unlock(&H.lock);
+    return (long)n;
+}
+
+void dr_hook_free(void) {
+    pthread_mutex_lock(&H.lock);
+    for (size_t i = 0; i < H.nentries; i++) {
+        free(H.entries[i].filename);
+        free(H.entries[i].qualname);
+    }
+    free(H.entries);
+    free(H.slots);
+    H.entries = NULL;
+    H.slots = NULL;
+    H.nentries = H.used = 0;
+    H.counting = 0;
+    pthread_mutex_unlock(&H.lock);
+}

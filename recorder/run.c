@@ -1,0 +1,517 @@
+/* run.c -- `dynrec run`: embed CPython, run the script as `python` would, record.
+ *
+ * The interpreter is configured the way the `python` of the chosen virtual
+ * environment configures itself (PyConfig_InitPythonConfig reads the same
+ * environment variables; the venv's python is the executable, so its
+ * pyvenv.cfg and site-packages apply), then Py_RunMain runs the script or
+ * module: sys.argv, sys.path[0], __main__, tracebacks and SystemExit are
+ * CPython's own code, not an imitation.  Before the script starts, the
+ * built-in _dynrec module runs the Python adapter (adapter.py).
+ *
+ * The trace is closed after Py_RunMain returns, with the exit status; when
+ * an uncaught KeyboardInterrupt makes CPython kill itself with SIGINT after
+ * finalizing, a Py_AtExit callback closes it first.  SIGTERM is handled by
+ * the writer thread (writer.c). */
+#define _GNU_SOURCE
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../schema/json.h"
+#include "../schema/trace.h"
+#include "adapter_py.h"
+#include "hook.h"
+#include "writer.h"
+
+#ifndef DR_DEFAULT_VENV
+#define DR_DEFAULT_VENV ""
+#endif
+
+/* Set by CPython when the script died of an uncaught KeyboardInterrupt;
+ * Py_RunMain then re-raises SIGINT after finalizing. */
+extern int _Py_UnhandledKeyboardInterrupt;
+
+static struct {
+    DrRecorder *rec;
+    const DrRunOptions *opts;
+    long hook_installs;
+    int finished;
+} R;
+
+const char *dr_run_python_version(void) { return Py_GetVersion(); }
+
+static int64_t thread_id(void) { return (int64_t)PyThread_get_thread_ident(); }
+
+/* Reads a whole file into a malloc'd buffer; NULL with errno set on error. */
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* ---- the _dynrec module ------------------------------------------------ */
+
+/* Borrowed str/bytes/None -> pointer and length; 0 on success, -1 with a
+ * TypeError set. */
+static int text_arg(PyObject *o, const char **s, Py_ssize_t *n, const char *what) {
+    if (o == Py_None) {
+        *s = NULL;
+        *n = 0;
+        return 0;
+    }
+    if (PyUnicode_Check(o)) return (*s = PyUnicode_AsUTF8AndSize(o, n)) ? 0 : -1;
+    if (PyBytes_Check(o)) {
+        char *p;
+        if (PyBytes_AsStringAndSize(o, &p, n) < 0) return -1;
+        *s = p;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "_dynrec: %s must be str, bytes or None", what);
+    return -1;
+}
+
+PyDoc_STRVAR(event_doc, "event(kind, num, text, payload): append one event to the trace.");
+static PyObject *m_event(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "event(kind, num, text, payload) takes 4 arguments");
+        return NULL;
+    }
+    const char *kind, *text, *payload;
+    Py_ssize_t klen, tlen, plen;
+    if (text_arg(args[0], &kind, &klen, "kind") < 0 || !kind) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "event kind must be a str");
+        return NULL;
+    }
+    long long num = PyLong_AsLongLong(args[1]);
+    if (num == -1 && PyErr_Occurred()) return NULL;
+    if (text_arg(args[2], &text, &tlen, "text") < 0) return NULL;
+    if (text_arg(args[3], &payload, &plen, "payload") < 0) return NULL;
+    dr_rec_event(R.rec, thread_id(), kind, num, text, (size_t)tlen, payload, (size_t)plen);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(meta_doc, "meta(key, value): set a meta entry of the trace.");
+static PyObject *m_meta(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    const char *k, *v;
+    Py_ssize_t kl, vl;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "meta(key, value) takes 2 arguments");
+        return NULL;
+    }
+    if (text_arg(args[0], &k, &kl, "key") < 0 || text_arg(args[1], &v, &vl, "value") < 0)
+        return NULL;
+    if (k) dr_rec_meta(R.rec, k, v);
+    Py_RETURN_NONE;
+}
+
+/* The wrapper around Dynamo's set_eval_frame; self is the original.  It puts
+ * dynrec's hook in place just before Dynamo installs its frame function (so
+ * Dynamo saves it and forwards frames to it) and takes it out once Dynamo
+ * has restored it.  With --all-frames the hook stays put. */
+static PyObject *wrapped_set_eval_frame(PyObject *orig, PyObject *const *args,
+                                        Py_ssize_t nargs) {
+    int enabling = nargs >= 1 && args[0] != Py_None;
+    int manage = !R.opts->all_frames && !R.finished;
+    if (enabling && manage && !dr_hook_is_installed() && dr_hook_install()) R.hook_installs++;
+    PyObject *res = PyObject_Vectorcall(orig, args, (size_t)nargs, NULL);
+    if (!enabling && manage) dr_hook_uninstall();
+    return res;
+}
+
+static PyMethodDef wrapped_def = {
+    "set_eval_frame", (PyCFunction)(void (*)(void))wrapped_set_eval_frame, METH_FASTCALL,
+    "Dynamo's set_eval_frame, wrapped by dynrec to keep its frame hook under Dynamo's."};
+
+PyDoc_STRVAR(wrap_doc, "wrap_set_eval_frame(f): f wrapped so dynrec's hook follows Dynamo's.");
+static PyObject *m_wrap(PyObject *self, PyObject *orig) {
+    (void)self;
+    if (!PyCallable_Check(orig)) {
+        PyErr_SetString(PyExc_TypeError, "wrap_set_eval_frame needs a callable");
+        return NULL;
+    }
+    return PyCFunction_NewEx(&wrapped_def, orig, NULL);
+}
+
+PyDoc_STRVAR(finish_doc, "finish(torch_version, main_file): end of the script; stop counting.");
+static PyObject *m_finish(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    const char *tv = NULL, *mf = NULL;
+    Py_ssize_t n;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "finish(torch_version, main_file) takes 2 arguments");
+        return NULL;
+    }
+    if (text_arg(args[0], &tv, &n, "torch_version") < 0 ||
+        text_arg(args[1], &mf, &n, "main_file") < 0)
+        return NULL;
+    if (R.finished) Py_RETURN_NONE;
+    R.finished = 1;
+    if (tv) dr_rec_meta(R.rec, "torch_version", tv);
+    if (R.opts->is_module && mf) {
+        size_t len = 0;
+        char *src = slurp(mf, &len);
+        if (src) dr_rec_file(R.rec, mf, "main", src, len);
+        free(src);
+    }
+    char buf[32];
+    snprintf(buf, sizeof buf, "%ld", R.hook_installs);
+    dr_rec_meta(R.rec, "hook.installs", buf);
+    if (dr_hook_failed())
+        dr_rec_event(R.rec, thread_id(), "recorder_error", 0,
+                     "frame hook: out of memory; counting stopped", 43, NULL, 0);
+    dr_hook_release();
+    dr_hook_uninstall();
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(installed_doc, "hook_installed(): whether dynrec's frame hook is installed now.");
+static PyObject *m_hook_installed(PyObject *self, PyObject *noargs) {
+    (void)self;
+    (void)noargs;
+    return PyBool_FromLong(dr_hook_is_installed());
+}
+
+static PyMethodDef dynrec_methods[] = {
+    {"event", (PyCFunction)(void (*)(void))m_event, METH_FASTCALL, event_doc},
+    {"meta", (PyCFunction)(void (*)(void))m_meta, METH_FASTCALL, meta_doc},
+    {"wrap_set_eval_frame", m_wrap, METH_O, wrap_doc},
+    {"finish", (PyCFunction)(void (*)(void))m_finish, METH_FASTCALL, finish_doc},
+    {"hook_installed", m_hook_installed, METH_NOARGS, installed_doc},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef dynrec_module = {
+    PyModuleDef_HEAD_INIT, "_dynrec", "dynrec's recorder, built into the dynrec binary.", -1,
+    dynrec_methods, NULL, NULL, NULL, NULL};
+
+static PyObject *init_dynrec_module(void) { return PyModule_Create(&dynrec_module); }
+
+/* Runs adapter.py in _dynrec's namespace.  A failure is recorded, never
+ * shown: the script must run as it would without dynrec. */
+static void run_adapter(void) {
+    PyObject *mod = NULL, *code = NULL, *res = NULL;
+    mod = PyImport_ImportModule("_dynrec");
+    if (!mod) goto error;
+    PyObject *dict = PyModule_GetDict(mod); /* borrowed */
+    if (PyDict_SetItemString(dict, "__builtins__", PyEval_GetBuiltins()) < 0) goto error;
+    code = Py_CompileString(dr_adapter_py, "<dynrec adapter>", Py_file_input);
+    if (!code) goto error;
+    res = PyEval_EvalCode(code, dict, dict);
+    if (!res) goto error;
+    goto done;
+error:;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *s = ev ? PyObject_Str(ev) : NULL;
+    const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
+    char line[512];
+    snprintf(line, sizeof line, "adapter: %s", msg ? msg : "unknown error");
+    PyErr_Clear();
+    dr_rec_event(R.rec, thread_id(), "recorder_error", 0, line, strlen(line), NULL, 0);
+    Py_XDECREF(s);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(tb);
+done:
+    Py_XDECREF(res);
+    Py_XDECREF(code);
+    Py_XDECREF(mod);
+}
+
+/* ---- start and end ----------------------------------------------------- */
+
+static void finish_recording(int status, int sig) {
+    DrRecorder *rec = R.rec;
+    R.rec = NULL;
+    if (!rec) return;
+    DrError err = {0};
+    const char *path = R.opts->trace_path;
+    if (dr_rec_finish(rec, status, sig, &err) != DR_OK)
+        fprintf(stderr, "dynrec: the trace %s is incomplete: %s\n", path, err.msg);
+    else if (!R.opts->quiet)
+        fprintf(stderr, "dynrec: trace written to %s\n", path);
+}
+
+static void at_python_exit(void) {
+    if (_Py_UnhandledKeyboardInterrupt) finish_recording(128 + SIGINT, SIGINT);
+}
+
+/* SystemExit ends the process inside Py_RunMain (Py_Exit calls exit), so
+ * the status reaches dynrec only here. */
+static void at_process_exit(int status, void *arg) {
+    (void)arg;
+    finish_recording(status, 0);
+}
+
+static int is_recorded_env(const char *name) {
+    static const char *const prefixes[] = {"TORCH", "PYTORCH", "PYTHON", "CUDA", "OMP_",
+                                           "MKL_", "KMP_", "OPENBLAS", "NCCL_", "TRITON",
+                                           "VIRTUAL_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH",
+                                           "DYNREC"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+    return 0;
+}
+
+extern char **environ;
+
+/* A JSON array of strings. */
+static char *json_array(int n, char *const *v) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i) fputs(", ", f);
+        dr_json_string(f, v[i]);
+    }
+    fputc(']', f);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static int write_start_meta(DrTrace *t, const DrRunOptions *o, const char *python,
+                            const char *seed, const char *src, size_t srclen, DrError *err) {
+    char cwd[4096], now[64];
+    if (!getcwd(cwd, sizeof cwd)) strcpy(cwd, "?");
+    time_t tnow = time(NULL);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tnow));
+    char *argv_json = json_array(o->argc, o->argv);
+    char *cmd_json = json_array(o->cmd_argc, o->cmd_argv);
+    int rc = dr_trace_begin(t, err);
+    if (rc == DR_OK) rc = dr_trace_set_meta(t, "command", cmd_json ? cmd_json : "[]", err);
+    if (rc == DR_OK) rc = dr_trace_set_meta(t, "argv", argv_json ? argv_json : "[]", err);
+    if (rc == DR_OK)
+        rc = dr_trace_set_meta(t, o->is_module ? "module" : "script", o->target, err);
+    if (rc == DR_OK) rc = dr_trace_set_meta(t, "cwd", cwd, err);
+    if (rc == DR_OK) rc = dr_trace_set_meta(t, "start_time", now, err);
+    if (rc == DR_OK) rc = dr_trace_set_meta(t, "python_version", Py_GetVersion(), err);
+    if (rc == DR_OK) rc = dr_trace_set_meta(t, "python_executable", python, err);
+    if (rc == DR_OK) rc = dr_trace_set_meta(t, "hash_seed", seed, err);
+    if (rc == DR_OK) rc = dr_trace_set_meta_int(t, "pid", getpid(), err);
+    if (rc == DR_OK)
+        rc = dr_trace_set_meta(t, "hook.frame", o->all_frames ? "all-frames" : "while-dynamo",
+                               err);
+    for (char **e = environ; rc == DR_OK && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq || !is_recorded_env(*e)) continue;
+        char key[256];
+        snprintf(key, sizeof key, "env.%.*s", (int)(eq - *e), *e);
+        rc = dr_trace_set_meta(t, key, eq + 1, err);
+    }
+    if (rc == DR_OK && src) rc = dr_trace_add_file(t, o->target, "script", src, srclen, err);
+    if (rc == DR_OK) rc = dr_trace_commit(t, err);
+    free(argv_json);
+    free(cmd_json);
+    return rc;
+}
+
+/* Picks "<stem>-YYYYmmdd-HHMMSS.db" in the cwd, adding -2, -3, ... rather
+ * than replacing an earlier trace. */
+static char *default_trace_path(const char *target) {
+    const char *base = strrchr(target, '/');
+    base = base ? base + 1 : target;
+    size_t stem = strlen(base);
+    if (stem > 3 && strcmp(base + stem - 3, ".py") == 0) stem -= 3;
+    if (stem > 64) stem = 64;
+    char ts[32];
+    time_t now = time(NULL);
+    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", localtime(&now));
+    for (int i = 1; i < 10000; i++) {
+        char *p = NULL;
+        int n = i == 1 ? asprintf(&p, "%.*s-%s.db", (int)stem, base, ts)
+                       : asprintf(&p, "%.*s-%s-%d.db", (int)stem, base, ts, i);
+        if (n < 0) return NULL;
+        if (access(p, F_OK) != 0) return p;
+        free(p);
+    }
+    return NULL;
+}
+
+/* The python whose environment the script runs in: $VIRTUAL_ENV, else the
+ * venv dynrec was built for, else the interpreter it links. */
+static char *choose_python(void) {
+    const char *venvs[] = {getenv("VIRTUAL_ENV"), DR_DEFAULT_VENV};
+    for (size_t i = 0; i < 2; i++) {
+        if (!venvs[i] || !*venvs[i]) continue;
+        char *p = NULL;
+        if (asprintf(&p, "%s/bin/python", venvs[i]) < 0) return NULL;
+        if (access(p, X_OK) == 0) return p;
+        free(p);
+    }
+    return NULL;
+}
+
+static int set_argv(PyConfig *c, PyWideStringList *list, int n, char *const *v) {
+    for (int i = 0; i < n; i++) {
+        wchar_t *w = Py_DecodeLocale(v[i], NULL);
+        if (!w) return -1;
+        PyStatus st = PyWideStringList_Append(list, w);
+        PyMem_RawFree(w);
+        if (PyStatus_Exception(st)) return -1;
+    }
+    (void)c;
+    return 0;
+}
+
+int dr_run(const DrRunOptions *o) {
+    static DrRunOptions opts; /* lives until the on_exit handler has run */
+    opts = *o;
+    char *src = NULL, *path = NULL, *python = NULL;
+    size_t srclen = 0;
+    int status = 2;
+    DrError err = {0};
+
+    if (!opts.is_module) {
+        src = slurp(opts.target, &srclen);
+        if (!src) {
+            fprintf(stderr, "dynrec run: cannot open script %s: %s\n", opts.target,
+                    strerror(errno));
+            return 2;
+        }
+    }
+    path = opts.trace_path ? strdup(opts.trace_path) : default_trace_path(opts.target);
+    if (!path) { /* path stays allocated: the exit handlers name the trace */
+        fprintf(stderr, "dynrec run: cannot pick a trace name in the current directory; "
+                        "give one with -o\n");
+        free(src);
+        return 73;
+    }
+    opts.trace_path = path;
+    R.opts = &opts;
+
+    /* Hash seed: the user's PYTHONHASHSEED, or one chosen here and given to
+     * CPython through PyConfig, so a replay can use the same. */
+    const char *env_seed = getenv("PYTHONHASHSEED");
+    unsigned long seed = 0;
+    char seed_text[32];
+    if (env_seed && *env_seed) {
+        snprintf(seed_text, sizeof seed_text, "%s", env_seed);
+    } else {
+        uint32_t rnd = 0;
+        if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd) rnd = (uint32_t)time(NULL) ^ getpid();
+        seed = rnd ? rnd : 1;
+        snprintf(seed_text, sizeof seed_text, "%lu", seed);
+    }
+    python = choose_python();
+
+    DrTrace *t = dr_trace_create(path, o->trace_path != NULL, &err);
+    if (!t) {
+        fprintf(stderr, "dynrec run: %s\n", err.msg);
+        status = 73;
+        goto out;
+    }
+    if (write_start_meta(t, &opts, python ? python : "", seed_text, src, srclen, &err) != DR_OK) {
+        fprintf(stderr, "dynrec run: %s\n", err.msg);
+        dr_trace_free(t);
+        status = 73;
+        goto out;
+    }
+    if (dr_hook_init() != 0) {
+        fprintf(stderr, "dynrec run: out of memory\n");
+        dr_trace_free(t);
+        status = 73;
+        goto out;
+    }
+    R.rec = dr_rec_start(t, dr_hook_snapshot, &err);
+    if (!R.rec) {
+        fprintf(stderr, "dynrec run: %s\n", err.msg);
+        status = 73;
+        goto out;
+    }
+    dr_rec_handle_sigterm(R.rec);
+
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.parse_argv = 0;
+    if (!(env_seed && *env_seed)) {
+        config.use_hash_seed = 1;
+        config.hash_seed = seed;
+    }
+    PyStatus st = PyStatus_Ok();
+    if (python) st = PyConfig_SetBytesString(&config, &config.executable, python);
+    if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(
+        &config, opts.is_module ? &config.run_module : &config.run_filename, opts.target);
+    char *argv0 = opts.is_module ? "-m" : (char *)opts.target;
+    if (!PyStatus_Exception(st) && (set_argv(&config, &config.argv, 1, &argv0) < 0 ||
+                                     set_argv(&config, &config.argv, opts.argc, opts.argv) < 0))
+        st = PyStatus_NoMemory();
+    if (!PyStatus_Exception(st)) {
+        char *orig[3] = {python ? python : "python", opts.is_module ? "-m" : NULL,
+                         (char *)opts.target};
+        if (set_argv(&config, &config.orig_argv, 1, &orig[0]) < 0 ||
+            (opts.is_module && set_argv(&config, &config.orig_argv, 1, &orig[1]) < 0) ||
+            set_argv(&config, &config.orig_argv, 1, &orig[2]) < 0 ||
+            set_argv(&config, &config.orig_argv, opts.argc, opts.argv) < 0)
+            st = PyStatus_NoMemory();
+    }
+    if (!PyStatus_Exception(st) && PyImport_AppendInittab("_dynrec", init_dynrec_module) < 0)
+        st = PyStatus_NoMemory();
+    if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(st)) {
+        if (PyStatus_IsExit(st)) {
+            status = st.exitcode;
+        } else {
+            fprintf(stderr, "dynrec run: Python failed to start: %s%s%s\n",
+                    st.func ? st.func : "", st.func ? ": " : "", st.err_msg ? st.err_msg : "");
+            status = 1;
+        }
+        finish_recording(status, 0);
+        goto out;
+    }
+    Py_AtExit(at_python_exit);
+    on_exit(at_process_exit, NULL);
+    run_adapter();
+    if (opts.all_frames) dr_hook_install();
+    status = Py_RunMain();
+    finish_recording(status, 0);
+out:
+    dr_hook_free();
+    free(src);
+    free(python);
+    return status;
+}

@@ -1,0 +1,25 @@
+/* run.h -- `dynrec run`: run a Python script as `python` would, recording it. */
+#ifndef DR_RUN_H
+#define DR_RUN_H
+
+typedef struct DrRunOptions {
+    const char *trace_path; /* -o; NULL picks a fresh name in the cwd */
+    int quiet;              /* -q: no closing line on stderr */
+    int all_frames;         /* --all-frames: count every frame of the run */
+    int is_module;          /* -m: target is a module name */
+    const char *target;     /* script path or module name */
+    int argc;               /* the script's own arguments */
+    char **argv;
+    int cmd_argc;           /* dynrec's whole command line, for the trace */
+    char **cmd_argv;
+} DrRunOptions;
+
+/* Runs the script and returns its exit status, as `python` would; usage and
+ * start-up failures print one line to stderr and return 2 (bad script path)
+ * or 73 (the trace cannot be created). */
+int dr_run(const DrRunOptions *o);
+
+/* Versions of the embedded Python, for --version. */
+const char *dr_run_python_version(void);
+
+#endif

@@ -1,0 +1,406 @@
+/* writer.c -- buffered records and the thread that writes them to the trace.
+ *
+ * Two arenas: producers append to the active one under `lock` (a memcpy, no
+ * malloc in the steady state: an arena only grows); the writer thread swaps
+ * them and writes the full one outside the lock.  The thread wakes on a pipe
+ * (commands from the runner and the SIGTERM handler, which may only write(2))
+ * or every DR_FLUSH_MS.  A write error stops all further writing; it is kept
+ * and reported once by dr_rec_finish, and the user's program goes on. */
+#define _GNU_SOURCE
+#include "writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hook.h"
+
+enum { REC_EVENT = 1, REC_META, REC_FILE };
+#define NO_TEXT UINT32_MAX
+
+/* One buffered record; its strings and payload follow it in the arena. */
+typedef struct {
+    uint32_t type;
+    uint32_t klen;  /* kind / key / path */
+    uint32_t tlen;  /* text / value / role, or NO_TEXT */
+    uint32_t has_payload;
+    uint64_t plen;
+    int64_t t_ns, thread, num;
+} RecHdr;
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+} Arena;
+
+/* What the writer already wrote about one code object. */
+typedef struct {
+    int64_t id;
+    uint64_t calls, resumes;
+} CodeRow;
+
+typedef struct {
+    DrCodeInfo info;
+    int is_new;
+} CodeChange;
+
+enum { ST_RUNNING, ST_CLOSING, ST_CLOSED };
+
+struct DrRecorder {
+    DrTrace *trace;
+    DrSnapshotFn snapshot;
+    pthread_t thread;
+    int thread_started;
+    int pipe_r, pipe_w;
+    pthread_mutex_t lock;
+    Arena active, spare;
+    int dropped; /* records lost to out-of-memory */
+    struct timespec t0;
+    _Atomic int state;
+    int failed;
+    DrError fail;
+    /* writer thread only */
+    CodeRow *codes;
+    size_t ncodes;
+    CodeChange *changes;
+    size_t nchanges, changes_cap;
+    int oom;
+};
+
+static DrRecorder *sigterm_rec;
+
+int64_t dr_rec_now(const DrRecorder *r) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)(ts.tv_sec - r->t0.tv_sec) * 1000000000 + (ts.tv_nsec - r->t0.tv_nsec);
+}
+
+static void append(DrRecorder *r, uint32_t type, int64_t thread, int64_t num, const char *k,
+                   size_t klen, const char *t, size_t tlen, int has_t, const void *p,
+                   size_t plen) {
+    if (klen >= NO_TEXT) klen = NO_TEXT - 1;
+    if (tlen >= NO_TEXT) tlen = NO_TEXT - 1;
+    size_t need = sizeof(RecHdr) + klen + (has_t ? tlen : 0) + (p ? plen : 0);
+    need = (need + 7) & ~(size_t)7;
+    RecHdr h = {.type = type,
+                .klen = (uint32_t)klen,
+                .tlen = has_t ? (uint32_t)tlen : NO_TEXT,
+                .has_payload = p != NULL,
+                .plen = p ? plen : 0,
+                .t_ns = dr_rec_now(r),
+                .thread = thread,
+                .num = num};
+    pthread_mutex_lock(&r->lock);
+    Arena *a = &r->active;
+    if (a->len + need > a->cap) {
+        size_t ncap = a->cap ? a->cap : 1 << 16;
+        while (ncap < a->len + need) ncap *= 2;
+        char *nb = realloc(a->buf, ncap);
+        if (!nb) {
+            r->dropped++;
+            pthread_mutex_unlock(&r->lock);
+            return;
+        }
+        a->buf = nb;
+        a->cap = ncap;
+    }
+    char *w = a->buf + a->len;
+    memcpy(w, &h, sizeof h);
+    w += sizeof h;
+    memcpy(w, k, klen);
+    w += klen;
+    if (has_t) {
+        memcpy(w, t, tlen);
+        w += tlen;
+    }
+    if (p) memcpy(w, p, plen);
+    a->len += need;
+    pthread_mutex_unlock(&r->lock);
+}
+
+void dr_rec_event(DrRecorder *r, int64_t thread, const char *kind, int64_t num,
+                  const char *text, size_t text_len, const void *payload, size_t payload_len) {
+    if (!r) return;
+    append(r, REC_EVENT, thread, num, kind, strlen(kind), text, text_len, text != NULL,
+           payload, payload_len);
+}
+
+void dr_rec_meta(DrRecorder *r, const char *key, const char *value) {
+    if (!r) return;
+    append(r, REC_META, 0, 0, key, strlen(key), value ? value : "", value ? strlen(value) : 0,
+           1, NULL, 0);
+}
+
+void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *data,
+                 size_t len) {
+    if (!r) return;
+    append(r, REC_FILE, 0, 0, path, strlen(path), role, strlen(role), 1, data ? data : "",
+           len);
+}
+
+static void fail(DrRecorder *r, const DrError *e) {
+    if (r->failed) return;
+    r->failed = 1;
+    r->fail = *e;
+}
+
+/* Copies a possibly non-terminated string out of the arena. */
+static char *dup_n(const char *s, size_t n) {
+    char *c = malloc(n + 1);
+    if (c) {
+        memcpy(c, s, n);
+        c[n] = 0;
+    }
+    return c;
+}
+
+static int write_record(DrRecorder *r, const RecHdr *h, const char *body, DrError *e) {
+    const char *k = body, *t = body + h->klen;
+    const char *p = t + (h->tlen == NO_TEXT ? 0 : h->tlen);
+    char *ks = dup_n(k, h->klen);
+    char *ts = h->tlen == NO_TEXT ? NULL : dup_n(t, h->tlen);
+    int rc = DR_OK;
+    if (!ks || (h->tlen != NO_TEXT && !ts)) {
+        rc = dr_error(e, DR_ERR_NOMEM, "%s: out of memory writing the trace",
+                      dr_trace_path(r->trace));
+    } else if (h->type == REC_META) {
+        rc = dr_trace_set_meta(r->trace, ks, ts, e);
+    } else if (h->type == REC_FILE) {
+        rc = dr_trace_add_file(r->trace, ks, ts, p, h->plen, e);
+    } else {
+        DrEvent ev = {.t_ns = h->t_ns,
+                      .thread = h->thread,
+                      .kind = ks,
+                      .num = h->num,
+                      .text = ts,
+                      .payload = h->has_payload ? p : NULL,
+                      .payload_len = h->plen};
+        rc = dr_trace_add_event(r->trace, &ev, e) > 0 ? DR_OK : (e->code ? e->code : DR_ERR_SQL);
+    }
+    free(ks);
+    free(ts);
+    return rc;
+}
+
+/* Snapshot visitor: runs under the hook's mutex, so it only copies. */
+static void note_code(void *ud, const DrCodeInfo *info) {
+    DrRecorder *r = ud;
+    int is_new = info->index >= r->ncodes || r->codes[info->index].id == 0;
+    if (!is_new && r->codes[info->index].calls == info->calls &&
+        r->codes[info->index].resumes == info->resumes)
+        return;
+    if (r->nchanges == r->changes_cap) {
+        size_t ncap = r->changes_cap ? r->changes_cap * 2 : 256;
+        CodeChange *n = realloc(r->changes, ncap * sizeof *n);
+        if (!n) {
+            r->oom = 1;
+            return;
+        }
+        r->changes = n;
+        r->changes_cap = ncap;
+    }
+    r->changes[r->nchanges++] = (CodeChange){*info, is_new};
+}
+
+static int write_counts(DrRecorder *r, DrError *e) {
+    if (!r->snapshot) return DR_OK;
+    r->nchanges = 0;
+    r->snapshot(note_code, r);
+    if (r->oom) return dr_error(e, DR_ERR_NOMEM, "out of memory reading frame counts");
+    for (size_t i = 0; i < r->nchanges; i++) {
+        const DrCodeInfo *c = &r->changes[i].info;
+        if (c->index >= r->ncodes) {
+            size_t ncap = r->ncodes ? r->ncodes : 1024;
+            while (ncap <= c->index) ncap *= 2;
+            CodeRow *n = realloc(r->codes, ncap * sizeof *n);
+            if (!n) return dr_error(e, DR_ERR_NOMEM, "out of memory writing frame counts");
+            memset(n + r->ncodes, 0, (ncap - r->ncodes) * sizeof *n);
+            r->codes = n;
+            r->ncodes = ncap;
+        }
+        CodeRow *row = &r->codes[c->index];
+        if (!row->id) {
+            row->id = dr_trace_add_code(r->trace, c->filename, c->qualname, c->firstlineno, e);
+            if (row->id < 0) {
+                row->id = 0;
+                return e->code;
+            }
+        }
+        int rc = dr_trace_set_frame_count(r->trace, row->id, (int64_t)c->calls,
+                                          (int64_t)c->resumes, e);
+        if (rc != DR_OK) return rc;
+        row->calls = c->calls;
+        row->resumes = c->resumes;
+    }
+    return DR_OK;
+}
+
+/* Writes everything buffered so far in one transaction (writer thread, or
+ * the runner once the thread is gone). */
+static void flush(DrRecorder *r) {
+    pthread_mutex_lock(&r->lock);
+    Arena full = r->active;
+    r->active = r->spare;
+    r->active.len = 0;
+    int dropped = r->dropped;
+    r->dropped = 0;
+    pthread_mutex_unlock(&r->lock);
+    if (!r->failed) {
+        DrError e = {0};
+        int rc = dr_trace_begin(r->trace, &e);
+        for (size_t off = 0; rc == DR_OK && off < full.len;) {
+            const RecHdr *h = (const RecHdr *)(full.buf + off);
+            rc = write_record(r, h, full.buf + off + sizeof *h, &e);
+            size_t sz = sizeof *h + h->klen + (h->tlen == NO_TEXT ? 0 : h->tlen) +
+                        (h->has_payload ? h->plen : 0);
+            off += (sz + 7) & ~(size_t)7;
+        }
+        if (rc == DR_OK && dropped)
+            rc = dr_trace_set_meta_int(r->trace, "records_dropped", dropped, &e);
+        if (rc == DR_OK) rc = write_counts(r, &e);
+        if (rc == DR_OK) rc = dr_trace_commit(r->trace, &e);
+        if (rc != DR_OK) fail(r, &e);
+    }
+    full.len = 0;
+    r->spare = full;
+}
+
+static void close_trace(DrRecorder *r, int exit_status, int exit_signal) {
+    DrError e = {0};
+    char buf[64];
+    time_t now = time(NULL);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    if (!r->failed) {
+        int rc = dr_trace_begin(r->trace, &e);
+        if (rc == DR_OK) rc = dr_trace_set_meta(r->trace, "end_time", buf, &e);
+        if (rc == DR_OK) rc = dr_trace_set_meta_int(r->trace, "duration_ns", dr_rec_now(r), &e);
+        if (rc == DR_OK) rc = dr_trace_set_meta_int(r->trace, "exit_status", exit_status, &e);
+        if (rc == DR_OK && exit_signal)
+            rc = dr_trace_set_meta_int(r->trace, "exit_signal", exit_signal, &e);
+        if (rc == DR_OK) rc = dr_trace_commit(r->trace, &e);
+        if (rc != DR_OK) fail(r, &e);
+    }
+    if (dr_trace_close(r->trace, !r->failed, &e) != DR_OK) fail(r, &e);
+    r->trace = NULL;
+    atomic_store(&r->state, ST_CLOSED);
+}
+
+static void *writer_main(void *arg) {
+    DrRecorder *r = arg;
+    /* Signals are for the program's threads, never this one. */
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    for (;;) {
+        struct pollfd p = {.fd = r->pipe_r, .events = POLLIN};
+        char cmd = 0, c;
+        if (poll(&p, 1, DR_FLUSH_MS) > 0) {
+            while (read(r->pipe_r, &c, 1) == 1) {
+                if (c == 'S' || c == 'T') cmd = c;
+            }
+        }
+        flush(r);
+        if (cmd == 'S') return NULL;
+        if (cmd == 'T') {
+            int expect = ST_RUNNING;
+            if (!atomic_compare_exchange_strong(&r->state, &expect, ST_CLOSING)) continue;
+            close_trace(r, 128 + SIGTERM, SIGTERM);
+            signal(SIGTERM, SIG_DFL);
+            kill(getpid(), SIGTERM);
+            return NULL;
+        }
+    }
+}
+
+static void on_sigterm(int sig) {
+    (void)sig;
+    int saved = errno;
+    if (sigterm_rec) {
+        ssize_t n = write(sigterm_rec->pipe_w, "T", 1);
+        (void)n;
+    }
+    errno = saved;
+}
+
+int dr_rec_handle_sigterm(DrRecorder *r) {
+    sigterm_rec = r;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigterm;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    return sigaction(SIGTERM, &sa, NULL);
+}
+
+DrRecorder *dr_rec_start(DrTrace *t, DrSnapshotFn snapshot, DrError *err) {
+    DrRecorder *r = calloc(1, sizeof *r);
+    if (!r) {
+        dr_error(err, DR_ERR_NOMEM, "out of memory starting the recorder");
+        dr_trace_free(t);
+        return NULL;
+    }
+    r->trace = t;
+    r->snapshot = snapshot;
+    pthread_mutex_init(&r->lock, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &r->t0);
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+        dr_error(err, DR_ERR_IO, "cannot start the trace writer: %s", strerror(errno));
+        goto fail;
+    }
+    r->pipe_r = fds[0];
+    r->pipe_w = fds[1];
+    if (pthread_create(&r->thread, NULL, writer_main, r) != 0) {
+        dr_error(err, DR_ERR_IO, "cannot start the trace writer thread");
+        goto fail;
+    }
+    r->thread_started = 1;
+    return r;
+fail:
+    if (r->pipe_r) close(r->pipe_r);
+    if (r->pipe_w) close(r->pipe_w);
+    dr_trace_free(r->trace);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+    return NULL;
+}
+
+int dr_rec_finish(DrRecorder *r, int exit_status, int exit_signal, DrError *err) {
+    if (!r) return DR_OK;
+    int expect = ST_RUNNING;
+    if (!atomic_compare_exchange_strong(&r->state, &expect, ST_CLOSING))
+        return DR_OK; /* the SIGTERM path owns the trace and ends the process */
+    if (sigterm_rec == r) {
+        signal(SIGTERM, SIG_DFL);
+        sigterm_rec = NULL;
+    }
+    if (r->thread_started) {
+        ssize_t n = write(r->pipe_w, "S", 1);
+        (void)n;
+        pthread_join(r->thread, NULL);
+    }
+    flush(r); /* anything appended while the thread was stopping */
+    close_trace(r, exit_status, exit_signal);
+    int rc = DR_OK;
+    if (r->failed) {
+        if (err) *err = r->fail;
+        rc = r->fail.code ? r->fail.code : DR_ERR_IO;
+    }
+    close(r->pipe_r);
+    close(r->pipe_w);
+    free(r->active.buf);
+    free(r->spare.buf);
+    free(r->codes);
+    free(r->changes);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* writer.h -- the recorder's event buffer and its trace-writer thread.
+ *
+ * Producers (the Python adapter, the runner) append records to an in-memory
+ * arena under a short mutex; a dedicated thread swaps the arena out at least
+ * every DR_FLUSH_MS and writes it, with the latest per-code-object counts,
+ * in one SQLite transaction.  The writer thread never takes the GIL, so the
+ * write never stalls Python.  Nothing here includes Python.h. */
+#ifndef DR_WRITER_H
+#define DR_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../schema/trace.h"
+
+#define DR_FLUSH_MS 100
+
+typedef struct DrRecorder DrRecorder;
+
+/* Reports every code object with its counts: fn(ud, info) per entry. */
+struct DrCodeInfo;
+typedef void (*DrCodeVisit)(void *ud, const struct DrCodeInfo *info);
+typedef long (*DrSnapshotFn)(DrCodeVisit fn, void *ud);
+
+/* Takes ownership of t and starts the writer thread.  snapshot (may be
+ * NULL) is called from the writer thread to read frame counts.  Returns
+ * NULL on error (t is then closed unmarked). */
+DrRecorder *dr_rec_start(DrTrace *t, DrSnapshotFn snapshot, DrError *err);
+
+/* Monotonic nanoseconds since dr_rec_start. */
+int64_t dr_rec_now(const DrRecorder *r);
+
+/* Appends one event (all pointers copied; text/payload may be NULL).
+ * Thread-safe; never blocks on I/O.  After a write failure the recorder
+ * drops everything and reports the failure once from dr_rec_finish. */
+void dr_rec_event(DrRecorder *r, int64_t thread, const char *kind, int64_t num,
+                  const char *text, size_t text_len, const void *payload, size_t payload_len);
+void dr_rec_meta(DrRecorder *r, const char *key, const char *value);
+void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *data,
+                 size_t len);
+
+/* Installs the SIGTERM handler: on SIGTERM the writer thread writes what is
+ * buffered, marks the trace closed by that signal, and re-raises it with
+ * the default action, so the process ends as it would without dynrec. */
+int dr_rec_handle_sigterm(DrRecorder *r);
+
+/* Stops the writer thread after a last flush, writes the end-of-run meta
+ * (exit status, or the signal that ended the run), marks the trace complete
+ * and closes it.  Frees r.  Returns DR_OK, or the first write error seen
+ * during the run (err filled).  Returns DR_OK and does nothing more when the
+ * SIGTERM path already closed the trace. */
+int dr_rec_finish(DrRecorder *r, int exit_status, int exit_signal, DrError *err);
+
+#endif

@@ -1,0 +1,665 @@
+/* trace.c -- writer and reader of the dynrec trace file (see trace.h).
+ *
+ * The writer owns a fresh file, so it keeps every interned string in an
+ * in-memory table and never asks SQLite what an id is: interning a repeated
+ * string is one hash lookup.  All statements are prepared once; each call is
+ * bind, step, reset, and every return code is checked.  The reader trusts
+ * nothing in the file: it classifies it from the raw header before SQLite
+ * sees it, opens it read-only with the defensive flags on, runs
+ * quick_check, and checks blob lengths before decoding.  The DDL and its
+ * version history live in DDL_V1 below and in schema/SCHEMA.md. */
+#define _GNU_SOURCE
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+#include <zstd.h>
+
+#include "codec.h"
+
+/* Version 1.  Tables may change with migrations; the views are the stable
+ * read interface (see SCHEMA.md).  Changing this: bump DR_SCHEMA_VERSION,
+ * add an upgrade step to migrations[], document it in SCHEMA.md. */
+static const char DDL_V1[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;\n"
+    "CREATE TABLE strings(id INTEGER PRIMARY KEY, text TEXT NOT NULL);\n"
+    "CREATE TABLE dicts(id INTEGER PRIMARY KEY, data BLOB NOT NULL);\n"
+    "CREATE TABLE blobs(id INTEGER PRIMARY KEY, data BLOB NOT NULL);\n"
+    "CREATE TABLE files(id INTEGER PRIMARY KEY,\n"
+    "  path_id INTEGER NOT NULL REFERENCES strings,\n"
+    "  role_id INTEGER NOT NULL REFERENCES strings,\n"
+    "  size INTEGER NOT NULL, blob_id INTEGER NOT NULL REFERENCES blobs);\n"
+    "CREATE TABLE code_objects(id INTEGER PRIMARY KEY,\n"
+    "  filename_id INTEGER NOT NULL REFERENCES strings,\n"
+    "  qualname_id INTEGER NOT NULL REFERENCES strings,\n"
+    "  firstlineno INTEGER NOT NULL);\n"
+    "CREATE TABLE frame_counts(code_id INTEGER PRIMARY KEY REFERENCES code_objects,\n"
+    "  calls INTEGER NOT NULL, resumes INTEGER NOT NULL);\n"
+    "CREATE TABLE events(seq INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL,\n"
+    "  thread INTEGER NOT NULL, kind_id INTEGER NOT NULL REFERENCES strings,\n"
+    "  code_id INTEGER REFERENCES code_objects, num INTEGER,\n"
+    "  text_id INTEGER REFERENCES strings, blob_id INTEGER REFERENCES blobs);\n"
+    "CREATE VIEW v_code AS SELECT c.id AS code_id, f.text AS filename,\n"
+    "  q.text AS qualname, c.firstlineno AS firstlineno\n"
+    "  FROM code_objects c JOIN strings f ON f.id = c.filename_id\n"
+    "  JOIN strings q ON q.id = c.qualname_id;\n"
+    "CREATE VIEW v_frame_counts AS SELECT v.filename, v.qualname, v.firstlineno,\n"
+    "  fc.calls, fc.resumes FROM frame_counts fc JOIN v_code v ON v.code_id = fc.code_id;\n"
+    "CREATE VIEW v_events AS SELECT e.seq, e.t_ns, e.thread, k.text AS kind,\n"
+    "  v.filename, v.qualname, e.num, s.text AS text, e.blob_id\n"
+    "  FROM events e JOIN strings k ON k.id = e.kind_id\n"
+    "  LEFT JOIN v_code v ON v.code_id = e.code_id\n"
+    "  LEFT JOIN strings s ON s.id = e.text_id;\n"
+    "CREATE VIEW v_files AS SELECT p.text AS path, r.text AS role, f.size, f.blob_id\n"
+    "  FROM files f JOIN strings p ON p.id = f.path_id JOIN strings r ON r.id = f.role_id;\n";
+
+/* Statements the writer prepares once.  Adding one: add its SQL to
+ * stmt_sql[] at the same index. */
+enum {
+    ST_BEGIN, ST_COMMIT, ST_META, ST_STRING, ST_BLOB, ST_DICT, ST_CODE,
+    ST_COUNT, ST_EVENT, ST_FILE, ST__N
+};
+static const char *const stmt_sql[ST__N] = {
+    [ST_BEGIN] = "BEGIN",
+    [ST_COMMIT] = "COMMIT",
+    [ST_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)",
+    [ST_STRING] = "INSERT INTO strings(id, text) VALUES(?1, ?2)",
+    [ST_BLOB] = "INSERT INTO blobs(data) VALUES(?1)",
+    [ST_DICT] = "INSERT INTO dicts(id, data) VALUES(?1, ?2)",
+    [ST_CODE] = "INSERT INTO code_objects(filename_id, qualname_id, firstlineno)"
+                " VALUES(?1, ?2, ?3)",
+    [ST_COUNT] = "INSERT INTO frame_counts(code_id, calls, resumes) VALUES(?1, ?2, ?3)"
+                 " ON CONFLICT(code_id) DO UPDATE SET calls = excluded.calls,"
+                 " resumes = excluded.resumes",
+    [ST_EVENT] = "INSERT INTO events(t_ns, thread, kind_id, code_id, num, text_id, blob_id)"
+                 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_FILE] = "INSERT INTO files(path_id, role_id, size, blob_id) VALUES(?1, ?2, ?3, ?4)",
+};
+
+/* One slot of the writer's string table: open addressing on the hash. */
+typedef struct {
+    uint64_t hash;
+    int64_t id; /* 0 = empty slot */
+    size_t len;
+    char *text;
+} StrSlot;
+
+struct DrTrace {
+    sqlite3 *db;
+    char *path;
+    int writer;
+    int in_txn;
+    int schema_version;
+    sqlite3_stmt *st[ST__N];
+    StrSlot *strs;
+    size_t str_cap, str_n;
+    int64_t next_str_id;
+    DrDict *dict;       /* writer: used for new blobs; reader: loaded lazily */
+    int dict_loaded;
+};
+
+static int sql_err(DrTrace *t, DrError *err, int rc, const char *what) {
+    int code = (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) ? DR_ERR_CORRUPT
+               : rc == SQLITE_NOMEM                          ? DR_ERR_NOMEM
+               : (rc == SQLITE_FULL || rc == SQLITE_IOERR || rc == SQLITE_CANTOPEN ||
+                  rc == SQLITE_READONLY)
+                   ? DR_ERR_IO
+                   : DR_ERR_SQL;
+    const char *path = t && t->path ? t->path : "trace";
+    if (code == DR_ERR_CORRUPT)
+        return dr_error(err, code,
+                        "%s: the trace is truncated or corrupt (%s: %s); record it again",
+                        path, what, t && t->db ? sqlite3_errmsg(t->db) : sqlite3_errstr(rc));
+    return dr_error(err, code, "%s: %s failed: %s", path, what,
+                    t && t->db ? sqlite3_errmsg(t->db) : sqlite3_errstr(rc));
+}
+
+/* Runs a prepared statement that returns no rows, then resets it. */
+static int step_done(DrTrace *t, sqlite3_stmt *st, const char *what, DrError *err) {
+    int rc = sqlite3_step(st);
+    int rrc = sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) return sql_err(t, err, rc, what);
+    if (rrc != SQLITE_OK) return sql_err(t, err, rrc, what);
+    return DR_OK;
+}
+
+static int exec(DrTrace *t, const char *sql, DrError *err) {
+    int rc = sqlite3_exec(t->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? DR_OK : sql_err(t, err, rc, sql);
+}
+
+static void harden(sqlite3 *db) {
+    /* A trace may come from a stranger: no triggers or functions from its
+     * schema run, no writes to sqlite_master, bounded sizes. */
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 1, NULL);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1 << 30);
+}
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+void dr_trace_free(DrTrace *t) {
+    if (!t) return;
+    for (int i = 0; i < ST__N; i++) sqlite3_finalize(t->st[i]);
+    if (t->db) sqlite3_close_v2(t->db);
+    for (size_t i = 0; i < t->str_cap; i++) free(t->strs[i].text);
+    free(t->strs);
+    dr_dict_free(t->dict);
+    free(t->path);
+    free(t);
+}
+
+static int remove_trace_files(const char *path, DrError *err) {
+    static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
+    char buf[4096];
+    for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
+        if (snprintf(buf, sizeof buf, "%s%s", path, sfx[i]) >= (int)sizeof buf)
+            return dr_error(err, DR_ERR_ARG, "%s: path too long", path);
+        if (unlink(buf) != 0 && errno != ENOENT)
+            return dr_error(err, DR_ERR_IO, "%s: cannot replace it: %s", buf, strerror(errno));
+    }
+    return DR_OK;
+}
+
+DrTrace *dr_trace_create(const char *path, int overwrite, DrError *err) {
+    DrTrace *t = calloc(1, sizeof *t);
+    if (!t || !(t->path = strdup(path))) {
+        dr_error(err, DR_ERR_NOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    t->writer = 1;
+    t->next_str_id = 1;
+    if (overwrite) {
+        if (remove_trace_files(path, err) != DR_OK) goto fail;
+    }
+    /* O_EXCL makes "never overwrite" race-free; SQLite then opens the empty
+     * file and initialises it. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            dr_error(err, DR_ERR_IO, "%s: already exists; choose another path with -o", path);
+        else
+            dr_error(err, DR_ERR_IO, "%s: cannot create the trace: %s", path, strerror(errno));
+        goto fail;
+    }
+    close(fd);
+    int rc = sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        sql_err(t, err, rc, "open");
+        goto fail;
+    }
+    harden(t->db);
+    sqlite3_extended_result_codes(t->db, 0);
+    /* Identity first, in rollback mode, so it is in the main file even if the
+     * process dies before the first WAL checkpoint. */
+    char ddl[160];
+    snprintf(ddl, sizeof ddl, "PRAGMA page_size=4096; PRAGMA application_id=%d; "
+             "PRAGMA user_version=%d;", DR_APPLICATION_ID, DR_SCHEMA_VERSION);
+    if (exec(t, ddl, err) != DR_OK) goto fail;
+    if (exec(t, "BEGIN", err) != DR_OK) goto fail;
+    if (exec(t, DDL_V1, err) != DR_OK) goto fail;
+    if (exec(t, "COMMIT", err) != DR_OK) goto fail;
+    if (exec(t, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) != DR_OK)
+        goto fail;
+    for (int i = 0; i < ST__N; i++) {
+        rc = sqlite3_prepare_v3(t->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &t->st[i],
+                                NULL);
+        if (rc != SQLITE_OK) {
+            sql_err(t, err, rc, "prepare");
+            goto fail;
+        }
+    }
+    t->schema_version = DR_SCHEMA_VERSION;
+    if (dr_trace_begin(t, err) != DR_OK) goto fail;
+    if (dr_trace_set_meta(t, "writer_version", DR_VERSION, err) != DR_OK ||
+        dr_trace_set_meta_int(t, "schema_version", DR_SCHEMA_VERSION, err) != DR_OK ||
+        dr_trace_set_meta(t, "sqlite_version", sqlite3_libversion(), err) != DR_OK ||
+        dr_trace_set_meta(t, "zstd_version", ZSTD_versionString(), err) != DR_OK ||
+        dr_trace_set_meta_int(t, "complete", 0, err) != DR_OK)
+        goto fail;
+    if (dr_trace_commit(t, err) != DR_OK) goto fail;
+    return t;
+fail:
+    dr_trace_free(t);
+    return NULL;
+}
+
+int dr_trace_begin(DrTrace *t, DrError *err) {
+    if (t->in_txn) return DR_OK;
+    int rc = step_done(t, t->st[ST_BEGIN], "begin", err);
+    if (rc == DR_OK) t->in_txn = 1;
+    return rc;
+}
+
+int dr_trace_commit(DrTrace *t, DrError *err) {
+    if (!t->in_txn) return DR_OK;
+    int rc = step_done(t, t->st[ST_COMMIT], "commit", err);
+    if (rc == DR_OK) t->in_txn = 0;
+    return rc;
+}
+
+int dr_trace_set_meta(DrTrace *t, const char *key, const char *value, DrError *err) {
+    sqlite3_stmt *st = t->st[ST_META];
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    if (value) sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+    return step_done(t, st, "writing meta", err);
+}
+
+int dr_trace_set_meta_int(DrTrace *t, const char *key, int64_t value, DrError *err) {
+    sqlite3_stmt *st = t->st[ST_META];
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, value);
+    return step_done(t, st, "writing meta", err);
+}
+
+static int strtab_grow(DrTrace *t) {
+    size_t ncap = t->str_cap ? t->str_cap * 2 : 1024;
+    StrSlot *n = calloc(ncap, sizeof *n);
+    if (!n) return -1;
+    for (size_t i = 0; i < t->str_cap; i++) {
+        if (!t->strs[i].id) continue;
+        size_t j = t->strs[i].hash & (ncap - 1);
+        while (n[j].id) j = (j + 1) & (ncap - 1);
+        n[j] = t->strs[i];
+    }
+    free(t->strs);
+    t->strs = n;
+    t->str_cap = ncap;
+    return 0;
+}
+
+int64_t dr_trace_intern(DrTrace *t, const char *s, int64_t len, DrError *err) {
+    size_t n = len < 0 ? strlen(s) : (size_t)len;
+    if ((t->str_n + 1) * 2 > t->str_cap && strtab_grow(t) != 0) {
+        dr_error(err, DR_ERR_NOMEM, "%s: out of memory interning a string", t->path);
+        return -1;
+    }
+    uint64_t h = hash_bytes(s, n);
+    size_t j = h & (t->str_cap - 1);
+    for (; t->strs[j].id; j = (j + 1) & (t->str_cap - 1)) {
+        StrSlot *e = &t->strs[j];
+        if (e->hash == h && e->len == n && memcmp(e->text, s, n) == 0) return e->id;
+    }
+    char *copy = malloc(n + 1);
+    if (!copy) {
+        dr_error(err, DR_ERR_NOMEM, "%s: out of memory interning a string", t->path);
+        return -1;
+    }
+    memcpy(copy, s, n);
+    copy[n] = 0;
+    int64_t id = t->next_str_id;
+    sqlite3_stmt *st = t->st[ST_STRING];
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, copy, (int)n, SQLITE_STATIC);
+    if (step_done(t, st, "interning a string", err) != DR_OK) {
+        free(copy);
+        return -1;
+    }
+    t->next_str_id++;
+    t->strs[j] = (StrSlot){.hash = h, .id = id, .len = n, .text = copy};
+    t->str_n++;
+    return id;
+}
+
+int dr_trace_use_dict(DrTrace *t, const void *dict, size_t len, DrError *err) {
+    DrDict *d = dr_dict_create(dict, len, 1, err);
+    if (!d) return err ? err->code : DR_ERR_ARG;
+    sqlite3_stmt *st = t->st[ST_DICT];
+    sqlite3_bind_int64(st, 1, 1);
+    sqlite3_bind_blob(st, 2, dict, (int)len, SQLITE_STATIC);
+    int rc = step_done(t, st, "storing the dictionary", err);
+    if (rc != DR_OK) {
+        dr_dict_free(d);
+        return rc;
+    }
+    dr_dict_free(t->dict);
+    t->dict = d;
+    return DR_OK;
+}
+
+int64_t dr_trace_put_blob(DrTrace *t, const void *data, size_t len, DrError *err) {
+    void *enc = NULL;
+    size_t enclen = 0;
+    if (dr_codec_encode(data, len, t->dict, 0, &enc, &enclen, err) != DR_OK) return -1;
+    if (enclen > INT32_MAX) {
+        free(enc);
+        dr_error(err, DR_ERR_ARG, "%s: payload of %zu bytes is too large", t->path, len);
+        return -1;
+    }
+    sqlite3_stmt *st = t->st[ST_BLOB];
+    sqlite3_bind_blob(st, 1, enc, (int)enclen, SQLITE_STATIC);
+    int rc = step_done(t, st, "storing a blob", err);
+    free(enc);
+    return rc == DR_OK ? sqlite3_last_insert_rowid(t->db) : -1;
+}
+
+int64_t dr_trace_add_code(DrTrace *t, const char *filename, const char *qualname,
+                          int64_t firstlineno, DrError *err) {
+    int64_t f = dr_trace_intern(t, filename ? filename : "", -1, err);
+    int64_t q = f < 0 ? -1 : dr_trace_intern(t, qualname ? qualname : "", -1, err);
+    if (q < 0) return -1;
+    sqlite3_stmt *st = t->st[ST_CODE];
+    sqlite3_bind_int64(st, 1, f);
+    sqlite3_bind_int64(st, 2, q);
+    sqlite3_bind_int64(st, 3, firstlineno);
+    if (step_done(t, st, "recording a code object", err) != DR_OK) return -1;
+    return sqlite3_last_insert_rowid(t->db);
+}
+
+int dr_trace_set_frame_count(DrTrace *t, int64_t code_id, int64_t calls, int64_t resumes,
+                             DrError *err) {
+    sqlite3_stmt *st = t->st[ST_COUNT];
+    sqlite3_bind_int64(st, 1, code_id);
+    sqlite3_bind_int64(st, 2, calls);
+    sqlite3_bind_int64(st, 3, resumes);
+    return step_done(t, st, "writing frame counts", err);
+}
+
+int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err) {
+    int64_t kind = dr_trace_intern(t, ev->kind ? ev->kind : "", -1, err);
+    if (kind < 0) return -1;
+    int64_t text = 0, blob = 0;
+    if (ev->text && (text = dr_trace_intern(t, ev->text, -1, err)) < 0) return -1;
+    if (ev->payload && (blob = dr_trace_put_blob(t, ev->payload, ev->payload_len, err)) < 0)
+        return -1;
+    sqlite3_stmt *st = t->st[ST_EVENT];
+    sqlite3_bind_int64(st, 1, ev->t_ns);
+    sqlite3_bind_int64(st, 2, ev->thread);
+    sqlite3_bind_int64(st, 3, kind);
+    if (ev->code_id > 0) sqlite3_bind_int64(st, 4, ev->code_id);
+    sqlite3_bind_int64(st, 5, ev->num);
+    if (text) sqlite3_bind_int64(st, 6, text);
+    if (blob) sqlite3_bind_int64(st, 7, blob);
+    if (step_done(t, st, "writing an event", err) != DR_OK) return -1;
+    return sqlite3_last_insert_rowid(t->db);
+}
+
+int dr_trace_add_file(DrTrace *t, const char *path, const char *role, const void *data,
+                      size_t len, DrError *err) {
+    int64_t p = dr_trace_intern(t, path, -1, err);
+    int64_t r = p < 0 ? -1 : dr_trace_intern(t, role, -1, err);
+    int64_t b = r < 0 ? -1 : dr_trace_put_blob(t, data, len, err);
+    if (b < 0) return err ? err->code : DR_ERR_SQL;
+    sqlite3_stmt *st = t->st[ST_FILE];
+    sqlite3_bind_int64(st, 1, p);
+    sqlite3_bind_int64(st, 2, r);
+    sqlite3_bind_int64(st, 3, (int64_t)len);
+    sqlite3_bind_int64(st, 4, b);
+    return step_done(t, st, "storing a file", err);
+}
+
+int dr_trace_close(DrTrace *t, int complete, DrError *err) {
+    if (!t) return DR_OK;
+    int rc = DR_OK;
+    if (t->writer) {
+        rc = dr_trace_begin(t, err);
+        if (rc == DR_OK && complete) rc = dr_trace_set_meta_int(t, "complete", 1, err);
+        if (rc == DR_OK) rc = dr_trace_commit(t, err);
+        /* Leave one self-contained file behind: fold the WAL in and switch to
+         * rollback mode, which a reader can open on read-only media. */
+        if (rc == DR_OK) {
+            for (int i = 0; i < ST__N; i++) {
+                sqlite3_finalize(t->st[i]);
+                t->st[i] = NULL;
+            }
+            rc = exec(t, "PRAGMA journal_mode=DELETE", err);
+        }
+    }
+    dr_trace_free(t);
+    return rc;
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+static uint32_t be32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Classifies the file from its first 100 bytes before SQLite opens it, so
+ * that "not SQLite", "not ours" and "cut short" get their own messages. */
+static int check_header(const char *path, DrError *err) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno == ENOENT)
+            return dr_error(err, DR_ERR_MISSING,
+                            "%s: no such file; check the path, or record one with "
+                            "'dynrec run -o %s script.py'", path, path);
+        return dr_error(err, DR_ERR_IO, "%s: cannot read it: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(sb.st_mode))
+        return dr_error(err, DR_ERR_NOT_SQLITE, "%s: not a regular file; give a trace file",
+                        path);
+    if (sb.st_size == 0)
+        return dr_error(err, DR_ERR_NOT_SQLITE,
+                        "%s: empty file, not a dynrec trace; record one with 'dynrec run'", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) return dr_error(err, DR_ERR_IO, "%s: cannot open it: %s", path, strerror(errno));
+    unsigned char h[100];
+    size_t n = fread(h, 1, sizeof h, f);
+    fclose(f);
+    static const char magic[16] = "SQLite format 3";
+    if (n < 16 || memcmp(h, magic, 16) != 0) {
+        if (n > 0 && n < 16 && memcmp(h, magic, n) == 0)
+            return dr_error(err, DR_ERR_CORRUPT,
+                            "%s: truncated (%zu bytes); the trace is unusable, record it again",
+                            path, n);
+        return dr_error(err, DR_ERR_NOT_SQLITE,
+                        "%s: not an SQLite file, so not a dynrec trace; give the .db file "
+                        "that 'dynrec run' wrote", path);
+    }
+    if (n < sizeof h)
+        return dr_error(err, DR_ERR_CORRUPT,
+                        "%s: truncated inside the header (%zu bytes); record it again", path, n);
+    uint32_t pgsz = (uint32_t)h[16] << 8 | h[17];
+    if (pgsz == 1) pgsz = 65536;
+    if (pgsz < 512 || (pgsz & (pgsz - 1)))
+        return dr_error(err, DR_ERR_CORRUPT, "%s: corrupt header (page size %u); record it again",
+                        path, pgsz);
+    uint32_t npages = be32(h + 28);
+    if (npages && be32(h + 24) == be32(h + 92) &&
+        (uint64_t)sb.st_size < (uint64_t)npages * pgsz)
+        return dr_error(err, DR_ERR_CORRUPT,
+                        "%s: truncated (%lld of %llu bytes); the trace was cut short in a copy, "
+                        "copy it again", path, (long long)sb.st_size,
+                        (unsigned long long)npages * pgsz);
+    return DR_OK;
+}
+
+static int pragma_int(DrTrace *t, const char *sql, int64_t *out, DrError *err) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(t->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) return sql_err(t, err, rc, sql);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *out = sqlite3_column_int64(st, 0);
+    int frc = sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return sql_err(t, err, rc == SQLITE_DONE ? frc : rc, sql);
+    return DR_OK;
+}
+
+DrTrace *dr_trace_open(const char *path, DrError *err) {
+    if (check_header(path, err) != DR_OK) return NULL;
+    DrTrace *t = calloc(1, sizeof *t);
+    if (!t || !(t->path = strdup(path))) {
+        dr_error(err, DR_ERR_NOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    int rc = sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        sql_err(t, err, rc, "open");
+        goto fail;
+    }
+    harden(t->db);
+    int64_t appid = 0, ver = 0;
+    if (pragma_int(t, "PRAGMA application_id", &appid, err) != DR_OK) goto fail;
+    if (appid != DR_APPLICATION_ID) {
+        dr_error(err, DR_ERR_NOT_TRACE,
+                 "%s: an SQLite database but not a dynrec trace (application_id %lld); "
+                 "give a file written by 'dynrec run'", path, (long long)appid);
+        goto fail;
+    }
+    if (pragma_int(t, "PRAGMA user_version", &ver, err) != DR_OK) goto fail;
+    if (ver > DR_SCHEMA_VERSION) {
+        dr_error(err, DR_ERR_TOO_NEW,
+                 "%s: written by schema %lld; this dynrec (%s) reads up to %d: upgrade dynrec",
+                 path, (long long)ver, DR_VERSION, DR_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (ver < 1) {
+        dr_error(err, DR_ERR_CORRUPT, "%s: dynrec trace without a schema version; record it again",
+                 path);
+        goto fail;
+    }
+    t->schema_version = (int)ver;
+    /* quick_check reads every page: it turns a truncated or damaged file
+     * into one clear message here instead of odd failures later. */
+    sqlite3_stmt *st = NULL;
+    rc = sqlite3_prepare_v2(t->db, "PRAGMA quick_check(1)", -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        sql_err(t, err, rc, "integrity check");
+        goto fail;
+    }
+    rc = sqlite3_step(st);
+    int ok = rc == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+             strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+    char detail[200] = "";
+    if (rc == SQLITE_ROW && !ok && sqlite3_column_text(st, 0))
+        snprintf(detail, sizeof detail, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) {
+        sql_err(t, err, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "integrity check");
+        if (err && err->code == DR_ERR_SQL) err->code = DR_ERR_CORRUPT;
+        goto fail;
+    }
+    if (!ok) {
+        dr_error(err, DR_ERR_CORRUPT, "%s: the trace is corrupt (%s); record it again", path,
+                 detail);
+        goto fail;
+    }
+    return t;
+fail:
+    dr_trace_free(t);
+    return NULL;
+}
+
+const char *dr_trace_path(const DrTrace *t) { return t->path; }
+int dr_trace_schema_version(const DrTrace *t) { return t->schema_version; }
+
+int dr_trace_query(DrTrace *t, const char *sql, DrRowFn row, void *ud, DrError *err) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(t->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) return sql_err(t, err, rc, "query");
+    int n = sqlite3_column_count(st);
+    const char *names[64], *vals[64];
+    if (n > 64) n = 64;
+    for (int i = 0; i < n; i++) names[i] = sqlite3_column_name(st, i);
+    int status = DR_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < n; i++) vals[i] = (const char *)sqlite3_column_text(st, i);
+        if (row && row(ud, n, names, vals)) break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) status = sql_err(t, err, rc, "query");
+    int frc = sqlite3_finalize(st);
+    if (status == DR_OK && frc != SQLITE_OK && rc != SQLITE_ROW)
+        status = sql_err(t, err, frc, "query");
+    return status;
+}
+
+int dr_trace_get_meta(DrTrace *t, const char *key, char **out, DrError *err) {
+    *out = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(t->db, "SELECT value FROM meta WHERE key = ?1", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sql_err(t, err, rc, "reading meta");
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        const char *v = (const char *)sqlite3_column_text(st, 0);
+        if (v && !(*out = strdup(v))) rc = SQLITE_NOMEM;
+    }
+    int frc = sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sql_err(t, err, rc, "reading meta");
+    if (rc == SQLITE_DONE && frc != SQLITE_OK) return sql_err(t, err, frc, "reading meta");
+    return DR_OK;
+}
+
+int dr_trace_is_complete(DrTrace *t) {
+    char *v = NULL;
+    if (dr_trace_get_meta(t, "complete", &v, NULL) != DR_OK) return 0;
+    int c = v && strcmp(v, "1") == 0;
+    free(v);
+    return c;
+}
+
+static int load_dict(DrTrace *t, DrError *err) {
+    if (t->dict_loaded) return DR_OK;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(t->db, "SELECT id, data FROM dicts ORDER BY id LIMIT 1", -1,
+                                &st, NULL);
+    if (rc != SQLITE_OK) return sql_err(t, err, rc, "reading the dictionary");
+    rc = sqlite3_step(st);
+    int status = DR_OK;
+    if (rc == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        const void *d = sqlite3_column_blob(st, 1);
+        int n = sqlite3_column_bytes(st, 1);
+        if (id <= 0 || id > UINT32_MAX || !d ||
+            !(t->dict = dr_dict_create(d, (size_t)n, (uint32_t)id, err)))
+            status = dr_error(err, DR_ERR_BLOB, "%s: the stored zstd dictionary is unusable",
+                              t->path);
+    } else if (rc != SQLITE_DONE) {
+        status = sql_err(t, err, rc, "reading the dictionary");
+    }
+    sqlite3_finalize(st);
+    if (status == DR_OK) t->dict_loaded = 1;
+    return status;
+}
+
+int dr_trace_read_blob(DrTrace *t, int64_t id, size_t max_len, void **out, size_t *len,
+                       DrError *err) {
+    *out = NULL;
+    *len = 0;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(t->db, "SELECT data FROM blobs WHERE id = ?1", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sql_err(t, err, rc, "reading a blob");
+    sqlite3_bind_int64(st, 1, id);
+    rc = sqlite3_step(st);
+    int status = DR_OK;
+    if (rc == SQLITE_ROW) {
+        const void *data = sqlite3_column_blob(st, 0);
+        size_t n = (size_t)sqlite3_column_bytes(st, 0);
+        int codec = 0;
+        uint64_t raw = 0;
+        uint32_t did = 0;
+        DrError e2 = {0};
+        if (dr_codec_peek(data, n, &codec, &raw, &did, &e2) == DR_OK && codec == DR_CODEC_ZSTD_DICT)
+            status = load_dict(t, err);
+        if (status == DR_OK &&
+            dr_codec_decode(data, n, t->dict, max_len, out, len, &e2) != DR_OK)
+            status = dr_error(err, DR_ERR_BLOB, "%s: blob %lld is unreadable (%s); "
+                              "the rest of the trace is usable", t->path, (long long)id, e2.msg);
+    } else if (rc == SQLITE_DONE) {
+        status = dr_error(err, DR_ERR_BLOB, "%s: blob %lld does not exist", t->path,
+                          (long long)id);
+    } else {
+        status = sql_err(t, err, rc, "reading a blob");
+    }
+    sqlite3_finalize(st);
+    return status;
+}
+
+const char *dr_trace_sqlite_version(void) { return sqlite3_libversion(); }
+const char *dr_trace_zstd_version(void) { return ZSTD_versionString(); }

@@ -1,0 +1,143 @@
+/* trace.h -- the dynrec trace file: an SQLite database with a fixed identity.
+ *
+ * A trace is one SQLite file in WAL mode while it is being written and in
+ * rollback mode once closed cleanly, so a finished trace is a single file.
+ * It identifies itself with PRAGMA application_id = DR_APPLICATION_ID and
+ * PRAGMA user_version = DR_SCHEMA_VERSION; the meta table holds versions,
+ * argv and the `complete` flag, which only dr_trace_close(t, 1) sets.
+ *
+ *   DrTrace *t = dr_trace_create("run.db", 0, &err);     -- writer
+ *   dr_trace_begin(t, &err);
+ *   int64_t kind = dr_trace_intern(t, "callback", -1, &err);
+ *   dr_trace_add_event(t, &ev, &err);
+ *   dr_trace_commit(t, &err);
+ *   dr_trace_close(t, 1, &err);
+ *
+ *   DrTrace *r = dr_trace_open("run.db", &err);          -- reader
+ *   dr_trace_query(r, "SELECT ...", row_cb, ud, &err);
+ *   dr_trace_free(r);
+ *
+ * Only this module (with codec.c) calls sqlite3_* and ZSTD_*.  A DrTrace is
+ * used by one thread at a time.  Nothing here prints or exits. */
+#ifndef DR_TRACE_H
+#define DR_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* 'dynr' in ASCII: PRAGMA application_id of every dynrec trace. */
+#define DR_APPLICATION_ID 0x64796e72
+
+/* The on-disk schema version (PRAGMA user_version), independent of the
+ * release version.  Bump it only when an older reader would misread a newer
+ * file; add the migration to schema/schema.sql's notes and to migrations[] in
+ * trace.c, and a test that opens a file of the previous version. */
+#define DR_SCHEMA_VERSION 1
+
+#define DR_VERSION "0.1.0"
+
+typedef struct DrTrace DrTrace;
+
+/* One row of the events table, as handed to the writer.  Strings are
+ * interned; a payload, when present, is stored as a compressed blob. */
+typedef struct DrEvent {
+    int64_t t_ns;        /* monotonic ns since the start of the recording */
+    int64_t thread;      /* thread identifier */
+    const char *kind;    /* event kind, e.g. "start", "exception" (required) */
+    int64_t code_id;     /* a code_objects id, or 0 for none */
+    int64_t num;         /* a kind-specific number */
+    const char *text;    /* short text (interned), or NULL */
+    const void *payload; /* large payload (compressed), or NULL */
+    size_t payload_len;
+} DrEvent;
+
+/* ---- writing ---------------------------------------------------------- */
+
+/* Creates a new trace at path.  An existing file is an error (DR_ERR_IO)
+ * unless overwrite is set, in which case it and its -wal/-shm are removed.
+ * Returns NULL on error with err filled.  Free with dr_trace_close or, to
+ * abandon it unmarked, dr_trace_free. */
+DrTrace *dr_trace_create(const char *path, int overwrite, DrError *err);
+
+/* Batched writes: everything between begin and commit is one transaction. */
+int dr_trace_begin(DrTrace *t, DrError *err);
+int dr_trace_commit(DrTrace *t, DrError *err);
+
+/* Sets meta[key] (replacing an earlier value). */
+int dr_trace_set_meta(DrTrace *t, const char *key, const char *value, DrError *err);
+int dr_trace_set_meta_int(DrTrace *t, const char *key, int64_t value, DrError *err);
+
+/* Interns s (len bytes, or strlen(s) when len < 0) in the strings table and
+ * returns its id (> 0), or -1 on error.  Repeated strings cost one hash
+ * lookup, no SQL. */
+int64_t dr_trace_intern(DrTrace *t, const char *s, int64_t len, DrError *err);
+
+/* Compresses and stores a payload; returns its blob id (> 0) or -1. */
+int64_t dr_trace_put_blob(DrTrace *t, const void *data, size_t len, DrError *err);
+
+/* Installs a zstd dictionary: it is stored in the file and used for every
+ * later blob.  Returns DR_OK or an error. */
+int dr_trace_use_dict(DrTrace *t, const void *dict, size_t len, DrError *err);
+
+/* Records a code object; returns its id (> 0) or -1. */
+int64_t dr_trace_add_code(DrTrace *t, const char *filename, const char *qualname,
+                          int64_t firstlineno, DrError *err);
+
+/* Sets the running totals of evaluations for a code object (upsert). */
+int dr_trace_set_frame_count(DrTrace *t, int64_t code_id, int64_t calls, int64_t resumes,
+                             DrError *err);
+
+/* Appends an event; returns its seq (> 0) or -1. */
+int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err);
+
+/* Records a file's text (the script, a traced source) under a role such as
+ * "script"; returns DR_OK or an error. */
+int dr_trace_add_file(DrTrace *t, const char *path, const char *role, const void *data,
+                      size_t len, DrError *err);
+
+/* Commits anything pending, sets meta complete=1 when complete is non-zero,
+ * switches the file out of WAL mode and closes it.  Frees t in every case.
+ * Returns DR_OK or the first error. */
+int dr_trace_close(DrTrace *t, int complete, DrError *err);
+
+/* Closes without marking complete (a reader, or a writer being abandoned).
+ * Accepts NULL. */
+void dr_trace_free(DrTrace *t);
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* Opens an existing trace read-only and checks what it is.  Returns NULL
+ * with err->code one of DR_ERR_MISSING, DR_ERR_NOT_SQLITE, DR_ERR_NOT_TRACE,
+ * DR_ERR_TOO_NEW, DR_ERR_CORRUPT, DR_ERR_IO, and a message that names the
+ * file and says what to do. */
+DrTrace *dr_trace_open(const char *path, DrError *err);
+
+const char *dr_trace_path(const DrTrace *t);
+int dr_trace_schema_version(const DrTrace *t);
+/* 1 when the recording was closed cleanly, 0 when it was cut short. */
+int dr_trace_is_complete(DrTrace *t);
+
+/* Runs one SQL statement and calls row(ud, ncols, names, values) for each
+ * result row; values are text (NULL for SQL NULL), valid during the call.
+ * A non-zero return from row stops the query.  Returns DR_OK or an error;
+ * SQLITE_CORRUPT maps to DR_ERR_CORRUPT. */
+typedef int (*DrRowFn)(void *ud, int ncols, const char *const *names,
+                       const char *const *values);
+int dr_trace_query(DrTrace *t, const char *sql, DrRowFn row, void *ud, DrError *err);
+
+/* Reads meta[key] into a malloc'd string (*out NULL when absent). */
+int dr_trace_get_meta(DrTrace *t, const char *key, char **out, DrError *err);
+
+/* Decodes blob id into a malloc'd NUL-terminated buffer; a corrupt or
+ * oversized blob fails with DR_ERR_BLOB naming the blob, the file stays
+ * usable.  max_len 0 means the codec's default cap. */
+int dr_trace_read_blob(DrTrace *t, int64_t id, size_t max_len, void **out, size_t *len,
+                       DrError *err);
+
+/* Versions of the libraries behind the format, for --version and meta. */
+const char *dr_trace_sqlite_version(void);
+const char *dr_trace_zstd_version(void);
+
+#endif

@@ -1,0 +1,41 @@
+#!/bin/sh
+# setup.sh -- install what dynrec needs on a fresh Debian machine, idempotently.
+#
+# Debian packages (compiler, SQLite, zstd, Criterion) with apt-get, and a
+# project virtualenv (.venv) holding torch==2.13.0, the CPU build.  Prints
+# nothing when everything is already there.
+set -eu
+cd "$(dirname "$0")/.."
+
+VENV=${VENV:-.venv}
+TORCH_VERSION=2.13.0
+NUMPY_VERSION=2.4.6
+PYTHON=${PYTHON:-python3}
+
+need=""
+for pkg in gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+        need="$need $pkg"
+done
+# The interpreter must come with headers and a shared libpython to embed.
+if ! command -v "$PYTHON" >/dev/null 2>&1 || ! command -v "$PYTHON-config" >/dev/null 2>&1; then
+    need="$need python3 python3-dev python3-venv"
+fi
+if [ -n "$need" ]; then
+    echo "setup: installing Debian packages:$need" >&2
+    SUDO=""
+    [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need >/dev/null
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "setup: creating the virtualenv $VENV" >&2
+    "$PYTHON" -m venv "$VENV"
+fi
+# Always pinned: an unpinned torch pulls a multi-GB CUDA build.
+if ! "$VENV/bin/python" -c "import torch, numpy, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION')" >/dev/null 2>&1; then
+    echo "setup: installing torch==$TORCH_VERSION (CPU) into $VENV" >&2
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+        "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION" >&2
+fi

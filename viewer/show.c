@@ -1,0 +1,184 @@
+/* show.c -- the summary printed by `dynrec show` (text for people, JSON for scripts).
+ *
+ * Everything read from the trace is untrusted: text output goes through
+ * put_safe, which replaces control characters so a hostile trace cannot
+ * drive the terminal, and JSON output through dr_json_string. */
+#define _GNU_SOURCE
+#include "show.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../schema/json.h"
+
+/* Writes untrusted text with control characters shown as '?'. */
+static void put_safe(FILE *f, const char *s) {
+    if (!s) s = "";
+    for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static char *meta(DrTrace *t, const char *key) {
+    char *v = NULL;
+    dr_trace_get_meta(t, key, &v, NULL);
+    return v;
+}
+
+typedef struct {
+    FILE *out;
+    int json;
+    int n;
+} RowCtx;
+
+static int meta_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    RowCtx *c = ud;
+    if (n < 2) return 0;
+    if (c->json) {
+        fputs(c->n++ ? ",\n    " : "\n    ", c->out);
+        dr_json_string(c->out, v[0]);
+        fputs(": ", c->out);
+        dr_json_string(c->out, v[1]);
+    }
+    return 0;
+}
+
+static int code_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    RowCtx *c = ud;
+    if (n < 5) return 0;
+    if (c->json) {
+        fputs(c->n++ ? ",\n    " : "\n    ", c->out);
+        fputs("{\"filename\": ", c->out);
+        dr_json_string(c->out, v[0]);
+        fputs(", \"qualname\": ", c->out);
+        dr_json_string(c->out, v[1]);
+        fprintf(c->out, ", \"firstlineno\": %lld, \"calls\": %lld, \"resumes\": %lld}",
+                atoll(v[2] ? v[2] : "0"), atoll(v[3] ? v[3] : "0"), atoll(v[4] ? v[4] : "0"));
+    } else {
+        c->n++;
+        fprintf(c->out, "  %12lld %9lld  ", atoll(v[3] ? v[3] : "0"), atoll(v[4] ? v[4] : "0"));
+        put_safe(c->out, v[1]);
+        fputs("  ", c->out);
+        put_safe(c->out, v[0]);
+        fprintf(c->out, ":%lld\n", atoll(v[2] ? v[2] : "0"));
+    }
+    return 0;
+}
+
+static int kind_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    RowCtx *c = ud;
+    if (n < 2) return 0;
+    if (c->json) {
+        fputs(c->n++ ? ", " : "", c->out);
+        dr_json_string(c->out, v[0]);
+        fprintf(c->out, ": %lld", atoll(v[1] ? v[1] : "0"));
+    } else {
+        c->n++;
+        fprintf(c->out, "  %12lld  ", atoll(v[1] ? v[1] : "0"));
+        put_safe(c->out, v[0]);
+        fputc('\n', c->out);
+    }
+    return 0;
+}
+
+static const char *signame(long sig) {
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGKILL: return "SIGKILL";
+    }
+    return "a signal";
+}
+
+static void text_line(FILE *out, const char *label, const char *value) {
+    if (!value) return;
+    fprintf(out, "%-12s ", label);
+    put_safe(out, value);
+    fputc('\n', out);
+}
+
+int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
+    int complete = dr_trace_is_complete(t);
+    int top = o->top > 0 ? o->top : 10;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT filename, qualname, firstlineno, calls, resumes FROM v_frame_counts "
+             "ORDER BY calls + resumes DESC, qualname LIMIT %d", top);
+    const char *kinds_sql = "SELECT kind, count(*) FROM v_events GROUP BY kind ORDER BY 2 DESC, 1";
+    RowCtx c = {out, o->json, 0};
+    int rc;
+    if (o->json) {
+        fputs("{\n  \"trace\": ", out);
+        dr_json_string(out, dr_trace_path(t));
+        fprintf(out, ",\n  \"schema_version\": %d,\n  \"complete\": %s,\n  \"meta\": {",
+                dr_trace_schema_version(t), complete ? "true" : "false");
+        rc = dr_trace_query(t, "SELECT key, value FROM meta ORDER BY key", meta_row, &c, err);
+        if (rc != DR_OK) return rc;
+        fputs(c.n ? "\n  },\n  \"top_code\": [" : "},\n  \"top_code\": [", out);
+        c.n = 0;
+        if ((rc = dr_trace_query(t, sql, code_row, &c, err)) != DR_OK) return rc;
+        fputs(c.n ? "\n  ],\n  \"events\": {" : "],\n  \"events\": {", out);
+        c.n = 0;
+        if ((rc = dr_trace_query(t, kinds_sql, kind_row, &c, err)) != DR_OK) return rc;
+        fputs("}\n}\n", out);
+        return DR_OK;
+    }
+
+    char *cmd = meta(t, "command"), *script = meta(t, "script"), *module = meta(t, "module");
+    char *argv = meta(t, "argv"), *py = meta(t, "python_version");
+    char *torch = meta(t, "torch_version"), *start = meta(t, "start_time");
+    char *dur = meta(t, "duration_ns"), *st = meta(t, "exit_status");
+    char *sig = meta(t, "exit_signal"), *seed = meta(t, "hash_seed");
+    char *hook = meta(t, "hook.frame"), *writer = meta(t, "writer_version");
+    char *cwd = meta(t, "cwd"), *installs = meta(t, "hook.installs");
+
+    fputs("trace        ", out);
+    put_safe(out, dr_trace_path(t));
+    fprintf(out, " (schema %d, dynrec ", dr_trace_schema_version(t));
+    put_safe(out, writer ? writer : "?");
+    fputs(")\n", out);
+    fprintf(out, "%-12s %s\n", "recording",
+            complete ? "complete"
+                     : "INCOMPLETE: the run was cut short; counts are as of the last flush");
+    text_line(out, "command", cmd);
+    text_line(out, "script", script);
+    text_line(out, "module", module);
+    text_line(out, "argv", argv);
+    text_line(out, "cwd", cwd);
+    if (py) py[strcspn(py, " ")] = 0; /* the version number; the build is in meta */
+    text_line(out, "python", py);
+    text_line(out, "torch", torch ? torch : "not imported");
+    text_line(out, "started", start);
+    if (dur) fprintf(out, "%-12s %.3f s\n", "duration", atof(dur) / 1e9);
+    if (sig)
+        fprintf(out, "%-12s killed by %s (status %s)\n", "exit", signame(atol(sig)), st ? st : "?");
+    else
+        text_line(out, "exit", st ? st : "unknown (not recorded)");
+    text_line(out, "hash seed", seed);
+    if (hook) {
+        fprintf(out, "%-12s ", "frame hook");
+        put_safe(out, hook);
+        if (installs) {
+            fputs(" (installed ", out);
+            put_safe(out, installs);
+            fputs(" times)", out);
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "\ncode objects by evaluations (top %d)\n  %12s %9s  %s\n", top, "calls",
+            "resumes", "code");
+    rc = dr_trace_query(t, sql, code_row, &c, err);
+    if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);
+    if (rc == DR_OK) {
+        fputs("\nevents by kind\n", out);
+        c.n = 0;
+        rc = dr_trace_query(t, kinds_sql, kind_row, &c, err);
+        if (rc == DR_OK && c.n == 0) fputs("  (none)\n", out);
+    }
+    free(cmd), free(script), free(module), free(argv), free(py), free(torch), free(start);
+    free(dur), free(st), free(sig), free(seed), free(hook), free(writer), free(cwd);
+    free(installs);
+    return rc;
+}
