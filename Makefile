@@ -68,7 +68,7 @@ $(BUILD)/dynrec: $(DYNREC_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(PY_CFLAGS) -o $@ $(DYNREC_SRC) $(PY_LDFLAGS) $(LIBS)
 
-$(BUILD)/tests: $(TEST_SRC) $(TEST_LIB_SRC) $(HEADERS) tests/helpers.h
+$(BUILD)/tests: $(TEST_SRC) $(TEST_LIB_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) $(ALL_CFLAGS) -Wno-strict-prototypes -o $@ $(TEST_SRC) $(TEST_LIB_SRC) -lcriterion $(LIBS)
 

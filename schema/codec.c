@@ -183,14 +183,17 @@ int dr_codec_encode(const void *src, size_t len, const DrDict *dict, int level,
         hdr = 1 + varint_put(buf + 1, len);
         if (dict)
             hdr += varint_put(buf + hdr, dict->id);
-        if (!dict)
-            csize = ZSTD_compressCCtx(cctx, buf + hdr, bound, src, len, level);
-        else if (level == DEFAULT_LEVEL)
-            csize = ZSTD_compress_usingCDict(cctx, buf + hdr, bound, src, len,
-                                             dict->cdict);
-        else
-            csize = ZSTD_compress_usingDict(cctx, buf + hdr, bound, src, len,
-                                            dict->bytes, dict->len, level);
+        /* The frame carries a content checksum (4 bytes), so a flipped bit
+         * in a stored blob is reported instead of decoded into wrong text. */
+        csize = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+        if (!ZSTD_isError(csize))
+            csize = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+        if (!ZSTD_isError(csize) && dict && level == DEFAULT_LEVEL)
+            csize = ZSTD_CCtx_refCDict(cctx, dict->cdict);
+        else if (!ZSTD_isError(csize) && dict)
+            csize = ZSTD_CCtx_loadDictionary(cctx, dict->bytes, dict->len);
+        if (!ZSTD_isError(csize))
+            csize = ZSTD_compress2(cctx, buf + hdr, bound, src, len);
         if (ZSTD_isError(csize)) {
             rc = dr_error(err,
                           ZSTD_getErrorCode(csize) == ZSTD_error_memory_allocation
