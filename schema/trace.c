@@ -207,11 +207,13 @@ DrTrace *dr_trace_create(const char *path, int overwrite, DrError *err) {
     sqlite3_extended_result_codes(t->db, 0);
     /* Identity first, in rollback mode, so it is in the main file even if the
      * process dies before the first WAL checkpoint. */
-    char ddl[160];
-    snprintf(ddl, sizeof ddl, "PRAGMA page_size=4096; PRAGMA application_id=%d; "
-             "PRAGMA user_version=%d;", DR_APPLICATION_ID, DR_SCHEMA_VERSION);
+    /* One transaction without syncs: until the first event there is nothing
+     * a crash could lose, and a half-made file has no application_id. */
+    char ddl[200];
+    snprintf(ddl, sizeof ddl, "PRAGMA page_size=4096; PRAGMA synchronous=OFF; BEGIN; "
+             "PRAGMA application_id=%d; PRAGMA user_version=%d;", DR_APPLICATION_ID,
+             DR_SCHEMA_VERSION);
     if (exec(t, ddl, err) != DR_OK) goto fail;
-    if (exec(t, "BEGIN", err) != DR_OK) goto fail;
     if (exec(t, DDL_V1, err) != DR_OK) goto fail;
     if (exec(t, "COMMIT", err) != DR_OK) goto fail;
     if (exec(t, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) != DR_OK)

@@ -106,6 +106,14 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     snprintf(sql, sizeof sql,
              "SELECT filename, qualname, firstlineno, calls, resumes FROM v_frame_counts "
              "ORDER BY calls + resumes DESC, qualname LIMIT %d", top);
+    /* The user's own code: what is left without the standard library,
+     * installed packages and frozen modules. */
+    char user_sql[640];
+    snprintf(user_sql, sizeof user_sql,
+             "SELECT filename, qualname, firstlineno, calls, resumes FROM v_frame_counts "
+             "WHERE filename NOT LIKE '<%%' AND filename NOT LIKE '%%/site-packages/%%' "
+             "AND filename NOT LIKE '%%/lib/python3.%%' "
+             "ORDER BY calls + resumes DESC, qualname LIMIT %d", top);
     const char *kinds_sql = "SELECT kind, count(*) FROM v_events GROUP BY kind ORDER BY 2 DESC, 1";
     RowCtx c = {out, o->json, 0};
     int rc;
@@ -119,6 +127,9 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
         fputs(c.n ? "\n  },\n  \"top_code\": [" : "},\n  \"top_code\": [", out);
         c.n = 0;
         if ((rc = dr_trace_query(t, sql, code_row, &c, err)) != DR_OK) return rc;
+        fputs(c.n ? "\n  ],\n  \"top_user_code\": [" : "],\n  \"top_user_code\": [", out);
+        c.n = 0;
+        if ((rc = dr_trace_query(t, user_sql, code_row, &c, err)) != DR_OK) return rc;
         fputs(c.n ? "\n  ],\n  \"events\": {" : "],\n  \"events\": {", out);
         c.n = 0;
         if ((rc = dr_trace_query(t, kinds_sql, kind_row, &c, err)) != DR_OK) return rc;
@@ -160,7 +171,7 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     if (hook) {
         fprintf(out, "%-12s ", "frame hook");
         put_safe(out, hook);
-        if (installs) {
+        if (installs && strcmp(hook, "while-dynamo") == 0) {
             fputs(" (installed ", out);
             put_safe(out, installs);
             fputs(" times)", out);
@@ -171,6 +182,13 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
             "resumes", "code");
     rc = dr_trace_query(t, sql, code_row, &c, err);
     if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);
+    if (rc == DR_OK) {
+        fprintf(out, "\nthe script's own code (outside the standard library and site-packages)\n"
+                     "  %12s %9s  %s\n", "calls", "resumes", "code");
+        c.n = 0;
+        rc = dr_trace_query(t, user_sql, code_row, &c, err);
+        if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);
+    }
     if (rc == DR_OK) {
         fputs("\nevents by kind\n", out);
         c.n = 0;
