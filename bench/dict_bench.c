@@ -18,6 +18,7 @@
  *
  *   dict_bench $(find torch/_dynamo torch/fx -name '*.py' | sort | head -200)
  */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@
 #include <time.h>
 #include <zdict.h>
 
-#include "codec.h"
+#include "../schema/codec.h"
 
 #define CHUNK 2048
 

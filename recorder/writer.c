@@ -88,7 +88,8 @@ static void append(DrRecorder *r, uint32_t type, int64_t thread, int64_t num, co
                    size_t plen) {
     if (klen >= NO_TEXT) klen = NO_TEXT - 1;
     if (tlen >= NO_TEXT) tlen = NO_TEXT - 1;
-    size_t need = sizeof(RecHdr) + klen + (has_t ? tlen : 0) + (p ? plen : 0);
+    /* Strings are stored NUL-terminated so the writer uses them in place. */
+    size_t need = sizeof(RecHdr) + klen + 1 + (has_t ? tlen + 1 : 0) + (p ? plen : 0);
     need = (need + 7) & ~(size_t)7;
     RecHdr h = {.type = type,
                 .klen = (uint32_t)klen,
@@ -116,10 +117,12 @@ static void append(DrRecorder *r, uint32_t type, int64_t thread, int64_t num, co
     memcpy(w, &h, sizeof h);
     w += sizeof h;
     memcpy(w, k, klen);
-    w += klen;
+    w[klen] = 0;
+    w += klen + 1;
     if (has_t) {
         memcpy(w, t, tlen);
-        w += tlen;
+        w[tlen] = 0;
+        w += tlen + 1;
     }
     if (p) memcpy(w, p, plen);
     a->len += need;
@@ -152,42 +155,27 @@ static void fail(DrRecorder *r, const DrError *e) {
     r->fail = *e;
 }
 
-/* Copies a possibly non-terminated string out of the arena. */
-static char *dup_n(const char *s, size_t n) {
-    char *c = malloc(n + 1);
-    if (c) {
-        memcpy(c, s, n);
-        c[n] = 0;
-    }
-    return c;
+/* The size of a record in the arena, padded as append() pads it. */
+static size_t record_size(const RecHdr *h) {
+    size_t sz = sizeof *h + h->klen + 1 + (h->tlen == NO_TEXT ? 0 : h->tlen + 1) +
+                (h->has_payload ? h->plen : 0);
+    return (sz + 7) & ~(size_t)7;
 }
 
 static int write_record(DrRecorder *r, const RecHdr *h, const char *body, DrError *e) {
-    const char *k = body, *t = body + h->klen;
-    const char *p = t + (h->tlen == NO_TEXT ? 0 : h->tlen);
-    char *ks = dup_n(k, h->klen);
-    char *ts = h->tlen == NO_TEXT ? NULL : dup_n(t, h->tlen);
-    int rc = DR_OK;
-    if (!ks || (h->tlen != NO_TEXT && !ts)) {
-        rc = dr_error(e, DR_ERR_NOMEM, "%s: out of memory writing the trace",
-                      dr_trace_path(r->trace));
-    } else if (h->type == REC_META) {
-        rc = dr_trace_set_meta(r->trace, ks, ts, e);
-    } else if (h->type == REC_FILE) {
-        rc = dr_trace_add_file(r->trace, ks, ts, p, h->plen, e);
-    } else {
-        DrEvent ev = {.t_ns = h->t_ns,
-                      .thread = h->thread,
-                      .kind = ks,
-                      .num = h->num,
-                      .text = ts,
-                      .payload = h->has_payload ? p : NULL,
-                      .payload_len = h->plen};
-        rc = dr_trace_add_event(r->trace, &ev, e) > 0 ? DR_OK : (e->code ? e->code : DR_ERR_SQL);
-    }
-    free(ks);
-    free(ts);
-    return rc;
+    const char *k = body;
+    const char *t = h->tlen == NO_TEXT ? NULL : body + h->klen + 1;
+    const char *p = body + h->klen + 1 + (t ? h->tlen + 1 : 0);
+    if (h->type == REC_META) return dr_trace_set_meta(r->trace, k, t, e);
+    if (h->type == REC_FILE) return dr_trace_add_file(r->trace, k, t, p, h->plen, e);
+    DrEvent ev = {.t_ns = h->t_ns,
+                  .thread = h->thread,
+                  .kind = k,
+                  .num = h->num,
+                  .text = t,
+                  .payload = h->has_payload ? p : NULL,
+                  .payload_len = h->plen};
+    return dr_trace_add_event(r->trace, &ev, e) > 0 ? DR_OK : (e->code ? e->code : DR_ERR_SQL);
 }
 
 /* Snapshot visitor: runs under the hook's mutex, so it only copies. */
@@ -259,9 +247,7 @@ static void flush(DrRecorder *r) {
         for (size_t off = 0; rc == DR_OK && off < full.len;) {
             const RecHdr *h = (const RecHdr *)(full.buf + off);
             rc = write_record(r, h, full.buf + off + sizeof *h, &e);
-            size_t sz = sizeof *h + h->klen + (h->tlen == NO_TEXT ? 0 : h->tlen) +
-                        (h->has_payload ? h->plen : 0);
-            off += (sz + 7) & ~(size_t)7;
+            off += record_size(h);
         }
         if (rc == DR_OK && dropped)
             rc = dr_trace_set_meta_int(r->trace, "records_dropped", dropped, &e);

@@ -8,6 +8,7 @@
  * the wrong size.  Run it under -fsanitize=address,undefined as well: a
  * decoder that allocated a declared 1 PiB, or read past a truncated frame,
  * aborts there. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 #include <zdict.h>
 #include <zstd.h>
 
-#include "codec.h"
+#include "../schema/codec.h"
 
 /* xorshift64: reproducible "random" data without touching rand(). */
 static uint64_t rng_next(uint64_t *s) {

@@ -1,0 +1,14 @@
+#!/bin/sh
+# run_all.sh -- every dynrec benchmark, as `make bench` runs them.
+#   frame_hook.sh   the PEP 523 hook's cost per Python call, dynrec run vs python
+#   writer_bench    the recorder's cost per event and bytes per event
+#   dict_bench      whether a trained zstd dictionary pays off for our payloads
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+mkdir -p bench/out
+bench/frame_hook.sh
+"$BUILD/writer_bench" 1000000 bench/out
+make --no-print-directory "$BUILD/dict_bench" >/dev/null
+site=$(.venv/bin/python -c 'import torch, os; print(os.path.dirname(torch.__file__))')
+"$BUILD/dict_bench" $( (find "$site/_dynamo" -name '*.py' | sort | head -100; find "$site/fx" -name '*.py' | sort | head -100) )
