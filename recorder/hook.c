@@ -58,7 +58,18 @@ static inline size_t slot_of(const void *p, size_t mask) {
     return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
 }
 
+/* A forked child is not recorded: it stops counting, and its copy of the
+ * lock, which the parent's writer thread may have held at fork time, is
+ * made usable again. */
+static void hook_atfork_child(void) {
+    pthread_mutex_init(&H.lock, NULL);
+    H.counting = 0;
+    H.released = 1;
+}
+
 int dr_hook_init(void) {
+    static int atfork_done;
+    if (!atfork_done && pthread_atfork(NULL, NULL, hook_atfork_child) == 0) atfork_done = 1;
     size_t cap = 4096;
     H.slots = calloc(cap, sizeof *H.slots);
     H.entries_cap = 1024;

@@ -19,6 +19,7 @@
 #include "run.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,6 +283,10 @@ static void at_process_exit(int status, void *arg) {
     finish_recording(status, 0);
 }
 
+/* A child made by os.fork() runs on without a writer thread and shares the
+ * parent's trace file: it records nothing and never closes the trace. */
+static void run_atfork_child(void) { R.rec = NULL; }
+
 static int is_recorded_env(const char *name) {
     static const char *const prefixes[] = {"TORCH", "PYTORCH", "PYTHON", "CUDA", "OMP_",
                                            "MKL_", "KMP_", "OPENBLAS", "NCCL_", "TRITON",
@@ -463,6 +468,7 @@ int dr_run(const DrRunOptions *o) {
         goto out;
     }
     dr_rec_handle_sigterm(R.rec);
+    pthread_atfork(NULL, NULL, run_atfork_child);
 
     PyConfig config;
     PyConfig_InitPythonConfig(&config);

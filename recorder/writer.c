@@ -316,7 +316,18 @@ static void on_sigterm(int sig) {
     errno = saved;
 }
 
+/* A forked child must not end its parent's recording: SIGTERM gets its
+ * default action back (the pipe is shared with the parent's writer). */
+static void writer_atfork_child(void) {
+    if (sigterm_rec) {
+        signal(SIGTERM, SIG_DFL);
+        sigterm_rec = NULL;
+    }
+}
+
 int dr_rec_handle_sigterm(DrRecorder *r) {
+    static int atfork_done;
+    if (!atfork_done && pthread_atfork(NULL, NULL, writer_atfork_child) == 0) atfork_done = 1;
     sigterm_rec = r;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
