@@ -240,10 +240,10 @@ done:
 
 int dr_codec_peek(const void *blob, size_t len, int *codec, uint64_t *rawlen,
                   uint32_t *dict_id, DrError *err) {
-    int c;
-    uint64_t n;
-    uint32_t id;
-    size_t hdr;
+    int c = 0;
+    uint64_t n = 0;
+    uint32_t id = 0;
+    size_t hdr = 0;
     if (!blob && len > 0)
         return dr_error(err, DR_ERR_ARG, "dr_codec_peek: NULL blob");
     if (parse_header(blob, len, &c, &n, &id, &hdr, err) != DR_OK)
@@ -262,10 +262,10 @@ int dr_codec_decode(const void *blob, size_t len, const DrDict *dict,
     const uint8_t *p = blob, *payload;
     uint8_t *buf = NULL;
     ZSTD_DCtx *dctx = NULL;
-    int codec, rc = DR_OK;
-    uint64_t rawlen;
-    uint32_t id;
-    size_t hdr, plen, n;
+    int codec = 0, rc = DR_OK;
+    uint64_t rawlen = 0;
+    uint32_t id = 0;
+    size_t hdr = 0, plen, n;
     unsigned long long fcs;
 
     if (out)

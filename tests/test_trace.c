@@ -24,7 +24,7 @@
 
 #include "trace.h"
 
-static char trace_dir[PATH_MAX];
+static char trace_dir[64]; /* mkdtemp template below */
 
 static void trace_setup(void) {
     snprintf(trace_dir, sizeof trace_dir, "/tmp/dynrec-test-trace-XXXXXX");
