@@ -24,7 +24,7 @@ VIEWER_SRC   := viewer/show.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
-HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h) $(BUILD)/adapter_py.h
+HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h
 
 .PHONY: all setup demo test check unit asan bench clean format
 
@@ -57,10 +57,11 @@ asan:
 	DYNREC_BIN=$(abspath $(BUILD)/asan/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_ASAN=1 \
 	    $(BUILD)/asan/tests --jobs 2
 
-$(BUILD)/adapter_py.h: recorder/adapter.py
+# Python sources compiled into the binary as C string constants.
+$(BUILD)/%_py.h: recorder/%.py
 	@mkdir -p $(BUILD)
-	{ echo '/* generated from recorder/adapter.py by the Makefile */'; \
-	  echo 'static const char dr_adapter_py[] ='; \
+	@{ echo '/* generated from $< by the Makefile */'; \
+	  echo 'static const char dr_$*_py[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
 	  echo '    ;'; } > $@
 
@@ -70,7 +71,7 @@ $(BUILD)/dynrec: $(DYNREC_SRC) $(HEADERS)
 
 $(BUILD)/tests: $(TEST_SRC) $(TEST_LIB_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
-	$(CC) $(ALL_CFLAGS) -Wno-strict-prototypes -o $@ $(TEST_SRC) $(TEST_LIB_SRC) -lcriterion $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Ischema -Irecorder -Wno-strict-prototypes -o $@ $(TEST_SRC) $(TEST_LIB_SRC) -lcriterion $(LIBS)
 
 bench: setup
 	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/writer_bench

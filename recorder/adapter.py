@@ -20,7 +20,9 @@ import _dynrec
 
 def _record_error(where, exc):
     try:
-        _dynrec.event("recorder_error", 0, "%s: %s: %s" % (where, type(exc).__name__, exc), None)
+        text = "%s: %s: %s" % (where, type(exc).__name__, exc)
+        _dynrec.event("recorder_error", None, None, None, 0, text, None, None,
+                      "recorder_error " + where)
     except Exception:
         pass
 

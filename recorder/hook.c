@@ -195,6 +195,21 @@ static PyObject *dr_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int th
     return _PyEval_EvalFrameDefault(ts, f, throwflag);
 }
 
+long dr_hook_code_index(PyCodeObject *co) {
+    if (!H.slots || H.released || H.failed) return -1;
+    size_t j = slot_of(co, H.mask);
+    for (;; j = (j + 1) & H.mask) {
+        Slot *s = &H.slots[j];
+        if (s->code == co) return (long)s->entry;
+        if (!s->code) break;
+    }
+    int was = H.counting;
+    Slot *s = insert(co);
+    if (!s) return -1;
+    H.counting = was;
+    return (long)s->entry;
+}
+
 int dr_hook_install(void) {
     PyInterpreterState *in = PyInterpreterState_Get();
     _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(in);

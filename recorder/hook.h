@@ -43,6 +43,12 @@ void dr_hook_set_counting(int on);
 /* 1 when the hook disabled itself after an internal failure. */
 int dr_hook_failed(void);
 
+/* The stable entry index of a code object in the table, adding it (with
+ * zero counts) if it was never run under the hook; -1 once counting has been
+ * released or after a failure.  GIL held.  (PyCodeObject is opaque here.) */
+struct PyCodeObject;
+long dr_hook_code_index(struct PyCodeObject *co);
+
 /* Drops the references the table holds to code objects (GIL held, before
  * the interpreter finalizes).  Counting stops; counts and names remain for
  * the last snapshot. */

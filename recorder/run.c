@@ -32,6 +32,8 @@
 #include "../schema/json.h"
 #include "../schema/trace.h"
 #include "adapter_py.h"
+#include "dynamo_py.h"
+#include "dynamo_spec_py.h"
 #include "hook.h"
 #include "writer.h"
 
@@ -109,25 +111,77 @@ static int text_arg(PyObject *o, const char **s, Py_ssize_t *n, const char *what
     return -1;
 }
 
-PyDoc_STRVAR(event_doc, "event(kind, num, text, payload): append one event to the trace.");
+/* A code object or None -> hook entry index (-1 for None); -2 with a
+ * TypeError set for anything else. */
+static long code_arg(PyObject *o) {
+    if (o == Py_None) return -1;
+    if (!PyCode_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "_dynrec: code must be a code object or None");
+        return -2;
+    }
+    return dr_hook_code_index((PyCodeObject *)o);
+}
+
+PyDoc_STRVAR(event_doc,
+             "event(kind, code, code2, compile_id, num, text, data, payload, key):\n"
+             "append one event to the trace.  code/code2: code objects or None;\n"
+             "compile_id, text, data (JSON), key: str or None; payload: str, bytes or None.");
 static PyObject *m_event(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "event(kind, num, text, payload) takes 4 arguments");
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "event() takes 9 arguments");
         return NULL;
     }
-    const char *kind, *text, *payload;
-    Py_ssize_t klen, tlen, plen;
-    if (text_arg(args[0], &kind, &klen, "kind") < 0 || !kind) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "event kind must be a str");
+    DrRecEvent ev = {.thread = thread_id()};
+    const char *cid;
+    Py_ssize_t klen, clen, tlen, dlen, plen, ylen;
+    if (text_arg(args[0], &ev.kind, &klen, "kind") < 0) return NULL;
+    if (!ev.kind) {
+        PyErr_SetString(PyExc_TypeError, "event kind must be a str");
         return NULL;
     }
-    long long num = PyLong_AsLongLong(args[1]);
+    if ((ev.code = code_arg(args[1])) == -2 || (ev.code2 = code_arg(args[2])) == -2) return NULL;
+    if (text_arg(args[3], &cid, &clen, "compile_id") < 0) return NULL;
+    ev.compile_id = cid;
+    long long num = PyLong_AsLongLong(args[4]);
     if (num == -1 && PyErr_Occurred()) return NULL;
-    if (text_arg(args[2], &text, &tlen, "text") < 0) return NULL;
-    if (text_arg(args[3], &payload, &plen, "payload") < 0) return NULL;
-    dr_rec_event(R.rec, thread_id(), kind, num, text, (size_t)tlen, payload, (size_t)plen);
+    ev.num = num;
+    const char *payload;
+    if (text_arg(args[5], &ev.text, &tlen, "text") < 0 ||
+        text_arg(args[6], &ev.data, &dlen, "data") < 0 ||
+        text_arg(args[7], &payload, &plen, "payload") < 0 ||
+        text_arg(args[8], &ev.key, &ylen, "key") < 0)
+        return NULL;
+    ev.text_len = (size_t)tlen;
+    ev.data_len = (size_t)dlen;
+    ev.key_len = (size_t)ylen;
+    ev.payload = payload;
+    ev.payload_len = (size_t)plen;
+    dr_rec_event_full(R.rec, &ev);
     Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(file_doc, "file(path, role, data): store a file's text in the trace.");
+static PyObject *m_file(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    const char *path, *role, *data;
+    Py_ssize_t n1, n2, n3;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "file(path, role, data) takes 3 arguments");
+        return NULL;
+    }
+    if (text_arg(args[0], &path, &n1, "path") < 0 || text_arg(args[1], &role, &n2, "role") < 0 ||
+        text_arg(args[2], &data, &n3, "data") < 0)
+        return NULL;
+    if (path && role) dr_rec_file(R.rec, path, role, data ? data : "", (size_t)n3);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(now_doc, "now_ns(): the recorder's clock, ns since the start of the run.");
+static PyObject *m_now(PyObject *self, PyObject *noargs) {
+    (void)self;
+    (void)noargs;
+    return PyLong_FromLongLong(R.rec ? dr_rec_now(R.rec) : 0);
 }
 
 PyDoc_STRVAR(meta_doc, "meta(key, value): set a meta entry of the trace.");
@@ -149,9 +203,54 @@ static PyObject *m_meta(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * dynrec's hook in place just before Dynamo installs its frame function (so
  * Dynamo saves it and forwards frames to it) and takes it out once Dynamo
  * has restored it.  With --all-frames the hook stays put. */
+/* Runs dynamo.py in _dynrec's namespace, once, the first time Dynamo is
+ * enabled (torch._dynamo is fully imported by then).  A failure is recorded
+ * as a recorder_error; the program never sees it. */
+static void load_dynamo_adapter(void) {
+    static int loaded;
+    if (loaded || R.finished || !R.rec) return;
+    loaded = 1;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    static const struct {
+        const char *src, *name;
+        int start;
+    } parts[] = {{dr_dynamo_py, "<dynrec dynamo adapter>", Py_file_input},
+                 {dr_dynamo_spec_py, "<dynrec dynamo adapter: speculation>", Py_file_input},
+                 {"install()", "<dynrec dynamo adapter: install>", Py_eval_input}};
+    PyObject *mod = PyImport_ImportModule("_dynrec");
+    PyObject *code = NULL, *res = mod ? Py_NewRef(Py_None) : NULL;
+    for (size_t i = 0; res && i < sizeof parts / sizeof *parts; i++) {
+        Py_CLEAR(res);
+        code = Py_CompileString(parts[i].src, parts[i].name, parts[i].start);
+        res = code ? PyEval_EvalCode(code, PyModule_GetDict(mod), PyModule_GetDict(mod)) : NULL;
+        if (res) Py_CLEAR(code);
+    }
+    if (!res) {
+        PyObject *xt, *xv, *xtb;
+        PyErr_Fetch(&xt, &xv, &xtb);
+        PyObject *str = xv ? PyObject_Str(xv) : NULL;
+        const char *msg = str ? PyUnicode_AsUTF8(str) : NULL;
+        char line[512];
+        snprintf(line, sizeof line, "dynamo adapter: %s", msg ? msg : "unknown error");
+        PyErr_Clear();
+        dr_rec_event(R.rec, thread_id(), "recorder_error", 0, line, strlen(line), NULL, 0);
+        dr_rec_meta(R.rec, "hook.dynamo_adapter", line);
+        Py_XDECREF(str);
+        Py_XDECREF(xt);
+        Py_XDECREF(xv);
+        Py_XDECREF(xtb);
+    }
+    Py_XDECREF(res);
+    Py_XDECREF(code);
+    Py_XDECREF(mod);
+    PyErr_Restore(et, ev, tb);
+}
+
 static PyObject *wrapped_set_eval_frame(PyObject *orig, PyObject *const *args,
                                         Py_ssize_t nargs) {
     int enabling = nargs >= 1 && args[0] != Py_None;
+    if (enabling) load_dynamo_adapter();
     int manage = !R.opts->all_frames && !R.finished;
     if (enabling && manage && !dr_hook_is_installed() && dr_hook_install()) R.hook_installs++;
     PyObject *res = PyObject_Vectorcall(orig, args, (size_t)nargs, NULL);
@@ -215,6 +314,8 @@ static PyObject *m_hook_installed(PyObject *self, PyObject *noargs) {
 static PyMethodDef dynrec_methods[] = {
     {"event", (PyCFunction)(void (*)(void))m_event, METH_FASTCALL, event_doc},
     {"meta", (PyCFunction)(void (*)(void))m_meta, METH_FASTCALL, meta_doc},
+    {"file", (PyCFunction)(void (*)(void))m_file, METH_FASTCALL, file_doc},
+    {"now_ns", m_now, METH_NOARGS, now_doc},
     {"wrap_set_eval_frame", m_wrap, METH_O, wrap_doc},
     {"finish", (PyCFunction)(void (*)(void))m_finish, METH_FASTCALL, finish_doc},
     {"hook_installed", m_hook_installed, METH_NOARGS, installed_doc},

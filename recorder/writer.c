@@ -26,14 +26,19 @@
 enum { REC_EVENT = 1, REC_META, REC_FILE };
 #define NO_TEXT UINT32_MAX
 
-/* One buffered record; its strings and payload follow it in the arena. */
+/* The strings of a record: an event uses all of them, meta the first two
+ * (key, value), a file the first two (path, role). */
+enum { S_KIND, S_TEXT, S_COMPILE, S_DATA, S_KEY, S__N };
+
+/* One buffered record; its strings (each NUL-terminated, so the writer uses
+ * them in place) and then its payload follow it in the arena. */
 typedef struct {
     uint32_t type;
-    uint32_t klen;  /* kind / key / path */
-    uint32_t tlen;  /* text / value / role, or NO_TEXT */
     uint32_t has_payload;
+    uint32_t len[S__N]; /* NO_TEXT: absent */
     uint64_t plen;
     int64_t t_ns, thread, num;
+    int64_t code, code2; /* hook entry indexes, -1: none */
 } RecHdr;
 
 typedef struct {
@@ -83,22 +88,20 @@ int64_t dr_rec_now(const DrRecorder *r) {
     return (int64_t)(ts.tv_sec - r->t0.tv_sec) * 1000000000 + (ts.tv_nsec - r->t0.tv_nsec);
 }
 
-static void append(DrRecorder *r, uint32_t type, int64_t thread, int64_t num, const char *k,
-                   size_t klen, const char *t, size_t tlen, int has_t, const void *p,
-                   size_t plen) {
-    if (klen >= NO_TEXT) klen = NO_TEXT - 1;
-    if (tlen >= NO_TEXT) tlen = NO_TEXT - 1;
-    /* Strings are stored NUL-terminated so the writer uses them in place. */
-    size_t need = sizeof(RecHdr) + klen + 1 + (has_t ? tlen + 1 : 0) + (p ? plen : 0);
+static void append(DrRecorder *r, RecHdr *h, const char *const str[S__N], const void *p) {
+    size_t need = sizeof *h + (p ? h->plen : 0);
+    for (int i = 0; i < S__N; i++) {
+        if (!str[i]) {
+            h->len[i] = NO_TEXT;
+            continue;
+        }
+        if (h->len[i] >= NO_TEXT) h->len[i] = NO_TEXT - 1;
+        need += h->len[i] + 1;
+    }
     need = (need + 7) & ~(size_t)7;
-    RecHdr h = {.type = type,
-                .klen = (uint32_t)klen,
-                .tlen = has_t ? (uint32_t)tlen : NO_TEXT,
-                .has_payload = p != NULL,
-                .plen = p ? plen : 0,
-                .t_ns = dr_rec_now(r),
-                .thread = thread,
-                .num = num};
+    h->has_payload = p != NULL;
+    if (!p) h->plen = 0;
+    h->t_ns = dr_rec_now(r);
     pthread_mutex_lock(&r->lock);
     Arena *a = &r->active;
     if (a->len + need > a->cap) {
@@ -114,39 +117,68 @@ static void append(DrRecorder *r, uint32_t type, int64_t thread, int64_t num, co
         a->cap = ncap;
     }
     char *w = a->buf + a->len;
-    memcpy(w, &h, sizeof h);
-    w += sizeof h;
-    memcpy(w, k, klen);
-    w[klen] = 0;
-    w += klen + 1;
-    if (has_t) {
-        memcpy(w, t, tlen);
-        w[tlen] = 0;
-        w += tlen + 1;
+    memcpy(w, h, sizeof *h);
+    w += sizeof *h;
+    for (int i = 0; i < S__N; i++) {
+        if (h->len[i] == NO_TEXT) continue;
+        memcpy(w, str[i], h->len[i]);
+        w[h->len[i]] = 0;
+        w += h->len[i] + 1;
     }
-    if (p) memcpy(w, p, plen);
+    if (p) memcpy(w, p, h->plen);
     a->len += need;
     pthread_mutex_unlock(&r->lock);
 }
 
 void dr_rec_event(DrRecorder *r, int64_t thread, const char *kind, int64_t num,
                   const char *text, size_t text_len, const void *payload, size_t payload_len) {
+    DrRecEvent ev = {.thread = thread,
+                     .kind = kind,
+                     .num = num,
+                     .text = text,
+                     .text_len = text_len,
+                     .payload = payload,
+                     .payload_len = payload_len,
+                     .code = -1,
+                     .code2 = -1};
+    dr_rec_event_full(r, &ev);
+}
+
+void dr_rec_event_full(DrRecorder *r, const DrRecEvent *ev) {
     if (!r) return;
-    append(r, REC_EVENT, thread, num, kind, strlen(kind), text, text_len, text != NULL,
-           payload, payload_len);
+    RecHdr h = {.type = REC_EVENT,
+                .len = {(uint32_t)strlen(ev->kind), (uint32_t)ev->text_len,
+                        ev->compile_id ? (uint32_t)strlen(ev->compile_id) : 0,
+                        (uint32_t)ev->data_len, (uint32_t)ev->key_len},
+                .plen = ev->payload_len,
+                .thread = ev->thread,
+                .num = ev->num,
+                .code = ev->code,
+                .code2 = ev->code2};
+    const char *str[S__N] = {ev->kind, ev->text, ev->compile_id, ev->data, ev->key};
+    append(r, &h, str, ev->payload);
 }
 
 void dr_rec_meta(DrRecorder *r, const char *key, const char *value) {
     if (!r) return;
-    append(r, REC_META, 0, 0, key, strlen(key), value ? value : "", value ? strlen(value) : 0,
-           1, NULL, 0);
+    RecHdr h = {.type = REC_META,
+                .len = {(uint32_t)strlen(key), value ? (uint32_t)strlen(value) : 0},
+                .code = -1,
+                .code2 = -1};
+    const char *str[S__N] = {key, value ? value : ""};
+    append(r, &h, str, NULL);
 }
 
 void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *data,
                  size_t len) {
     if (!r) return;
-    append(r, REC_FILE, 0, 0, path, strlen(path), role, strlen(role), 1, data ? data : "",
-           len);
+    RecHdr h = {.type = REC_FILE,
+                .len = {(uint32_t)strlen(path), (uint32_t)strlen(role)},
+                .plen = len,
+                .code = -1,
+                .code2 = -1};
+    const char *str[S__N] = {path, role};
+    append(r, &h, str, data ? data : "");
 }
 
 static void fail(DrRecorder *r, const DrError *e) {
@@ -155,24 +187,39 @@ static void fail(DrRecorder *r, const DrError *e) {
     r->fail = *e;
 }
 
-/* The size of a record in the arena, padded as append() pads it. */
-static size_t record_size(const RecHdr *h) {
-    size_t sz = sizeof *h + h->klen + 1 + (h->tlen == NO_TEXT ? 0 : h->tlen + 1) +
-                (h->has_payload ? h->plen : 0);
+/* Splits a record into its strings and payload; returns its padded size. */
+static size_t record_parts(const RecHdr *h, const char *str[S__N], const char **payload) {
+    const char *w = (const char *)(h + 1);
+    for (int i = 0; i < S__N; i++) {
+        str[i] = h->len[i] == NO_TEXT ? NULL : w;
+        if (str[i]) w += h->len[i] + 1;
+    }
+    *payload = w;
+    size_t sz = (size_t)(w - (const char *)h) + (h->has_payload ? h->plen : 0);
     return (sz + 7) & ~(size_t)7;
 }
 
-static int write_record(DrRecorder *r, const RecHdr *h, const char *body, DrError *e) {
-    const char *k = body;
-    const char *t = h->tlen == NO_TEXT ? NULL : body + h->klen + 1;
-    const char *p = body + h->klen + 1 + (t ? h->tlen + 1 : 0);
-    if (h->type == REC_META) return dr_trace_set_meta(r->trace, k, t, e);
-    if (h->type == REC_FILE) return dr_trace_add_file(r->trace, k, t, p, h->plen, e);
+/* The trace's code_objects id for a hook entry index (-1: none, 0 when the
+ * entry is not known yet: the event then has no code). */
+static int64_t code_id_of(const DrRecorder *r, int64_t idx) {
+    return idx >= 0 && (size_t)idx < r->ncodes ? r->codes[idx].id : 0;
+}
+
+static int write_record(DrRecorder *r, const RecHdr *h, const char *const str[S__N],
+                        const char *p, DrError *e) {
+    if (h->type == REC_META) return dr_trace_set_meta(r->trace, str[S_KIND], str[S_TEXT], e);
+    if (h->type == REC_FILE)
+        return dr_trace_add_file(r->trace, str[S_KIND], str[S_TEXT], p, h->plen, e);
     DrEvent ev = {.t_ns = h->t_ns,
                   .thread = h->thread,
-                  .kind = k,
+                  .kind = str[S_KIND],
+                  .code_id = code_id_of(r, h->code),
+                  .code2_id = code_id_of(r, h->code2),
+                  .compile_id = str[S_COMPILE],
                   .num = h->num,
-                  .text = t,
+                  .text = str[S_TEXT],
+                  .data = str[S_DATA],
+                  .key = str[S_KEY],
                   .payload = h->has_payload ? p : NULL,
                   .payload_len = h->plen};
     return dr_trace_add_event(r->trace, &ev, e) > 0 ? DR_OK : (e->code ? e->code : DR_ERR_SQL);
@@ -243,15 +290,17 @@ static void flush(DrRecorder *r) {
     pthread_mutex_unlock(&r->lock);
     if (!r->failed) {
         DrError e = {0};
+        /* Counts first: that writes the code objects the events refer to. */
         int rc = dr_trace_begin(r->trace, &e);
+        if (rc == DR_OK) rc = write_counts(r, &e);
         for (size_t off = 0; rc == DR_OK && off < full.len;) {
             const RecHdr *h = (const RecHdr *)(full.buf + off);
-            rc = write_record(r, h, full.buf + off + sizeof *h, &e);
-            off += record_size(h);
+            const char *str[S__N], *payload;
+            off += record_parts(h, str, &payload);
+            rc = write_record(r, h, str, payload, &e);
         }
         if (rc == DR_OK && dropped)
             rc = dr_trace_set_meta_int(r->trace, "records_dropped", dropped, &e);
-        if (rc == DR_OK) rc = write_counts(r, &e);
         if (rc == DR_OK) rc = dr_trace_commit(r->trace, &e);
         if (rc != DR_OK) fail(r, &e);
     }

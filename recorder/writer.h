@@ -35,6 +35,27 @@ int64_t dr_rec_now(const DrRecorder *r);
  * drops everything and reports the failure once from dr_rec_finish. */
 void dr_rec_event(DrRecorder *r, int64_t thread, const char *kind, int64_t num,
                   const char *text, size_t text_len, const void *payload, size_t payload_len);
+
+/* The full form of an event, as the Dynamo adapter records them.  code and
+ * code2 are indexes of the frame hook's code table (-1: none); the strings
+ * with a length may hold any bytes, the others are NUL-terminated. */
+typedef struct DrRecEvent {
+    int64_t thread;
+    const char *kind;
+    int64_t code, code2;
+    const char *compile_id; /* Dynamo's "frame/compile[_attempt]", or NULL */
+    int64_t num;
+    const char *text; /* the readable line (guard, reason, message) */
+    size_t text_len;
+    const char *data; /* a JSON object of further fields */
+    size_t data_len;
+    const char *key; /* the canonical key (volatile parts masked) */
+    size_t key_len;
+    const void *payload; /* large text, stored compressed */
+    size_t payload_len;
+} DrRecEvent;
+void dr_rec_event_full(DrRecorder *r, const DrRecEvent *ev);
+
 void dr_rec_meta(DrRecorder *r, const char *key, const char *value);
 void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *data,
                  size_t len);

@@ -45,19 +45,70 @@ static const char DDL_V1[] =
     "  calls INTEGER NOT NULL, resumes INTEGER NOT NULL);\n"
     "CREATE TABLE events(seq INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL,\n"
     "  thread INTEGER NOT NULL, kind_id INTEGER NOT NULL REFERENCES strings,\n"
-    "  code_id INTEGER REFERENCES code_objects, num INTEGER,\n"
-    "  text_id INTEGER REFERENCES strings, blob_id INTEGER REFERENCES blobs);\n"
+    "  code_id INTEGER REFERENCES code_objects, code2_id INTEGER REFERENCES code_objects,\n"
+    "  compile_id INTEGER REFERENCES strings, num INTEGER,\n"
+    "  text_id INTEGER REFERENCES strings, data_id INTEGER REFERENCES strings,\n"
+    "  key_id INTEGER REFERENCES strings, blob_id INTEGER REFERENCES blobs);\n"
     "CREATE VIEW v_code AS SELECT c.id AS code_id, f.text AS filename,\n"
     "  q.text AS qualname, c.firstlineno AS firstlineno\n"
     "  FROM code_objects c JOIN strings f ON f.id = c.filename_id\n"
     "  JOIN strings q ON q.id = c.qualname_id;\n"
     "CREATE VIEW v_frame_counts AS SELECT v.filename, v.qualname, v.firstlineno,\n"
     "  fc.calls, fc.resumes FROM frame_counts fc JOIN v_code v ON v.code_id = fc.code_id;\n"
-    "CREATE VIEW v_events AS SELECT e.seq, e.t_ns, e.thread, k.text AS kind,\n"
-    "  v.filename, v.qualname, e.num, s.text AS text, e.blob_id\n"
-    "  FROM events e JOIN strings k ON k.id = e.kind_id\n"
-    "  LEFT JOIN v_code v ON v.code_id = e.code_id\n"
-    "  LEFT JOIN strings s ON s.id = e.text_id;\n"
+    /* Dynamo capture: one view per concern over the events table. */
+    "CREATE VIEW v_ev AS SELECT e.seq, e.t_ns, e.thread, k.text AS kind, e.code_id,\n"
+    "  e.code2_id, c.text AS compile_id, e.num, s.text AS text, d.text AS data,\n"
+    "  y.text AS key, e.blob_id FROM events e JOIN strings k ON k.id = e.kind_id\n"
+    "  LEFT JOIN strings c ON c.id = e.compile_id LEFT JOIN strings s ON s.id = e.text_id\n"
+    "  LEFT JOIN strings d ON d.id = e.data_id LEFT JOIN strings y ON y.id = e.key_id;\n"
+    "CREATE VIEW v_events AS SELECT e.seq, e.t_ns, e.thread, e.kind, v.filename, v.qualname,\n"
+    "  e.compile_id, e.num, e.text, e.data, e.blob_id\n"
+    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id;\n"
+    "CREATE VIEW v_frames AS\n"
+    "  WITH cb AS (SELECT code_id, count(*) AS callbacks,\n"
+    "      sum(json_extract(data, '$.outcome') = 'compiled') AS ran_compiled\n"
+    "      FROM v_ev WHERE kind = 'callback' GROUP BY code_id),\n"
+    "    cp AS (SELECT code_id, count(*) AS compiles FROM v_ev WHERE kind = 'compile'\n"
+    "      GROUP BY code_id),\n"
+    "    links AS (SELECT DISTINCT code_id, code2_id FROM v_ev WHERE kind = 'cache_entry'),\n"
+    "    runs AS (SELECT l.code_id, sum(fc.calls) AS runs FROM links l\n"
+    "      JOIN frame_counts fc ON fc.code_id = l.code2_id GROUP BY l.code_id)\n"
+    "  SELECT v.filename, v.qualname, v.firstlineno, cb.callbacks,\n"
+    "    max(coalesce(runs.runs, 0) - coalesce(cb.ran_compiled, 0), 0) AS cache_hits,\n"
+    "    coalesce(cp.compiles, 0) AS compiles, coalesce(runs.runs, 0) AS compiled_runs,\n"
+    "    v.code_id\n"
+    "  FROM cb JOIN v_code v ON v.code_id = cb.code_id\n"
+    "  LEFT JOIN cp ON cp.code_id = cb.code_id LEFT JOIN runs ON runs.code_id = cb.code_id;\n"
+    "CREATE VIEW v_compiles AS SELECT e.compile_id, v.filename, v.qualname, v.firstlineno,\n"
+    "  json_extract(e.data, '$.attempts') AS attempts, json_extract(e.data, '$.outcome') AS outcome,\n"
+    "  json_extract(e.data, '$.graphs') AS graphs, json_extract(e.data, '$.recompile') AS recompile,\n"
+    "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.text AS reason, e.seq\n"
+    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'compile';\n"
+    "CREATE VIEW v_guards AS SELECT e.compile_id, v.filename, v.qualname, e.text AS guard,\n"
+    "  json_extract(e.data, '$.source') AS source, json_extract(e.data, '$.user_location') AS\n"
+    "  user_location, e.seq FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
+    "  WHERE e.kind = 'guard';\n"
+    "CREATE VIEW v_guard_failures AS SELECT e.compile_id,\n"
+    "  json_extract(e.data, '$.failed_compile_id') AS failed_compile_id, v.filename, v.qualname,\n"
+    "  e.text AS reason, e.seq FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
+    "  WHERE e.kind = 'guard_failure';\n"
+    "CREATE VIEW v_graph_breaks AS SELECT e.compile_id, v.filename, v.qualname, e.num AS lineno,\n"
+    "  e.text AS reason, json_extract(e.data, '$.type') AS type,\n"
+    "  json_extract(e.data, '$.user_stack') AS user_stack, e.seq\n"
+    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'graph_break';\n"
+    "CREATE VIEW v_speculation AS SELECT e.compile_id, e.seq,\n"
+    "  json_extract(e.data, '$.action') AS action, e.text AS detail, e.data\n"
+    "  FROM v_ev e WHERE e.kind = 'speculation';\n"
+    "CREATE VIEW v_side_effects AS SELECT e.compile_id, json_extract(e.data, '$.status') AS status,\n"
+    "  e.text AS description, e.seq FROM v_ev e WHERE e.kind = 'side_effect';\n"
+    "CREATE VIEW v_errors AS SELECT e.compile_id, json_extract(e.data, '$.exc_type') AS exc_type,\n"
+    "  e.text AS message, e.num AS suppressed, e.blob_id AS traceback_blob, e.seq\n"
+    "  FROM v_ev e WHERE e.kind = 'error';\n"
+    "CREATE VIEW v_graphs AS SELECT e.compile_id, json_extract(e.data, '$.backend') AS backend,\n"
+    "  e.num AS nodes, json_extract(e.data, '$.inputs') AS inputs,\n"
+    "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.blob_id AS code_blob, e.seq\n"
+    "  FROM v_ev e WHERE e.kind = 'graph';\n"
+    "CREATE VIEW v_canonical AS SELECT seq, key FROM v_ev WHERE key IS NOT NULL;\n"
     "CREATE VIEW v_files AS SELECT p.text AS path, r.text AS role, f.size, f.blob_id\n"
     "  FROM files f JOIN strings p ON p.id = f.path_id JOIN strings r ON r.id = f.role_id;\n";
 
@@ -79,8 +130,9 @@ static const char *const stmt_sql[ST__N] = {
     [ST_COUNT] = "INSERT INTO frame_counts(code_id, calls, resumes) VALUES(?1, ?2, ?3)"
                  " ON CONFLICT(code_id) DO UPDATE SET calls = excluded.calls,"
                  " resumes = excluded.resumes",
-    [ST_EVENT] = "INSERT INTO events(t_ns, thread, kind_id, code_id, num, text_id, blob_id)"
-                 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [ST_EVENT] = "INSERT INTO events(t_ns, thread, kind_id, code_id, num, text_id, blob_id,"
+                 " code2_id, compile_id, data_id, key_id)"
+                 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [ST_FILE] = "INSERT INTO files(path_id, role_id, size, blob_id) VALUES(?1, ?2, ?3, ?4)",
 };
 
@@ -375,8 +427,11 @@ int dr_trace_set_frame_count(DrTrace *t, int64_t code_id, int64_t calls, int64_t
 int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err) {
     int64_t kind = dr_trace_intern(t, ev->kind ? ev->kind : "", -1, err);
     if (kind < 0) return -1;
-    int64_t text = 0, blob = 0;
+    int64_t text = 0, blob = 0, cid = 0, data = 0, key = 0;
     if (ev->text && (text = dr_trace_intern(t, ev->text, -1, err)) < 0) return -1;
+    if (ev->compile_id && (cid = dr_trace_intern(t, ev->compile_id, -1, err)) < 0) return -1;
+    if (ev->data && (data = dr_trace_intern(t, ev->data, -1, err)) < 0) return -1;
+    if (ev->key && (key = dr_trace_intern(t, ev->key, -1, err)) < 0) return -1;
     if (ev->payload && (blob = dr_trace_put_blob(t, ev->payload, ev->payload_len, err)) < 0)
         return -1;
     sqlite3_stmt *st = t->st[ST_EVENT];
@@ -387,6 +442,10 @@ int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err) {
     sqlite3_bind_int64(st, 5, ev->num);
     if (text) sqlite3_bind_int64(st, 6, text);
     if (blob) sqlite3_bind_int64(st, 7, blob);
+    if (ev->code2_id > 0) sqlite3_bind_int64(st, 8, ev->code2_id);
+    if (cid) sqlite3_bind_int64(st, 9, cid);
+    if (data) sqlite3_bind_int64(st, 10, data);
+    if (key) sqlite3_bind_int64(st, 11, key);
     if (step_done(t, st, "writing an event", err) != DR_OK) return -1;
     return sqlite3_last_insert_rowid(t->db);
 }

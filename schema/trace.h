@@ -47,8 +47,12 @@ typedef struct DrEvent {
     int64_t thread;      /* thread identifier */
     const char *kind;    /* event kind, e.g. "start", "exception" (required) */
     int64_t code_id;     /* a code_objects id, or 0 for none */
+    int64_t code2_id;    /* a second code object (compiled code of a cache entry), or 0 */
+    const char *compile_id; /* Dynamo's compile id ("0/1"), or NULL */
     int64_t num;         /* a kind-specific number */
     const char *text;    /* short text (interned), or NULL */
+    const char *data;    /* a JSON object of further fields (interned), or NULL */
+    const char *key;     /* canonical key: the event with volatile parts masked, or NULL */
     const void *payload; /* large payload (compressed), or NULL */
     size_t payload_len;
 } DrEvent;

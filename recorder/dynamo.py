@@ -1,0 +1,663 @@
+"""dynrec's Dynamo adapter: records what torch.compile decides, as events.
+
+Compiled into the dynrec binary and run in the _dynrec namespace the first
+time Dynamo installs its frame function (by then torch._dynamo is fully
+imported), followed by dynamo_spec.py (higher-order-op speculation and side
+effects); then the recorder calls install().  Every hook is a wrapper that takes *args/**kwargs, calls the
+original, returns its result unchanged and re-raises its exceptions; the
+recording part is guarded so that a failure is recorded as a recorder_error
+and switches that hook off, never reaching the user's program.
+
+Events (kind: what, the view that reads it):
+  callback      one call of Dynamo's Python frame callback (v_frames)
+  cache_entry   links a compiled code object to the frame it belongs to
+  compile       one compile of a frame, with outcome and attempts (v_compiles)
+  guard         one guard of a compiled cache entry (v_guards)
+  guard_failure why a cache entry's guards failed on a recompile (v_guard_failures)
+  graph_break   a graph break with its reason and user stack (v_graph_breaks)
+  speculation   attempt checkpoints, restarts, rollbacks, branch merges (v_speculation)
+  side_effect   side effects applied or dropped (v_side_effects)
+  error         an exception inside Dynamo, suppressed or raised (v_errors)
+  graph         a graph handed to the backend (v_graphs)
+  config        the Dynamo config at start, and its changes at compiles
+  trace         each record of Dynamo's structured trace (torch.__trace)
+"""
+
+import json
+import logging
+import os
+import re
+import sys
+import threading
+import time
+import traceback
+
+import torch
+import torch._dynamo
+import torch._dynamo.convert_frame as _cf
+import torch._dynamo.guards as _guards_mod
+import torch._dynamo.output_graph as _og
+import torch._guards
+from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+
+_event = _dynrec.event  # noqa: F821 -- this file runs in _dynrec's namespace
+_now = _dynrec.now_ns  # noqa: F821
+_tls = threading.local()
+_hooks = {}
+_stored_files = set()
+_linked_codes = {}  # id -> compiled code object, kept alive
+_torch_dir = os.path.dirname(torch.__file__) + os.sep
+_stdlib_dir = os.path.dirname(os.__file__) + os.sep
+
+
+# ---- canonical keys --------------------------------------------------------
+
+_MASKS = [
+    (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
+    (re.compile(r"\b\d{9,}\b"), "#"),  # object ids inside guards
+    (re.compile(r"(/tmp|/var/tmp|/dev/shm)/[^\s'\"):,]+"), "<tmp>"),
+    (re.compile(r"\bpid[ =:]\d+"), "pid=?"),
+    (re.compile(r"\d+\.\d+ ?(s|ms|us)\b"), "<time>"),
+]
+
+
+def mask(text):
+    """The text with its volatile parts (addresses, ids, temp paths) masked."""
+    if not text:
+        return ""
+    for rx, repl in _MASKS:
+        text = rx.sub(repl, text)
+    return text
+
+
+# ---- emitting --------------------------------------------------------------
+
+
+def compile_id_now():
+    """Dynamo's current compile id as text ("0/1"), or None."""
+    cid = torch._guards.CompileContext.current_compile_id()
+    return str(cid) if cid is not None else None
+
+
+def attempt_now():
+    tid = torch._guards.CompileContext.current_trace_id()
+    return tid.attempt if tid is not None else 0
+
+
+def emit(kind, *, code=None, code2=None, cid=None, num=0, text=None, data=None,
+         payload=None, key=None):
+    _event(kind, code, code2, cid, int(num), text,
+           json.dumps(data, default=repr, sort_keys=True) if data is not None else None,
+           payload, key if key is not None else kind)
+
+
+def record_error(where, exc):
+    try:
+        emit("recorder_error", text="%s: %s: %s" % (where, type(exc).__name__, exc),
+             payload=traceback.format_exc(), key="recorder_error " + where)
+    except Exception:
+        pass
+
+
+def store_source(filename):
+    """Stores the text of a user file Dynamo traced, once."""
+    if (not filename or filename in _stored_files or filename.startswith("<")
+            or filename.startswith(_torch_dir) or filename.startswith(_stdlib_dir)
+            or os.sep + "site-packages" + os.sep in filename):
+        return
+    _stored_files.add(filename)
+    try:
+        with open(filename, "rb") as f:
+            _dynrec.file(filename, "source", f.read())  # noqa: F821
+    except OSError:
+        pass
+
+
+def location(stack):
+    """'file:line' of the innermost frame of a traceback.StackSummary-like list."""
+    try:
+        fs = stack[-1]
+        return "%s:%s" % (fs.filename, fs.lineno)
+    except Exception:
+        return None
+
+
+# ---- hooking ---------------------------------------------------------------
+
+
+def hook(name, owner, attr, make):
+    """Replaces owner.attr by make(original); records in meta whether it worked."""
+    orig = getattr(owner, attr, None)
+    if orig is None:
+        _hooks[name] = "missing"
+        return
+    try:
+        setattr(owner, attr, make(orig))
+        _hooks[name] = "active"
+    except Exception as exc:
+        _hooks[name] = "failed: %s" % exc
+
+
+class Guarded:
+    """Runs a recording function; on its first failure records it and stops."""
+
+    def __init__(self, name):
+        self.name = name
+        self.on = True
+
+    def __call__(self, fn, *args):
+        if not self.on:
+            return None
+        try:
+            return fn(*args)
+        except Exception as exc:
+            self.on = False
+            _hooks[self.name] = "disabled after an error"
+            record_error(self.name, exc)
+            return None
+
+
+# ---- 1. the Python frame callback -----------------------------------------
+
+_cb_guard = Guarded("callback")
+
+
+def _outcome(result):
+    if result is None:
+        return "skipped"
+    if getattr(result, "guarded_code", None) is not None:
+        return "compiled"
+    strategy = getattr(result, "frame_exec_strategy", None)
+    action = getattr(getattr(strategy, "cur_action", None), "name", "")
+    if action == "RUN_ONLY":
+        return "run_only"
+    return "skipped"
+
+
+def _record_callback(code, before, result, exc, t0, pending):
+    outcome = "error" if exc is not None else _outcome(result)
+    dur = _now() - t0
+    data = {"outcome": outcome, "cache_entries_before": before, "duration_ns": dur}
+    skip = getattr(result, "skip_reason", None) if result is not None else None
+    if skip:
+        data["skip_reason"] = skip
+    emit("callback", code=code, num=before, text=skip, data=data,
+         key="callback %s %s %s" % (code.co_qualname, outcome, mask(skip or "")))
+    # Errors seen inside the compile: suppressed unless one escaped here.
+    for cid, e, tb in pending:
+        suppressed = 0 if (exc is not None and e is exc) else 1
+        emit("error", cid=cid, num=suppressed, text=str(e)[:4000],
+             data={"exc_type": type(e).__name__, "module": type(e).__module__},
+             payload=tb,
+             key="error %s %s %d %s" % (cid, type(e).__name__, suppressed,
+                                        mask(str(e).split("\n", 1)[0])))
+    store_source(code.co_filename)
+    if outcome == "compiled":
+        # The cache entry is made by Dynamo's C code after the callback
+        # returns; its compiled code is the guarded code returned here.
+        gc = result.guarded_code
+        ccode = getattr(gc, "code", None)
+        if ccode is not None and id(ccode) not in _linked_codes:
+            _linked_codes[id(ccode)] = ccode  # by identity, kept alive
+            gcid = getattr(gc, "compile_id", None)
+            ecid = str(gcid) if gcid is not None else None
+            emit("cache_entry", code=code, code2=ccode, cid=ecid,
+                 key="cache_entry %s" % ecid)
+
+
+def _wrap_callback(orig):
+    def __call__(self, frame, cache_entry, frame_state, *args, **kwargs):
+        if not _cb_guard.on:
+            return orig(self, frame, cache_entry, frame_state, *args, **kwargs)
+        code = frame.f_code
+        before = 0
+        try:
+            before = len(_debug_get_cache_entry_list(code))
+        except Exception:
+            pass
+        outer = getattr(_tls, "pending", None)
+        _tls.pending = pending = []
+        t0 = _now()
+        try:
+            result = orig(self, frame, cache_entry, frame_state, *args, **kwargs)
+        except BaseException as exc:
+            _tls.pending = outer
+            _cb_guard(_record_callback, code, before, None, exc, t0, pending)
+            raise
+        _tls.pending = outer
+        _cb_guard(_record_callback, code, before, result, None, t0, pending)
+        return result
+
+    return __call__
+
+
+# ---- 2. compiles -----------------------------------------------------------
+
+_compile_guard = Guarded("compile")
+
+
+def _count_graphs(result):
+    gc = getattr(result, "guarded_code", None)
+    return 1 if gc is not None else 0
+
+
+def _record_compile(code, cid, cache_entries, result, exc, t0, attempts0):
+    recompile = 1 if cache_entries else 0
+    st = getattr(_tls, "compiles", {}).pop(cid, {})
+    graphs = st.get("graphs", 0)
+    if exc is not None:
+        outcome = "error"
+    elif getattr(result, "guarded_code", None) is not None:
+        outcome = "compiled"
+    else:
+        outcome = "skipped"
+    reason = None
+    if exc is not None:
+        reason = "%s: %s" % (type(exc).__name__, str(exc).split("\n", 1)[0])
+        pending = getattr(_tls, "pending", None)
+        if pending is not None:
+            pending.append((cid, exc, "".join(traceback.format_exception(exc))))
+    elif outcome == "skipped":
+        reason = getattr(result, "skip_reason", None)
+    data = {"outcome": outcome, "graphs": graphs, "recompile": recompile,
+            "attempts": st.get("attempts", 1), "duration_ns": _now() - t0}
+    emit("compile", code=code, cid=cid, num=graphs, text=reason, data=data,
+         key="compile %s %s %s graphs=%d recompile=%d attempts=%d" % (
+             cid, code.co_qualname, outcome, graphs, recompile, data["attempts"]))
+    config_changes(cid)
+
+
+def _wrap_compile(orig):
+    def _compile(code, *args, **kwargs):
+        if not _compile_guard.on:
+            return orig(code, *args, **kwargs)
+        cid = kwargs.get("compile_id")
+        cid = str(cid) if cid is not None else None
+        cache_entries = kwargs.get("cache_entries", args[10] if len(args) > 10 else None)
+        t0 = _now()
+        _tls.__dict__.setdefault("compiles", {})[cid] = {"graphs": 0, "attempts": 0}
+        try:
+            result = orig(code, *args, **kwargs)
+        except BaseException as exc:
+            _compile_guard(_record_compile, code, cid, cache_entries, None, exc, t0, 0)
+            raise
+        _compile_guard(_record_compile, code, cid, cache_entries, result, None, t0, 0)
+        return result
+
+    return _compile
+
+
+def compile_state():
+    """The per-compile counters of the compile running on this thread."""
+    cid = compile_id_now()
+    return getattr(_tls, "compiles", {}).get(cid), cid
+
+
+# ---- 3. guard failures -----------------------------------------------------
+
+_gf_guard = Guarded("guard_failure")
+
+
+def _record_guard_failure(reason, failed_cid):
+    if not reason:
+        return
+    cid = compile_id_now()
+    failed = str(failed_cid) if failed_cid is not None else None
+    code = getattr(_tls, "reason_code", None)
+    emit("guard_failure", code=code, cid=cid, text=reason,
+         data={"failed_compile_id": failed},
+         key="guard_failure %s %s %s" % (cid, failed, mask(reason)))
+
+
+def _wrap_get_guard_fail_reason(orig):
+    def get_guard_fail_reason(guard_manager, code, f_locals, compile_id, *args, **kwargs):
+        reason = orig(guard_manager, code, f_locals, compile_id, *args, **kwargs)
+        if _gf_guard.on:
+            _gf_guard(_record_guard_failure, reason, compile_id)
+        return reason
+
+    return get_guard_fail_reason
+
+
+def _wrap_recompilation_reasons(orig):
+    def get_and_maybe_log_recompilation_reasons(cache_entries, frame, *args, **kwargs):
+        _tls.reason_code = getattr(frame, "f_code", None)
+        try:
+            return orig(cache_entries, frame, *args, **kwargs)
+        finally:
+            _tls.reason_code = None
+
+    return get_and_maybe_log_recompilation_reasons
+
+
+# ---- 4. graph breaks -------------------------------------------------------
+
+_gb_guard = Guarded("graph_break")
+
+
+def _record_graph_break(tx, reason, exc):
+    stack = getattr(exc, "real_stack", None)
+    if stack is None:
+        stack = torch._guards.TracingContext.extract_stack()
+    frames = ["%s:%s in %s" % (fs.filename, fs.lineno, fs.name) for fs in stack or []]
+    lineno = stack[-1].lineno if stack else getattr(tx, "lineno", 0)
+    filename = stack[-1].filename if stack else None
+    for fs in stack or []:
+        store_source(fs.filename)
+    gb_type = getattr(exc, "gb_type", None) or type(exc).__name__
+    cid = compile_id_now()
+    code = getattr(tx, "f_code", None)
+    emit("graph_break", code=code, cid=cid, num=lineno or 0, text=reason,
+         data={"type": gb_type, "user_stack": frames, "filename": filename,
+               "attempt": attempt_now()},
+         key="graph_break %s %s:%s %s %s" % (cid, os.path.basename(filename or "?"),
+                                             lineno, gb_type, mask(reason.split("\n", 1)[0])))
+
+
+def _wrap_log_graph_break(orig):
+    def log_graph_break(self, code_options, reason, exc, *args, **kwargs):
+        if _gb_guard.on and not getattr(exc, "logged", False):
+            _gb_guard(_record_graph_break, self, reason, exc)
+        return orig(self, code_options, reason, exc, *args, **kwargs)
+
+    return log_graph_break
+
+
+# ---- 5. backend calls ------------------------------------------------------
+
+_graph_guard = Guarded("backend")
+
+
+def _input_meta(x):
+    if isinstance(x, torch.Tensor):
+        return {"shape": [str(s) for s in x.shape], "stride": [str(s) for s in x.stride()],
+                "dtype": str(x.dtype), "device": str(x.device),
+                "requires_grad": bool(x.requires_grad)}
+    if isinstance(x, torch.SymInt):
+        return {"symint": str(x)}
+    return {"type": type(x).__name__}
+
+
+def _backend_name(og):
+    fn = getattr(og, "compiler_fn", None)
+    seen = 0
+    while fn is not None and seen < 10:
+        inner = getattr(fn, "_torchdynamo_orig_backend", None) or getattr(
+            fn, "compiler_fn", None)
+        if inner is None or inner is fn:
+            break
+        fn = inner
+        seen += 1
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    return name
+
+
+def _record_graph(og, gm, example_inputs, t0, exc):
+    cid = compile_id_now()
+    nodes = len(gm.graph.nodes)
+    backend = _backend_name(og)
+    st, _ = compile_state()
+    if st is not None and exc is None:
+        st["graphs"] = st.get("graphs", 0) + 1
+    emit("graph", cid=cid, num=nodes, text=backend,
+         data={"backend": backend, "inputs": [_input_meta(x) for x in example_inputs],
+               "duration_ns": _now() - t0, "failed": exc is not None},
+         payload=gm.code,
+         key="graph %s %s nodes=%d" % (cid, backend, nodes))
+
+
+def _wrap_call_user_compiler(orig):
+    def call_user_compiler(self, gm, example_inputs, *args, **kwargs):
+        if not _graph_guard.on:
+            return orig(self, gm, example_inputs, *args, **kwargs)
+        t0 = _now()
+        try:
+            out = orig(self, gm, example_inputs, *args, **kwargs)
+        except BaseException as exc:
+            _graph_guard(_record_graph, self, gm, example_inputs, t0, exc)
+            raise
+        _graph_guard(_record_graph, self, gm, example_inputs, t0, None)
+        return out
+
+    return call_user_compiler
+
+
+# ---- 6. speculation: tracing attempts, restarts, rollbacks ---------------------
+
+_spec_guard = Guarded("speculation")
+
+
+def speculation(action, detail, data=None, cid=None):
+    """Records one speculation step; the key leaves out volatile detail."""
+    cid = cid or compile_id_now()
+    d = {"action": action, "attempt": attempt_now()}
+    if data:
+        d.update(data)
+    emit("speculation", cid=cid, text=detail, data=d,
+         key="speculation %s %s %s" % (cid, action, mask(detail or "")))
+
+
+def _record_attempt_start():
+    st, cid = compile_state()
+    if st is not None:
+        st["attempts"] = st.get("attempts", 0) + 1
+    speculation("checkpoint", "attempt %d starts" % attempt_now(), {"scope": "attempt"}, cid)
+
+
+def _record_restart(exc):
+    reason = getattr(exc, "restart_reason", None) or type(exc).__name__
+    speculation("restart", reason, {"scope": "attempt", "exc_type": type(exc).__name__})
+
+
+def _wrap_transform_code_object(orig):
+    def transform_code_object(code, transformations, *args, **kwargs):
+        if _spec_guard.on:
+            _spec_guard(_record_attempt_start)
+        try:
+            return orig(code, transformations, *args, **kwargs)
+        except torch._dynamo.exc.RestartAnalysis as exc:
+            if _spec_guard.on:
+                _spec_guard(_record_restart, exc)
+            raise
+
+    return transform_code_object
+
+
+def _record_rollback(entry):
+    reason = getattr(getattr(entry, "reason", None), "reason", None) or "speculation failed"
+    inst = getattr(entry, "inst", None)
+    opname = getattr(inst, "opname", "?")
+    filename = getattr(entry, "filename", "?")
+    lineno = getattr(entry, "lineno", 0)
+    speculation("rollback", "%s at %s:%s (%s)" % (reason, os.path.basename(filename), lineno,
+                                                  opname),
+                {"scope": "attempt", "instruction": opname, "filename": filename,
+                 "lineno": lineno, "offset": getattr(entry, "instruction_pointer", None),
+                 "reason": reason})
+
+
+def _wrap_fail_and_restart(orig):
+    def fail_and_restart_analysis(self, *args, **kwargs):
+        if _spec_guard.on:
+            _spec_guard(_record_rollback, self)
+        return orig(self, *args, **kwargs)
+
+    return fail_and_restart_analysis
+
+
+# ---- 7. config ---------------------------------------------------------------
+
+_config_last = {}
+
+
+def _config_snapshot():
+    cfg = torch._dynamo.config.get_config_copy()
+    return {k: repr(v) for k, v in cfg.items()}
+
+
+def config_changes(cid):
+    global _config_last
+    try:
+        now = _config_snapshot()
+    except Exception:
+        return
+    changed = {k: v for k, v in now.items() if _config_last.get(k) != v}
+    if changed:
+        emit("config", cid=cid, num=len(changed), data=changed,
+             text="changed: " + ", ".join(sorted(changed))[:2000],
+             key="config %s %s" % (cid, " ".join("%s=%s" % kv for kv in sorted(changed.items()))))
+        _config_last = now
+
+
+# ---- 8. the structured trace (torch.__trace) ---------------------------------
+
+_str_table = {}
+
+
+_GUARD_LINE = re.compile(r"^((?:\| )*)\+- ([A-Za-z_]+): (.*)$")
+_SOURCE = re.compile(r"source=(.*?), accessed_by=")
+
+
+def guards_from_tree(text):
+    """(guard, source, user_location) for each leaf of Dynamo's guard tree text."""
+    out = []
+    sources = {}
+    for line in text.splitlines():
+        m = _GUARD_LINE.match(line)
+        if not m:
+            continue
+        depth = len(m.group(1)) // 2
+        kind, rest = m.group(2), m.group(3)
+        if kind.endswith("GuardManager"):
+            sm = _SOURCE.search(rest)
+            sources[depth] = sm.group(1) if sm else None
+            continue
+        parts = rest.split("  # ")
+        expr = parts[0].strip()
+        loc = parts[-1].strip() if len(parts) >= 3 else None
+        out.append(("%s: %s" % (kind, expr), sources.get(depth - 1), loc))
+    return out
+
+
+def _guards_from_trace(cid, payload):
+    code = getattr(_tls, "guard_code", None)
+    for guard, source, loc in guards_from_tree(payload):
+        emit("guard", code=code, cid=cid, text=guard,
+             data={"user_location": loc, "source": source},
+             key="guard %s %s" % (cid, mask(guard)))
+    if code is not None:
+        store_source(code.co_filename)
+
+
+class TraceHandler(logging.Handler):
+    """Receives every structured-trace record Dynamo emits."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.on = True
+
+    def emit(self, record):
+        if not self.on:
+            return
+        try:
+            md = getattr(record, "metadata", None)
+            if not isinstance(md, dict) or not md:
+                return
+            payload = getattr(record, "payload", None)
+            name = next(iter(md))
+            body = md[name]
+            if name == "str" and isinstance(body, (list, tuple)) and len(body) == 2:
+                _str_table[body[1]] = body[0]
+            if name == "artifact" and isinstance(body, dict):
+                name = "artifact:%s" % body.get("name")
+            cid = None
+            if md.get("frame_id") is not None:
+                cid = "%s/%s" % (md.get("frame_id"), md.get("frame_compile_id"))
+            elif md.get("compiled_autograd_id") is not None:
+                cid = "!%s" % md.get("compiled_autograd_id")
+            if name == "dynamo_cpp_guards_str" and payload:
+                _guards_from_trace(cid, payload)
+            emit("trace", cid=cid, num=md.get("attempt", 0) or 0, text=name,
+                 data=md, payload=payload,
+                 key="trace %s %s" % (name, cid))
+        except Exception as exc:
+            self.on = False
+            _hooks["structured_trace"] = "disabled after an error"
+            record_error("structured trace", exc)
+
+
+_trace_handler = None
+
+
+def attach_trace_handler():
+    """(Re)attaches the handler: torch._logging.set_logs() clears handlers."""
+    global _trace_handler
+    log = logging.getLogger("torch.__trace")
+    if _trace_handler is None:
+        _trace_handler = TraceHandler()
+    if _trace_handler not in log.handlers:
+        log.setLevel(logging.DEBUG)
+        log.propagate = False
+        log.addHandler(_trace_handler)
+
+
+def _wrap_guard_code(orig):
+    """CheckFunctionManager.__init__: tells the guard events their frame."""
+
+    def __init__(self, f_code, *args, **kwargs):
+        prev = getattr(_tls, "guard_code", None)
+        _tls.guard_code = f_code
+        try:
+            return orig(self, f_code, *args, **kwargs)
+        finally:
+            _tls.guard_code = prev
+
+    return __init__
+
+
+# ---- installing ----------------------------------------------------------------
+
+
+def install():
+    try:
+        global _config_last
+        _config_last = _config_snapshot()
+        emit("config", num=len(_config_last), data=_config_last, text="initial",
+             key="config initial")
+    except Exception as exc:
+        record_error("config snapshot", exc)
+    hook("callback", _cf.CatchErrorsWrapper, "__call__", _wrap_callback)
+    hook("compile", _cf, "_compile", _wrap_compile)
+    hook("get_guard_fail_reason", _guards_mod, "get_guard_fail_reason",
+         _wrap_get_guard_fail_reason)
+    hook("recompilation_reasons", _cf, "get_and_maybe_log_recompilation_reasons",
+         _wrap_recompilation_reasons)
+    import torch._dynamo.symbolic_convert as _sc
+
+    hook("log_graph_break", _sc.InstructionTranslatorBase, "log_graph_break",
+         _wrap_log_graph_break)
+    hook("call_user_compiler", _og.OutputGraph, "call_user_compiler",
+         _wrap_call_user_compiler)
+    hook("guard_code", _guards_mod.CheckFunctionManager, "__init__", _wrap_guard_code)
+    hook("transform_code_object", _cf, "transform_code_object", _wrap_transform_code_object)
+    hook("fail_and_restart_analysis", _sc.SpeculationEntry, "fail_and_restart_analysis",
+         _wrap_fail_and_restart)
+    try:
+        attach_trace_handler()
+        _hooks["structured_trace"] = "active"
+    except Exception as exc:
+        _hooks["structured_trace"] = "failed: %s" % exc
+    try:
+        install_speculation()  # noqa: F821 -- defined in dynamo_spec.py
+    except Exception as exc:
+        record_error("speculation hooks", exc)
+    for name, state in sorted(_hooks.items()):
+        _dynrec.meta("hook." + name, state)  # noqa: F821
+
+
+def on_callback_enabled():
+    """Called by the recorder each time Dynamo is enabled (cheap)."""
+    if _trace_handler is not None and _trace_handler.on:
+        log = logging.getLogger("torch.__trace")
+        if _trace_handler not in log.handlers:
+            attach_trace_handler()
