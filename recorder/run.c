@@ -287,7 +287,7 @@ static PyObject *m_finish(PyObject *self, PyObject *const *args, Py_ssize_t narg
     if (R.finished) Py_RETURN_NONE;
     R.finished = 1;
     if (tv) dr_rec_meta(R.rec, "torch_version", tv);
-    if (R.opts->is_module && mf) {
+    if (mf && (R.opts->is_module || strcmp(mf, R.opts->target) != 0)) {
         size_t len = 0;
         char *src = slurp(mf, &len);
         if (src) dr_rec_file(R.rec, mf, "main", src, len);
@@ -362,6 +362,7 @@ done:
 /* ---- start and end ----------------------------------------------------- */
 
 static void finish_recording(int status, int sig) {
+    status &= 0xff; /* what the parent sees: sys.exit(256) is 0, -1 is 255 */
     DrRecorder *rec = R.rec;
     R.rec = NULL;
     if (!rec) return;
@@ -511,7 +512,11 @@ int dr_run(const DrRunOptions *o) {
     int status = 2;
     DrError err = {0};
 
-    if (!opts.is_module) {
+    struct stat sb;
+    if (!opts.is_module && stat(opts.target, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        /* A directory with __main__.py: CPython runs it; its source is
+         * stored at exit as the main module's file. */
+    } else if (!opts.is_module) {
         src = slurp(opts.target, &srclen);
         if (!src) {
             fprintf(stderr, "dynrec run: cannot open script %s: %s\n", opts.target,

@@ -1,0 +1,1 @@
+# A package for `dynrec run -m pkg.mod`.
