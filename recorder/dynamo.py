@@ -577,8 +577,15 @@ class TraceHandler(logging.Handler):
                 cid = "!%s" % md.get("compiled_autograd_id")
             if name == "dynamo_cpp_guards_str" and payload:
                 _guards_from_trace(cid, payload)
+            # Large metadata (compilation_metrics carries ~40 KB) goes into the
+            # compressed blob, as its first line, instead of the strings table.
+            data = md
+            mdj = json.dumps(md, default=repr, sort_keys=True)
+            if len(mdj) > 2048:
+                data = {"metadata_in_blob": True, "name": name}
+                payload = mdj + "\n" + (payload or "")
             emit("trace", cid=cid, num=md.get("attempt", 0) or 0, text=name,
-                 data=md, payload=payload,
+                 data=data, payload=payload,
                  key="trace %s %s" % (name, cid))
         except Exception as exc:
             self.on = False

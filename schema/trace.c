@@ -49,6 +49,14 @@ static const char DDL_V1[] =
     "  compile_id INTEGER REFERENCES strings, num INTEGER,\n"
     "  text_id INTEGER REFERENCES strings, data_id INTEGER REFERENCES strings,\n"
     "  key_id INTEGER REFERENCES strings, blob_id INTEGER REFERENCES blobs);\n"
+    ;
+
+/* The views: the stable read interface.  The writer stores them in the file
+ * for the plain sqlite3 CLI; the reader never uses a file's own views (they
+ * are untrusted, and SQLite refuses json_extract in them with
+ * trusted_schema off): it defines these as TEMP views, which shadow them.
+ * That is also where a reader adapts an older schema to today's views. */
+static const char VIEWS_V1[] =
     "CREATE VIEW v_code AS SELECT c.id AS code_id, f.text AS filename,\n"
     "  q.text AS qualname, c.firstlineno AS firstlineno\n"
     "  FROM code_objects c JOIN strings f ON f.id = c.filename_id\n"
@@ -266,7 +274,7 @@ DrTrace *dr_trace_create(const char *path, int overwrite, DrError *err) {
              "PRAGMA application_id=%d; PRAGMA user_version=%d;", DR_APPLICATION_ID,
              DR_SCHEMA_VERSION);
     if (exec(t, ddl, err) != DR_OK) goto fail;
-    if (exec(t, DDL_V1, err) != DR_OK) goto fail;
+    if (exec(t, DDL_V1, err) != DR_OK || exec(t, VIEWS_V1, err) != DR_OK) goto fail;
     if (exec(t, "COMMIT", err) != DR_OK) goto fail;
     if (exec(t, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) != DR_OK)
         goto fail;
@@ -552,6 +560,30 @@ static int pragma_int(DrTrace *t, const char *sql, int64_t *out, DrError *err) {
     return DR_OK;
 }
 
+/* Our own view definitions, as TEMP views shadowing the file's. */
+static int define_temp_views(DrTrace *t, DrError *err) {
+    static const char from[] = "CREATE VIEW ", to[] = "CREATE TEMP VIEW ";
+    size_t n = 0;
+    for (const char *p = VIEWS_V1; (p = strstr(p, from)); p += sizeof from - 1) n++;
+    char *sql = malloc(sizeof VIEWS_V1 + n * (sizeof to - sizeof from));
+    if (!sql) return dr_error(err, DR_ERR_NOMEM, "%s: out of memory", t->path);
+    char *w = sql;
+    for (const char *p = VIEWS_V1;;) {
+        const char *q = strstr(p, from);
+        size_t len = q ? (size_t)(q - p) : strlen(p);
+        memcpy(w, p, len);
+        w += len;
+        if (!q) break;
+        memcpy(w, to, sizeof to - 1);
+        w += sizeof to - 1;
+        p = q + sizeof from - 1;
+    }
+    *w = 0;
+    int rc = exec(t, sql, err);
+    free(sql);
+    return rc;
+}
+
 DrTrace *dr_trace_open(const char *path, DrError *err) {
     if (check_header(path, err) != DR_OK) return NULL;
     DrTrace *t = calloc(1, sizeof *t);
@@ -586,6 +618,7 @@ DrTrace *dr_trace_open(const char *path, DrError *err) {
         goto fail;
     }
     t->schema_version = (int)ver;
+    if (define_temp_views(t, err) != DR_OK) goto fail;
     /* quick_check reads every page: it turns a truncated or damaged file
      * into one clear message here instead of odd failures later. */
     sqlite3_stmt *st = NULL;

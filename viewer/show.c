@@ -83,6 +83,107 @@ static int kind_row(void *ud, int n, const char *const *names, const char *const
     return 0;
 }
 
+/* Generic rows: text lines of the columns (first line of each, at most 160
+ * bytes), or JSON objects keyed by column name. */
+static void put_cell(FILE *f, const char *s) {
+    if (!s) s = "";
+    size_t n = strcspn(s, "\n");
+    int cut = n > 160;
+    if (cut) n = 160;
+    for (size_t i = 0; i < n; i++) fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], f);
+    if (cut || s[strcspn(s, "\n")]) fputs(" ...", f);
+}
+
+static int any_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    RowCtx *c = ud;
+    if (c->json) {
+        fputs(c->n++ ? ",\n      {" : "\n      {", c->out);
+        for (int i = 0; i < n; i++) {
+            if (i) fputs(", ", c->out);
+            dr_json_string(c->out, names[i]);
+            fputs(": ", c->out);
+            dr_json_string(c->out, v[i]);
+        }
+        fputc('}', c->out);
+    } else {
+        c->n++;
+        fputs("  ", c->out);
+        for (int i = 0; i < n; i++) {
+            if (i) fputs("  ", c->out);
+            put_cell(c->out, v[i]);
+        }
+        fputc('\n', c->out);
+    }
+    return 0;
+}
+
+/* The Dynamo sections, guard failures first: what a user asks first is why
+ * a function recompiled. */
+static const struct {
+    const char *title, *sql;
+} dynamo_sections[] = {
+    {"guard failures (why a cache entry was rejected)",
+     "SELECT compile_id, 'rejects ' || failed_compile_id, qualname, reason FROM v_guard_failures "
+     "ORDER BY seq LIMIT 20"},
+    {"compiles",
+     "SELECT compile_id, qualname, outcome, 'graphs=' || graphs, 'attempts=' || attempts, "
+     "CASE WHEN recompile THEN 'recompile' ELSE '' END, printf('%.1f ms', duration_ms), "
+     "coalesce(reason, '') FROM v_compiles ORDER BY seq LIMIT 30"},
+    {"graph breaks",
+     "SELECT compile_id, qualname, 'line ' || lineno, type, reason FROM v_graph_breaks "
+     "ORDER BY seq LIMIT 20"},
+    {"errors", "SELECT compile_id, exc_type, CASE WHEN suppressed THEN 'suppressed' ELSE 'raised' "
+               "END, message FROM v_errors ORDER BY seq LIMIT 20"},
+    {"frames Dynamo handled (callbacks, cache hits, compiles)",
+     "SELECT qualname, 'callbacks=' || callbacks, 'cache_hits=' || cache_hits, 'compiles=' || "
+     "compiles, filename || ':' || firstlineno FROM v_frames WHERE compiles > 0 "
+     "ORDER BY cache_hits + callbacks DESC LIMIT 20"},
+    {"backend graphs", "SELECT compile_id, backend, 'nodes=' || nodes FROM v_graphs ORDER BY seq "
+                       "LIMIT 20"},
+    {"side effects", "SELECT compile_id, status, description FROM v_side_effects ORDER BY seq "
+                     "LIMIT 20"},
+};
+
+static int show_dynamo(DrTrace *t, FILE *out, int json, DrError *err) {
+    RowCtx c = {out, json, 0};
+    int any = 0;
+    if (json) fputs(",\n  \"dynamo\": {", out);
+    for (size_t i = 0; i < sizeof dynamo_sections / sizeof *dynamo_sections; i++) {
+        c.n = 0;
+        if (json) {
+            fputs(i ? ",\n    " : "\n    ", out);
+            dr_json_string(out, dynamo_sections[i].title);
+            fputs(": [", out);
+        } else {
+            /* Text: print the title only above a non-empty section. */
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *tmp = open_memstream(&buf, &len);
+            if (!tmp) return dr_error(err, DR_ERR_NOMEM, "out of memory");
+            c.out = tmp;
+            int rc = dr_trace_query(t, dynamo_sections[i].sql, any_row, &c, err);
+            fclose(tmp);
+            c.out = out;
+            if (rc != DR_OK) {
+                free(buf);
+                return rc;
+            }
+            if (c.n) {
+                fprintf(out, "\n%s%s\n", any++ ? "" : "DYNAMO\n", dynamo_sections[i].title);
+                fwrite(buf, 1, len, out);
+            }
+            free(buf);
+            continue;
+        }
+        int rc = dr_trace_query(t, dynamo_sections[i].sql, any_row, &c, err);
+        if (rc != DR_OK) return rc;
+        fputs(c.n ? "\n    ]" : "]", out);
+    }
+    if (json) fputs("\n  }", out);
+    return DR_OK;
+}
+
 static const char *signame(long sig) {
     switch (sig) {
     case SIGINT: return "SIGINT";
@@ -133,7 +234,9 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
         fputs(c.n ? "\n  ],\n  \"events\": {" : "],\n  \"events\": {", out);
         c.n = 0;
         if ((rc = dr_trace_query(t, kinds_sql, kind_row, &c, err)) != DR_OK) return rc;
-        fputs("}\n}\n", out);
+        fputs("}", out);
+        if ((rc = show_dynamo(t, out, 1, err)) != DR_OK) return rc;
+        fputs("\n}\n", out);
         return DR_OK;
     }
 
@@ -178,9 +281,13 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
         }
         fputc('\n', out);
     }
-    fprintf(out, "\ncode objects by evaluations (top %d)\n  %12s %9s  %s\n", top, "calls",
-            "resumes", "code");
-    rc = dr_trace_query(t, sql, code_row, &c, err);
+    rc = show_dynamo(t, out, 0, err);
+    if (rc == DR_OK) {
+        fprintf(out, "\ncode objects by evaluations (top %d)\n  %12s %9s  %s\n", top, "calls",
+                "resumes", "code");
+        c.n = 0;
+        rc = dr_trace_query(t, sql, code_row, &c, err);
+    }
     if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);
     if (rc == DR_OK) {
         fprintf(out, "\nthe script's own code (outside the standard library and site-packages)\n"
