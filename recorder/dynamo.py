@@ -44,10 +44,11 @@ _event = _dynrec.event  # noqa: F821 -- this file runs in _dynrec's namespace
 _now = _dynrec.now_ns  # noqa: F821
 _tls = threading.local()
 _hooks = {}
-_stored_files = set()
+# The script's own text is already stored (role "script") by the runner.
+_stored_files = {os.path.realpath(sys.argv[0])} if sys.argv and sys.argv[0] else set()
 _linked_codes = {}  # id -> compiled code object, kept alive
-_torch_dir = os.path.dirname(torch.__file__) + os.sep
-_stdlib_dir = os.path.dirname(os.__file__) + os.sep
+_torch_dir = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
+_stdlib_dir = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
 
 
 # ---- canonical keys --------------------------------------------------------
@@ -101,7 +102,10 @@ def record_error(where, exc):
 
 def store_source(filename):
     """Stores the text of a user file Dynamo traced, once."""
-    if (not filename or filename in _stored_files or filename.startswith("<")
+    if not filename or filename.startswith("<"):
+        return
+    filename = os.path.realpath(filename)
+    if (filename in _stored_files
             or filename.startswith(_torch_dir) or filename.startswith(_stdlib_dir)
             or os.sep + "site-packages" + os.sep in filename):
         return
@@ -567,7 +571,11 @@ class TraceHandler(logging.Handler):
             name = next(iter(md))
             body = md[name]
             if name == "str" and isinstance(body, (list, tuple)) and len(body) == 2:
+                # Dynamo interns every file name of its user stacks: the
+                # files it traced, inlined functions' included.
                 _str_table[body[1]] = body[0]
+                if isinstance(body[0], str):
+                    store_source(body[0])
             if name == "artifact" and isinstance(body, dict):
                 name = "artifact:%s" % body.get("name")
             cid = None
