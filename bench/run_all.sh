@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 mkdir -p bench/out
 bench/frame_hook.sh
+bench/frame_hook_callgrind.sh
+bench/dynamo_bench.sh
 "$BUILD/writer_bench" 1000000 bench/out
 make --no-print-directory "$BUILD/dict_bench" >/dev/null
 site=$(.venv/bin/python -c 'import torch, os; print(os.path.dirname(torch.__file__))')
