@@ -55,6 +55,12 @@ class _DynamoWatch:
 
 def _finish():
     try:
+        states = globals().get("write_hook_states")  # from dynamo.py, once loaded
+        if states is not None:
+            states()
+    except Exception as exc:
+        _record_error("hook states", exc)
+    try:
         torch = sys.modules.get("torch")
         version = getattr(torch, "__version__", None) if torch is not None else None
         main = sys.modules.get("__main__")

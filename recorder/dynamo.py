@@ -666,6 +666,12 @@ def install():
         install_speculation()  # noqa: F821 -- defined in dynamo_spec.py
     except Exception as exc:
         record_error("speculation hooks", exc)
+    write_hook_states()
+
+
+def write_hook_states():
+    """meta hook.NAME = active / missing / disabled after an error; written at
+    install and again at exit, so a hook that switched itself off shows."""
     for name, state in sorted(_hooks.items()):
         _dynrec.meta("hook." + name, state)  # noqa: F821
 
