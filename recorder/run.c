@@ -203,6 +203,24 @@ static PyObject *m_meta(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * dynrec's hook in place just before Dynamo installs its frame function (so
  * Dynamo saves it and forwards frames to it) and takes it out once Dynamo
  * has restored it.  With --all-frames the hook stays put. */
+/* Records the pending Python exception as a recorder_error event (and in
+ * meta[meta_key] when given) and clears it: the program never sees it. */
+static void record_python_error(const char *where, const char *meta_key) {
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *str = ev ? PyObject_Str(ev) : NULL;
+    const char *msg = str ? PyUnicode_AsUTF8(str) : NULL;
+    char line[512];
+    snprintf(line, sizeof line, "%s: %s", where, msg ? msg : "unknown error");
+    PyErr_Clear();
+    dr_rec_event(R.rec, thread_id(), "recorder_error", 0, line, strlen(line), NULL, 0);
+    if (meta_key) dr_rec_meta(R.rec, meta_key, line);
+    Py_XDECREF(str);
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(tb);
+}
+
 /* Runs dynamo.py in _dynrec's namespace, once, the first time Dynamo is
  * enabled (torch._dynamo is fully imported by then).  A failure is recorded
  * as a recorder_error; the program never sees it. */
@@ -226,21 +244,7 @@ static void load_dynamo_adapter(void) {
         res = code ? PyEval_EvalCode(code, PyModule_GetDict(mod), PyModule_GetDict(mod)) : NULL;
         if (res) Py_CLEAR(code);
     }
-    if (!res) {
-        PyObject *xt, *xv, *xtb;
-        PyErr_Fetch(&xt, &xv, &xtb);
-        PyObject *str = xv ? PyObject_Str(xv) : NULL;
-        const char *msg = str ? PyUnicode_AsUTF8(str) : NULL;
-        char line[512];
-        snprintf(line, sizeof line, "dynamo adapter: %s", msg ? msg : "unknown error");
-        PyErr_Clear();
-        dr_rec_event(R.rec, thread_id(), "recorder_error", 0, line, strlen(line), NULL, 0);
-        dr_rec_meta(R.rec, "hook.dynamo_adapter", line);
-        Py_XDECREF(str);
-        Py_XDECREF(xt);
-        Py_XDECREF(xv);
-        Py_XDECREF(xtb);
-    }
+    if (!res) record_python_error("dynamo adapter", "hook.dynamo_adapter");
     Py_XDECREF(res);
     Py_XDECREF(code);
     Py_XDECREF(mod);
@@ -340,19 +344,8 @@ static void run_adapter(void) {
     res = PyEval_EvalCode(code, dict, dict);
     if (!res) goto error;
     goto done;
-error:;
-    PyObject *et, *ev, *tb;
-    PyErr_Fetch(&et, &ev, &tb);
-    PyObject *s = ev ? PyObject_Str(ev) : NULL;
-    const char *msg = s ? PyUnicode_AsUTF8(s) : NULL;
-    char line[512];
-    snprintf(line, sizeof line, "adapter: %s", msg ? msg : "unknown error");
-    PyErr_Clear();
-    dr_rec_event(R.rec, thread_id(), "recorder_error", 0, line, strlen(line), NULL, 0);
-    Py_XDECREF(s);
-    Py_XDECREF(et);
-    Py_XDECREF(ev);
-    Py_XDECREF(tb);
+error:
+    record_python_error("adapter", NULL);
 done:
     Py_XDECREF(res);
     Py_XDECREF(code);
