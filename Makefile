@@ -22,9 +22,10 @@ SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c
 RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c
 VIEWER_SRC   := viewer/show.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC)
-TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c
+TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
+                tests/e2e_util.c tests/test_dynamo.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
-HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h
+HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/default_dict.h
 
 .PHONY: all setup demo test check unit asan bench clean format
 
@@ -64,6 +65,18 @@ $(BUILD)/%_py.h: recorder/%.py
 	  echo 'static const char dr_$*_py[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
 	  echo '    ;'; } > $@
+
+# The default zstd dictionary (tools/train_dict.sh), as a C array.
+$(BUILD)/default_dict.h: schema/default.dict
+	@mkdir -p $(BUILD)
+	@{ echo '/* generated from $< by the Makefile */'; \
+	  echo 'static const unsigned char dr_default_dict[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '};'; } > $@
+
+$(BUILD)/train_dict: tools/train_dict.c $(SCHEMA_SRC)
+	@mkdir -p $(BUILD)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/dynrec: $(DYNREC_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)

@@ -32,6 +32,7 @@
 #include "../schema/json.h"
 #include "../schema/trace.h"
 #include "adapter_py.h"
+#include "default_dict.h"
 #include "dynamo_py.h"
 #include "dynamo_spec_py.h"
 #include "hook.h"
@@ -548,7 +549,11 @@ int dr_run(const DrRunOptions *o) {
         status = 73;
         goto out;
     }
-    if (write_start_meta(t, &opts, python ? python : "", seed_text, src, srclen, &err) != DR_OK) {
+    /* The default dictionary: the structured-trace payloads, guard trees and
+     * graph code of Dynamo are small, templated texts that it shrinks by a
+     * third beyond plain zstd (schema/SCHEMA.md). */
+    if (dr_trace_use_dict(t, dr_default_dict, sizeof dr_default_dict, &err) != DR_OK ||
+        write_start_meta(t, &opts, python ? python : "", seed_text, src, srclen, &err) != DR_OK) {
         fprintf(stderr, "dynrec run: %s\n", err.msg);
         dr_trace_free(t);
         status = 73;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <zstd.h>
 #include <zstd_errors.h>
+#include <zdict.h>
 
 #define VARINT_MAX 10                       /* bytes of a 64-bit LEB128 */
 #define HEADER_MAX (1 + 2 * VARINT_MAX)     /* codec, length, dict id */
@@ -149,6 +150,23 @@ void dr_dict_free(DrDict *d) {
 }
 
 uint32_t dr_dict_id(const DrDict *d) { return d ? d->id : 0; }
+
+int dr_dict_train(const void *samples, const size_t *sizes, unsigned n, size_t capacity,
+                  void **out, size_t *outlen, DrError *err) {
+    *out = NULL;
+    void *buf = malloc(capacity);
+    if (!buf)
+        return dr_error(err, DR_ERR_NOMEM, "out of memory training a dictionary");
+    size_t got = ZDICT_trainFromBuffer(buf, capacity, samples, sizes, n);
+    if (ZDICT_isError(got)) {
+        free(buf);
+        return dr_error(err, DR_ERR_ARG, "zstd could not train a dictionary: %s",
+                        ZDICT_getErrorName(got));
+    }
+    *out = buf;
+    *outlen = got;
+    return DR_OK;
+}
 
 int dr_codec_encode(const void *src, size_t len, const DrDict *dict, int level,
                     void **out, size_t *outlen, DrError *err) {

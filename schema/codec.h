@@ -48,6 +48,13 @@ DrDict *dr_dict_create(const void *dict, size_t len, uint32_t id, DrError *err);
 void dr_dict_free(DrDict *d); /* accepts NULL */
 uint32_t dr_dict_id(const DrDict *d);
 
+/* Trains a dictionary of at most capacity bytes on n samples laid end to
+ * end in samples (sizes[i] bytes each), as zstd's ZDICT_trainFromBuffer
+ * does.  Returns DR_OK with a malloc'd *out of *outlen bytes, or an error
+ * (too few or too uniform samples give DR_ERR_ARG). */
+int dr_dict_train(const void *samples, const size_t *sizes, unsigned n, size_t capacity,
+                  void **out, size_t *outlen, DrError *err);
+
 /* Encodes src[0..len) into a newly malloc'd blob (*out, *outlen), choosing
  * raw storage for short or incompressible input, zstd (with dict when dict is
  * not NULL) otherwise.  level is a zstd level (0 = default 3).  Returns DR_OK,

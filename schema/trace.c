@@ -381,10 +381,17 @@ int64_t dr_trace_intern(DrTrace *t, const char *s, int64_t len, DrError *err) {
 int dr_trace_use_dict(DrTrace *t, const void *dict, size_t len, DrError *err) {
     DrDict *d = dr_dict_create(dict, len, 1, err);
     if (!d) return err ? err->code : DR_ERR_ARG;
-    sqlite3_stmt *st = t->st[ST_DICT];
-    sqlite3_bind_int64(st, 1, 1);
-    sqlite3_bind_blob(st, 2, dict, (int)len, SQLITE_STATIC);
-    int rc = step_done(t, st, "storing the dictionary", err);
+    /* Stored as a blob itself (codec header, zstd without dictionary). */
+    void *enc = NULL;
+    size_t enclen = 0;
+    int rc = dr_codec_encode(dict, len, NULL, 0, &enc, &enclen, err);
+    if (rc == DR_OK) {
+        sqlite3_stmt *st = t->st[ST_DICT];
+        sqlite3_bind_int64(st, 1, 1);
+        sqlite3_bind_blob(st, 2, enc, (int)enclen, SQLITE_STATIC);
+        rc = step_done(t, st, "storing the dictionary", err);
+    }
+    free(enc);
     if (rc != DR_OK) {
         dr_dict_free(d);
         return rc;
@@ -710,10 +717,15 @@ static int load_dict(DrTrace *t, DrError *err) {
         int64_t id = sqlite3_column_int64(st, 0);
         const void *d = sqlite3_column_blob(st, 1);
         int n = sqlite3_column_bytes(st, 1);
+        void *raw = NULL;
+        size_t rawlen = 0;
+        DrError e2 = {0};
         if (id <= 0 || id > UINT32_MAX || !d ||
-            !(t->dict = dr_dict_create(d, (size_t)n, (uint32_t)id, err)))
-            status = dr_error(err, DR_ERR_BLOB, "%s: the stored zstd dictionary is unusable",
-                              t->path);
+            dr_codec_decode(d, (size_t)n, NULL, 1 << 20, &raw, &rawlen, &e2) != DR_OK ||
+            !(t->dict = dr_dict_create(raw, rawlen, (uint32_t)id, &e2)))
+            status = dr_error(err, DR_ERR_BLOB, "%s: the stored zstd dictionary is unusable (%s)",
+                              t->path, e2.msg[0] ? e2.msg : "bad id");
+        free(raw);
     } else if (rc != SQLITE_DONE) {
         status = sql_err(t, err, rc, "reading the dictionary");
     }
