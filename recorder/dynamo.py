@@ -386,6 +386,9 @@ def _backend_name(og):
     fn = getattr(og, "compiler_fn", None)
     seen = 0
     while fn is not None and seen < 10:
+        named = getattr(fn, "compiler_name", None)  # torch.compile's wrappers
+        if isinstance(named, str):
+            return named
         inner = getattr(fn, "_torchdynamo_orig_backend", None) or getattr(
             fn, "compiler_fn", None)
         if inner is None or inner is fn:
