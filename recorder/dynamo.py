@@ -217,6 +217,10 @@ def _wrap_callback(orig):
         before = 0
         try:
             before = len(_debug_get_cache_entry_list(code))
+            # torch._logging.set_logs() may clear the trace logger's handlers.
+            if _trace_handler is not None and _trace_handler.on and (
+                    _trace_handler not in _trace_log.handlers):
+                attach_trace_handler()
         except Exception:
             pass
         outer = getattr(_tls, "pending", None)
@@ -605,6 +609,7 @@ class TraceHandler(logging.Handler):
 
 
 _trace_handler = None
+_trace_log = logging.getLogger("torch.__trace")
 
 
 def attach_trace_handler():
@@ -677,11 +682,3 @@ def write_hook_states():
     install and again at exit, so a hook that switched itself off shows."""
     for name, state in sorted(_hooks.items()):
         _dynrec.meta("hook." + name, state)  # noqa: F821
-
-
-def on_callback_enabled():
-    """Called by the recorder each time Dynamo is enabled (cheap)."""
-    if _trace_handler is not None and _trace_handler.on:
-        log = logging.getLogger("torch.__trace")
-        if _trace_handler not in log.handlers:
-            attach_trace_handler()

@@ -226,9 +226,25 @@ static void record_python_error(const char *where, const char *meta_key) {
  * enabled (torch._dynamo is fully imported by then).  A failure is recorded
  * as a recorder_error; the program never sees it. */
 static void load_dynamo_adapter(void) {
-    static int loaded;
-    if (loaded || R.finished || !R.rec) return;
-    loaded = 1;
+    /* 0: not loaded, 1: a thread is loading it, 2: done.  Running Python
+     * code may hand the GIL to another thread that enables Dynamo: that one
+     * waits here until the hooks are in, or its first compile would go
+     * unrecorded. */
+    static int state;
+    static unsigned long loader;
+    if (state == 2 || R.finished || !R.rec) return;
+    if (state == 1) {
+        if (loader == PyThread_get_thread_ident()) return; /* re-entered while loading */
+        while (state == 1) {
+            Py_BEGIN_ALLOW_THREADS
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+            Py_END_ALLOW_THREADS
+        }
+        return;
+    }
+    state = 1;
+    loader = PyThread_get_thread_ident();
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
     static const struct {
@@ -250,6 +266,7 @@ static void load_dynamo_adapter(void) {
     Py_XDECREF(code);
     Py_XDECREF(mod);
     PyErr_Restore(et, ev, tb);
+    state = 2;
 }
 
 static PyObject *wrapped_set_eval_frame(PyObject *orig, PyObject *const *args,
