@@ -117,15 +117,6 @@ def store_source(filename):
         pass
 
 
-def location(stack):
-    """'file:line' of the innermost frame of a traceback.StackSummary-like list."""
-    try:
-        fs = stack[-1]
-        return "%s:%s" % (fs.filename, fs.lineno)
-    except Exception:
-        return None
-
-
 # ---- hooking ---------------------------------------------------------------
 
 
@@ -187,9 +178,14 @@ def _record_callback(code, before, result, exc, t0, pending):
         data["skip_reason"] = skip
     emit("callback", code=code, num=before, text=skip, data=data,
          key="callback %s %s %s" % (code.co_qualname, outcome, mask(skip or "")))
-    # Errors seen inside the compile: suppressed unless one escaped here.
+    # Errors seen inside the compile: suppressed unless one escaped here (as
+    # itself, or as the cause of what escaped; else the last one did).
+    raised = None
+    if exc is not None and pending:
+        chain = {id(exc), id(exc.__cause__), id(exc.__context__)}
+        raised = next((e for _, e, _ in pending if id(e) in chain), pending[-1][1])
     for cid, e, tb in pending:
-        suppressed = 0 if (exc is not None and e is exc) else 1
+        suppressed = 0 if e is raised else 1
         emit("error", cid=cid, num=suppressed, text=str(e)[:4000],
              data={"exc_type": type(e).__name__, "module": type(e).__module__},
              payload=tb,
@@ -244,12 +240,7 @@ def _wrap_callback(orig):
 _compile_guard = Guarded("compile")
 
 
-def _count_graphs(result):
-    gc = getattr(result, "guarded_code", None)
-    return 1 if gc is not None else 0
-
-
-def _record_compile(code, cid, cache_entries, result, exc, t0, attempts0):
+def _record_compile(code, cid, cache_entries, result, exc, t0):
     recompile = 1 if cache_entries else 0
     st = getattr(_tls, "compiles", {}).pop(cid, {})
     graphs = st.get("graphs", 0)
@@ -287,9 +278,9 @@ def _wrap_compile(orig):
         try:
             result = orig(code, *args, **kwargs)
         except BaseException as exc:
-            _compile_guard(_record_compile, code, cid, cache_entries, None, exc, t0, 0)
+            _compile_guard(_record_compile, code, cid, cache_entries, None, exc, t0)
             raise
-        _compile_guard(_record_compile, code, cid, cache_entries, result, None, t0, 0)
+        _compile_guard(_record_compile, code, cid, cache_entries, result, None, t0)
         return result
 
     return _compile
@@ -403,6 +394,16 @@ def _backend_name(og):
     return name
 
 
+def _graph_inputs(gm, example_inputs):
+    """Input metadata from the placeholders' fake values, whose sizes are
+    symbolic expressions under dynamic shapes; else from the real inputs."""
+    vals = [n.meta.get("example_value", n.meta.get("val"))
+            for n in gm.graph.nodes if n.op == "placeholder"]
+    if vals and all(v is not None for v in vals):
+        return [_input_meta(v) for v in vals]
+    return [_input_meta(x) for x in example_inputs]
+
+
 def _record_graph(og, gm, example_inputs, t0, exc):
     cid = compile_id_now()
     nodes = len(gm.graph.nodes)
@@ -411,7 +412,7 @@ def _record_graph(og, gm, example_inputs, t0, exc):
     if st is not None and exc is None:
         st["graphs"] = st.get("graphs", 0) + 1
     emit("graph", cid=cid, num=nodes, text=backend,
-         data={"backend": backend, "inputs": [_input_meta(x) for x in example_inputs],
+         data={"backend": backend, "inputs": _graph_inputs(gm, example_inputs),
                "duration_ns": _now() - t0, "failed": exc is not None},
          payload=gm.code,
          key="graph %s %s nodes=%d" % (cid, backend, nodes))
@@ -522,9 +523,6 @@ def config_changes(cid):
 
 # ---- 8. the structured trace (torch.__trace) ---------------------------------
 
-_str_table = {}
-
-
 _GUARD_LINE = re.compile(r"^((?:\| )*)\+- ([A-Za-z_]+): (.*)$")
 _SOURCE = re.compile(r"source=(.*?), accessed_by=")
 
@@ -580,7 +578,6 @@ class TraceHandler(logging.Handler):
             if name == "str" and isinstance(body, (list, tuple)) and len(body) == 2:
                 # Dynamo interns every file name of its user stacks: the
                 # files it traced, inlined functions' included.
-                _str_table[body[1]] = body[0]
                 if isinstance(body[0], str):
                     store_source(body[0])
             if name == "artifact" and isinstance(body, dict):

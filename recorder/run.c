@@ -431,12 +431,18 @@ static char *json_array(int n, char *const *v) {
     return buf;
 }
 
-static int write_start_meta(DrTrace *t, const DrRunOptions *o, const char *python,
-                            const char *seed, const char *src, size_t srclen, DrError *err) {
+/* What the writer thread puts into a new trace first; filled by the main
+ * thread before Python starts (the script may chdir), read by the writer. */
+typedef struct {
+    const DrRunOptions *o;
+    const char *python, *seed, *src;
+    size_t srclen;
     char cwd[4096], now[64];
-    if (!getcwd(cwd, sizeof cwd)) strcpy(cwd, "?");
-    time_t tnow = time(NULL);
-    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tnow));
+} StartInfo;
+
+static int write_start_meta(DrTrace *t, const DrRunOptions *o, const char *python,
+                            const char *seed, const char *src, size_t srclen,
+                            const char *cwd, const char *now, DrError *err) {
     char *argv_json = json_array(o->argc, o->argv);
     char *cmd_json = json_array(o->cmd_argc, o->cmd_argv);
     int rc = dr_trace_begin(t, err);
@@ -464,6 +470,19 @@ static int write_start_meta(DrTrace *t, const DrRunOptions *o, const char *pytho
     if (rc == DR_OK) rc = dr_trace_commit(t, err);
     free(argv_json);
     free(cmd_json);
+    return rc;
+}
+
+/* The deferred part of starting: runs on the writer thread while Python
+ * initializes.  The default dictionary: Dynamo's structured-trace payloads,
+ * guard trees and graph code are small templated texts that it shrinks by a
+ * third beyond plain zstd (schema/SCHEMA.md). */
+static int setup_trace(DrTrace *t, void *ud, DrError *err) {
+    const StartInfo *si = ud;
+    int rc = dr_trace_use_dict(t, dr_default_dict, sizeof dr_default_dict, err);
+    if (rc == DR_OK)
+        rc = write_start_meta(t, si->o, si->python, si->seed, si->src, si->srclen, si->cwd,
+                              si->now, err);
     return rc;
 }
 
@@ -549,7 +568,7 @@ int dr_run(const DrRunOptions *o) {
      * CPython through PyConfig, so a replay can use the same. */
     const char *env_seed = getenv("PYTHONHASHSEED");
     unsigned long seed = 0;
-    char seed_text[32];
+    static char seed_text[32]; /* read by the writer thread */
     if (env_seed && *env_seed) {
         snprintf(seed_text, sizeof seed_text, "%s", env_seed);
     } else {
@@ -560,29 +579,25 @@ int dr_run(const DrRunOptions *o) {
     }
     python = choose_python();
 
-    DrTrace *t = dr_trace_create(path, o->trace_path != NULL, &err);
-    if (!t) {
+    /* Only the checks that can fail at once happen here; the writer thread
+     * makes the file a trace while Python starts. */
+    if (dr_trace_reserve(path, o->trace_path != NULL, &err) != DR_OK) {
         fprintf(stderr, "dynrec run: %s\n", err.msg);
-        status = 73;
-        goto out;
-    }
-    /* The default dictionary: the structured-trace payloads, guard trees and
-     * graph code of Dynamo are small, templated texts that it shrinks by a
-     * third beyond plain zstd (schema/SCHEMA.md). */
-    if (dr_trace_use_dict(t, dr_default_dict, sizeof dr_default_dict, &err) != DR_OK ||
-        write_start_meta(t, &opts, python ? python : "", seed_text, src, srclen, &err) != DR_OK) {
-        fprintf(stderr, "dynrec run: %s\n", err.msg);
-        dr_trace_free(t);
         status = 73;
         goto out;
     }
     if (dr_hook_init() != 0) {
         fprintf(stderr, "dynrec run: out of memory\n");
-        dr_trace_free(t);
         status = 73;
         goto out;
     }
-    R.rec = dr_rec_start(t, dr_hook_snapshot, &err);
+    static StartInfo si; /* read by the writer thread until the trace is closed */
+    si = (StartInfo){.o = &opts, .python = python ? python : "", .seed = seed_text,
+                     .src = src, .srclen = srclen};
+    if (!getcwd(si.cwd, sizeof si.cwd)) strcpy(si.cwd, "?");
+    time_t tnow = time(NULL);
+    strftime(si.now, sizeof si.now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tnow));
+    R.rec = dr_rec_start_deferred(path, setup_trace, &si, dr_hook_snapshot, &err);
     if (!R.rec) {
         fprintf(stderr, "dynrec run: %s\n", err.msg);
         status = 73;

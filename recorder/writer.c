@@ -61,6 +61,9 @@ enum { ST_RUNNING, ST_CLOSING, ST_CLOSED };
 
 struct DrRecorder {
     DrTrace *trace;
+    char *path;          /* deferred start: the reserved file to make a trace of */
+    DrSetupFn setup;     /* ... and what to write into it first */
+    void *setup_ud;
     DrSnapshotFn snapshot;
     pthread_t thread;
     int thread_started;
@@ -81,6 +84,8 @@ struct DrRecorder {
 };
 
 static DrRecorder *sigterm_rec;
+static DrRecorder *start(DrTrace *t, const char *path, DrSetupFn setup, void *ud,
+                         DrSnapshotFn snapshot, DrError *err);
 
 int64_t dr_rec_now(const DrRecorder *r) {
     struct timespec ts;
@@ -334,6 +339,13 @@ static void *writer_main(void *arg) {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
+    if (!r->trace && r->path) {
+        DrError e = {0};
+        if (!(r->trace = dr_trace_create_reserved(r->path, &e)))
+            fail(r, &e);
+        else if (r->setup && r->setup(r->trace, r->setup_ud, &e) != DR_OK)
+            fail(r, &e);
+    }
     for (;;) {
         struct pollfd p = {.fd = r->pipe_r, .events = POLLIN};
         char cmd = 0, c;
@@ -387,13 +399,26 @@ int dr_rec_handle_sigterm(DrRecorder *r) {
 }
 
 DrRecorder *dr_rec_start(DrTrace *t, DrSnapshotFn snapshot, DrError *err) {
+    return start(t, NULL, NULL, NULL, snapshot, err);
+}
+
+DrRecorder *dr_rec_start_deferred(const char *path, DrSetupFn setup, void *ud,
+                                  DrSnapshotFn snapshot, DrError *err) {
+    return start(NULL, path, setup, ud, snapshot, err);
+}
+
+static DrRecorder *start(DrTrace *t, const char *path, DrSetupFn setup, void *ud,
+                         DrSnapshotFn snapshot, DrError *err) {
     DrRecorder *r = calloc(1, sizeof *r);
-    if (!r) {
+    if (!r || (path && !(r->path = strdup(path)))) {
         dr_error(err, DR_ERR_NOMEM, "out of memory starting the recorder");
         dr_trace_free(t);
+        free(r);
         return NULL;
     }
     r->trace = t;
+    r->setup = setup;
+    r->setup_ud = ud;
     r->snapshot = snapshot;
     pthread_mutex_init(&r->lock, NULL);
     clock_gettime(CLOCK_MONOTONIC, &r->t0);
@@ -415,6 +440,7 @@ fail:
     if (r->pipe_w) close(r->pipe_w);
     dr_trace_free(r->trace);
     pthread_mutex_destroy(&r->lock);
+    free(r->path);
     free(r);
     return NULL;
 }
@@ -447,6 +473,7 @@ int dr_rec_finish(DrRecorder *r, int exit_status, int exit_signal, DrError *err)
     free(r->codes);
     free(r->changes);
     pthread_mutex_destroy(&r->lock);
+    free(r->path);
     free(r);
     return rc;
 }

@@ -27,6 +27,14 @@ typedef long (*DrSnapshotFn)(DrCodeVisit fn, void *ud);
  * NULL on error (t is then closed unmarked). */
 DrRecorder *dr_rec_start(DrTrace *t, DrSnapshotFn snapshot, DrError *err);
 
+/* Starts the writer thread on a file reserved with dr_trace_reserve: the
+ * thread makes it a trace and calls setup(trace, ud, err) before anything
+ * else, while the caller goes on (starting Python).  A failure there is
+ * reported by dr_rec_finish; records are dropped meanwhile. */
+typedef int (*DrSetupFn)(DrTrace *t, void *ud, DrError *err);
+DrRecorder *dr_rec_start_deferred(const char *path, DrSetupFn setup, void *ud,
+                                  DrSnapshotFn snapshot, DrError *err);
+
 /* Monotonic nanoseconds since dr_rec_start. */
 int64_t dr_rec_now(const DrRecorder *r);
 

@@ -236,7 +236,28 @@ static int remove_trace_files(const char *path, DrError *err) {
     return DR_OK;
 }
 
+int dr_trace_reserve(const char *path, int overwrite, DrError *err) {
+    if (overwrite && remove_trace_files(path, err) != DR_OK) return err ? err->code : DR_ERR_IO;
+    /* O_EXCL makes "never overwrite" race-free; SQLite later opens the empty
+     * file and initialises it. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            return dr_error(err, DR_ERR_IO, "%s: already exists; choose another path with -o",
+                            path);
+        return dr_error(err, DR_ERR_IO, "%s: cannot create the trace: %s", path,
+                        strerror(errno));
+    }
+    close(fd);
+    return DR_OK;
+}
+
 DrTrace *dr_trace_create(const char *path, int overwrite, DrError *err) {
+    if (dr_trace_reserve(path, overwrite, err) != DR_OK) return NULL;
+    return dr_trace_create_reserved(path, err);
+}
+
+DrTrace *dr_trace_create_reserved(const char *path, DrError *err) {
     DrTrace *t = calloc(1, sizeof *t);
     if (!t || !(t->path = strdup(path))) {
         dr_error(err, DR_ERR_NOMEM, "%s: out of memory", path);
@@ -244,20 +265,6 @@ DrTrace *dr_trace_create(const char *path, int overwrite, DrError *err) {
     }
     t->writer = 1;
     t->next_str_id = 1;
-    if (overwrite) {
-        if (remove_trace_files(path, err) != DR_OK) goto fail;
-    }
-    /* O_EXCL makes "never overwrite" race-free; SQLite then opens the empty
-     * file and initialises it. */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        if (errno == EEXIST)
-            dr_error(err, DR_ERR_IO, "%s: already exists; choose another path with -o", path);
-        else
-            dr_error(err, DR_ERR_IO, "%s: cannot create the trace: %s", path, strerror(errno));
-        goto fail;
-    }
-    close(fd);
     int rc = sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         sql_err(t, err, rc, "open");
@@ -493,7 +500,9 @@ int dr_trace_close(DrTrace *t, int complete, DrError *err) {
                 sqlite3_finalize(t->st[i]);
                 t->st[i] = NULL;
             }
-            rc = exec(t, "PRAGMA journal_mode=DELETE", err);
+            /* No fsync: the run is over and waiting for the disk would only
+             * delay the user's shell; the OS writes the pages out. */
+            rc = exec(t, "PRAGMA synchronous=OFF; PRAGMA journal_mode=DELETE", err);
         }
     }
     dr_trace_free(t);

@@ -65,6 +65,12 @@ typedef struct DrEvent {
  * abandon it unmarked, dr_trace_free. */
 DrTrace *dr_trace_create(const char *path, int overwrite, DrError *err);
 
+/* The two halves of dr_trace_create: reserve makes the empty file (the
+ * checks that can fail at once: the path, permissions, an existing file),
+ * create_reserved turns that file into a trace (may run on another thread). */
+int dr_trace_reserve(const char *path, int overwrite, DrError *err);
+DrTrace *dr_trace_create_reserved(const char *path, DrError *err);
+
 /* Batched writes: everything between begin and commit is one transaction. */
 int dr_trace_begin(DrTrace *t, DrError *err);
 int dr_trace_commit(DrTrace *t, DrError *err);
