@@ -133,6 +133,11 @@ def hook(name, owner, attr, make):
         _hooks[name] = "failed: %s" % exc
 
 
+# Fault injection for the tests: DYNREC_FAULT_HOOK=NAME makes that hook's
+# recording fail, to show that a failure is recorded and switches it off.
+_fault_hook = os.environ.get("DYNREC_FAULT_HOOK")
+
+
 class Guarded:
     """Runs a recording function; on its first failure records it and stops."""
 
@@ -144,6 +149,8 @@ class Guarded:
         if not self.on:
             return None
         try:
+            if self.name == _fault_hook:
+                raise RuntimeError("fault injected by DYNREC_FAULT_HOOK")
             return fn(*args)
         except Exception as exc:
             self.on = False

@@ -263,6 +263,24 @@ Test(dynamo, hot_loop_cache_hits_are_calls_minus_compiles_deterministically) {
     e2e_close(t);
 }
 
+/* ---- a failing hook ------------------------------------------------------- */
+
+/* A recording hook that fails is recorded and switches itself off; the
+ * program's output does not change and the other hooks go on. */
+Test(dynamo, failing_hook_is_recorded_and_switches_itself_off) {
+    setenv("DYNREC_FAULT_HOOK", "callback", 1);
+    DrTrace *t = dyn_record("shape_recompiles.py", 0, NULL);
+    cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_ev WHERE kind = 'recorder_error'"
+                            " AND text LIKE 'callback: RuntimeError: fault injected%%'"),
+                 1, "one recorder_error for the callback hook");
+    cr_assert_str_eq(dyn_str(e2e_meta(t, "hook.callback")), "disabled after an error");
+    cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_ev WHERE kind = 'callback'"), 0);
+    cr_assert_gt(DYN_INT(t, "SELECT count(*) FROM v_compiles WHERE outcome = 'compiled'"), 1,
+                 "the compile hook went on recording");
+    cr_assert_gt(DYN_INT(t, "SELECT count(*) FROM v_guard_failures"), 0);
+    e2e_close(t);
+}
+
 /* ---- errors -------------------------------------------------------------- */
 
 Test(dynamo, suppressed_backend_error_falls_back_to_eager) {
