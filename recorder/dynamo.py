@@ -488,8 +488,8 @@ def _record_rollback(entry):
     opname = getattr(inst, "opname", "?")
     filename = getattr(entry, "filename", "?")
     lineno = getattr(entry, "lineno", 0)
-    speculation("rollback", "%s at %s:%s (%s)" % (reason, os.path.basename(filename), lineno,
-                                                  opname),
+    speculation("rollback", "at %s:%s (%s): %s" % (os.path.basename(filename), lineno, opname,
+                                                   reason),
                 {"scope": "attempt", "instruction": opname, "filename": filename,
                  "lineno": lineno, "offset": getattr(entry, "instruction_pointer", None),
                  "reason": reason})

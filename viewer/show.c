@@ -139,6 +139,9 @@ static const struct {
      "SELECT qualname, 'callbacks=' || callbacks, 'cache_hits=' || cache_hits, 'compiles=' || "
      "compiles, filename || ':' || firstlineno FROM v_frames WHERE compiles > 0 "
      "ORDER BY cache_hits + callbacks DESC LIMIT 20"},
+    {"speculation (restarts, rollbacks, higher-order-op branches)",
+     "SELECT compile_id, action, detail FROM v_speculation WHERE NOT (action = 'checkpoint' AND "
+     "json_extract(data, '$.scope') = 'attempt') ORDER BY seq LIMIT 20"},
     {"backend graphs", "SELECT compile_id, backend, 'nodes=' || nodes FROM v_graphs ORDER BY seq "
                        "LIMIT 20"},
     {"side effects", "SELECT compile_id, status, description FROM v_side_effects ORDER BY seq "
