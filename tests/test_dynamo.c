@@ -180,6 +180,13 @@ Test(dynamo, shape_recompiles_fail_the_guards_of_every_older_entry) {
                                " ' compiles, ' || cache_hits || ' hits' FROM v_frames"
                                " WHERE qualname = 'scale'"));
     e2e_close(t);
+    /* `dynrec show` puts the guard failures first, then the compiles. */
+    E2eProc *show = e2e_run((const char *[]){e2e_bin, "show", "T.db", NULL});
+    e2e_assert_exit(show, 0, "dynrec show");
+    const char *gf = strstr(show->out.data, "DYNAMO\nguard failures");
+    const char *cp = strstr(show->out.data, "\ncompiles\n");
+    cr_assert(gf && cp && gf < cp, "show output:\n%s", show->out.data);
+    cr_assert(strstr(gf, "0/3  rejects 0/0  scale"), "show output:\n%s", show->out.data);
 }
 
 Test(dynamo, dynamic_shapes_guard_on_symbolic_sizes) {
