@@ -23,7 +23,7 @@ RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c
 VIEWER_SRC   := viewer/show.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
-                tests/e2e_util.c tests/test_dynamo.c
+                tests/e2e_util.c tests/test_dynamo.c tests/unit_util.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/default_dict.h
 

@@ -23,6 +23,7 @@
 #include <zdict.h>
 
 #include "trace.h"
+#include "unit_util.h"
 
 static char trace_dir[64]; /* mkdtemp template below */
 
@@ -71,65 +72,6 @@ static void trace_write_bytes(const char *path, const void *data, size_t len) {
     cr_assert_eq(fclose(f), 0);
 }
 
-/* ---- query helpers ------------------------------------------------------ */
-
-typedef struct {
-    int rows;
-    char *first; /* first column of the first row, strdup'd; NULL when SQL NULL */
-    int first_null;
-} TraceRows;
-
-static int trace_collect(void *ud, int n, const char *const *names, const char *const *values) {
-    (void)names;
-    TraceRows *r = ud;
-    if (r->rows++ == 0 && n > 0) {
-        r->first_null = values[0] == NULL;
-        r->first = values[0] ? strdup(values[0]) : NULL;
-    }
-    return 0;
-}
-
-static int trace_count_rows(DrTrace *t, const char *sql) {
-    TraceRows r = {0};
-    DrError err = {0};
-    cr_assert_eq(dr_trace_query(t, sql, trace_collect, &r, &err), DR_OK, "%s: %s", sql,
-                 err.msg);
-    free(r.first);
-    return r.rows;
-}
-
-/* The first value of the first row as a malloc'd string (NULL when none). */
-static char *trace_q1(DrTrace *t, const char *sql) {
-    TraceRows r = {0};
-    DrError err = {0};
-    cr_assert_eq(dr_trace_query(t, sql, trace_collect, &r, &err), DR_OK, "%s: %s", sql,
-                 err.msg);
-    return r.first;
-}
-
-static long long trace_q1_int(DrTrace *t, const char *sql) {
-    char *s = trace_q1(t, sql);
-    cr_assert_not_null(s, "no value from %s", sql);
-    long long v = strtoll(s, NULL, 10);
-    free(s);
-    return v;
-}
-
-static void trace_expect_q1(DrTrace *t, const char *sql, const char *want) {
-    char *s = trace_q1(t, sql);
-    cr_assert_not_null(s, "no value from %s", sql);
-    cr_assert_str_eq(s, want, "%s", sql);
-    free(s);
-}
-
-static void trace_expect_meta(DrTrace *t, const char *key, const char *want) {
-    char *v = NULL;
-    DrError err = {0};
-    cr_assert_eq(dr_trace_get_meta(t, key, &v, &err), DR_OK, "%s", err.msg);
-    cr_assert_not_null(v, "meta %s is missing", key);
-    cr_assert_str_eq(v, want, "meta %s", key);
-    free(v);
-}
 
 /* Raw SQLite on a closed trace: only to fabricate files dynrec never writes. */
 static void trace_sqlite_exec(const char *path, const char *sql) {
@@ -261,25 +203,25 @@ Test(trace, round_trip_meta_and_single_file) {
     cr_assert_eq(hdr[19], 1, "file format read version %d: still in WAL mode", hdr[19]);
 
     DrTrace *r = trace_open_ok(path);
-    cr_assert_eq(trace_q1_int(r, "PRAGMA application_id"), DR_APPLICATION_ID);
-    cr_assert_eq(trace_q1_int(r, "PRAGMA user_version"), DR_SCHEMA_VERSION);
+    cr_assert_eq(ut_q1_int(r, "PRAGMA application_id"), DR_APPLICATION_ID);
+    cr_assert_eq(ut_q1_int(r, "PRAGMA user_version"), DR_SCHEMA_VERSION);
     cr_assert_eq(dr_trace_schema_version(r), DR_SCHEMA_VERSION);
     cr_assert_str_eq(dr_trace_path(r), path);
     cr_assert_eq(dr_trace_is_complete(r), 1);
-    trace_expect_meta(r, "argv", "[\"python\", \"demo.py\"]");
-    trace_expect_meta(r, "pid", "4242");
-    trace_expect_meta(r, "replaced", "new");
-    trace_expect_meta(r, "writer_version", DR_VERSION);
-    trace_expect_meta(r, "sqlite_version", dr_trace_sqlite_version());
-    trace_expect_meta(r, "zstd_version", dr_trace_zstd_version());
+    ut_expect_meta(r, "argv", "[\"python\", \"demo.py\"]");
+    ut_expect_meta(r, "pid", "4242");
+    ut_expect_meta(r, "replaced", "new");
+    ut_expect_meta(r, "writer_version", DR_VERSION);
+    ut_expect_meta(r, "sqlite_version", dr_trace_sqlite_version());
+    ut_expect_meta(r, "zstd_version", dr_trace_zstd_version());
     char ver[16];
     snprintf(ver, sizeof ver, "%d", DR_SCHEMA_VERSION);
-    trace_expect_meta(r, "schema_version", ver);
-    cr_assert_eq(trace_count_rows(r, "SELECT key FROM meta WHERE key = 'replaced'"), 1);
+    ut_expect_meta(r, "schema_version", ver);
+    cr_assert_eq(ut_count_rows(r, "SELECT key FROM meta WHERE key = 'replaced'"), 1);
     char *absent = (char *)1;
     cr_assert_eq(dr_trace_get_meta(r, "no_such_key", &absent, &err), DR_OK, "%s", err.msg);
     cr_assert_null(absent);
-    cr_assert_eq(trace_count_rows(r, "SELECT * FROM v_events"), 1);
+    cr_assert_eq(ut_count_rows(r, "SELECT * FROM v_events"), 1);
     dr_trace_free(r);
 }
 
@@ -295,8 +237,8 @@ Test(trace, abandoned_writer_is_incomplete) {
 
     DrTrace *r = trace_open_ok(path);
     cr_assert_eq(dr_trace_is_complete(r), 0);
-    trace_expect_meta(r, "complete", "0");
-    trace_expect_q1(r, "SELECT text FROM v_events WHERE kind = 'start'", "kept");
+    ut_expect_meta(r, "complete", "0");
+    ut_expect_q1(r, "SELECT text FROM v_events WHERE kind = 'start'", "kept");
     dr_trace_free(r);
 }
 
@@ -308,7 +250,7 @@ Test(trace, close_without_complete_is_incomplete) {
     trace_close_ok(t, 0);
     DrTrace *r = trace_open_ok(path);
     cr_assert_eq(dr_trace_is_complete(r), 0);
-    cr_assert_eq(trace_count_rows(r, "SELECT * FROM v_events"), 1);
+    cr_assert_eq(ut_count_rows(r, "SELECT * FROM v_events"), 1);
     dr_trace_free(r);
 }
 
@@ -346,13 +288,13 @@ Test(trace, intern_same_string_same_id) {
     trace_close_ok(t, 1);
 
     DrTrace *r = trace_open_ok(path);
-    cr_assert_eq(trace_count_rows(r, "SELECT id FROM strings WHERE text = 'forward'"), 1);
+    cr_assert_eq(ut_count_rows(r, "SELECT id FROM strings WHERE text = 'forward'"), 1);
     snprintf(sql, sizeof sql, "SELECT text FROM strings WHERE id = %lld", (long long)a);
-    trace_expect_q1(r, sql, "forward");
+    ut_expect_q1(r, sql, "forward");
     snprintf(sql, sizeof sql, "SELECT text FROM strings WHERE id = %lld", (long long)ids[1234]);
-    trace_expect_q1(r, sql, "name_1234");
-    cr_assert_eq(trace_q1_int(r, "SELECT count(*) FROM strings"), N + 2);
-    cr_assert_eq(trace_q1_int(r, "SELECT count(DISTINCT text) FROM strings"), N + 2);
+    ut_expect_q1(r, sql, "name_1234");
+    cr_assert_eq(ut_q1_int(r, "SELECT count(*) FROM strings"), N + 2);
+    cr_assert_eq(ut_q1_int(r, "SELECT count(DISTINCT text) FROM strings"), N + 2);
     dr_trace_free(r);
     free(ids);
 }
@@ -376,14 +318,14 @@ Test(trace, intern_embedded_nul) {
     DrTrace *r = trace_open_ok(path);
     snprintf(sql, sizeof sql, "SELECT hex(CAST(text AS BLOB)) FROM strings WHERE id = %lld",
              (long long)ab);
-    trace_expect_q1(r, sql, "610062");
+    ut_expect_q1(r, sql, "610062");
     snprintf(sql, sizeof sql, "SELECT hex(CAST(text AS BLOB)) FROM strings WHERE id = %lld",
              (long long)ac);
-    trace_expect_q1(r, sql, "610063");
+    ut_expect_q1(r, sql, "610063");
     snprintf(sql, sizeof sql, "SELECT hex(CAST(text AS BLOB)) FROM strings WHERE id = %lld",
              (long long)a0);
-    trace_expect_q1(r, sql, "6100");
-    cr_assert_eq(trace_q1_int(r, "SELECT count(*) FROM strings"), 4);
+    ut_expect_q1(r, sql, "6100");
+    cr_assert_eq(ut_q1_int(r, "SELECT count(*) FROM strings"), 4);
     dr_trace_free(r);
 }
 
@@ -453,10 +395,10 @@ Test(trace, events_in_v_events) {
     cr_assert_str_eq(ev.text[2], "boom");
     cr_assert_eq(ev.num[2], 3);
     cr_assert(!ev.blob_null[2], "the payload is stored as a blob");
-    trace_expect_q1(r, "SELECT thread FROM v_events WHERE kind = 'exception'", "6");
-    trace_expect_q1(r, "SELECT filename FROM v_events WHERE kind = 'callback'", "model.py");
+    ut_expect_q1(r, "SELECT thread FROM v_events WHERE kind = 'exception'", "6");
+    ut_expect_q1(r, "SELECT filename FROM v_events WHERE kind = 'callback'", "model.py");
 
-    long long bid = trace_q1_int(r, "SELECT blob_id FROM v_events WHERE kind = 'exception'");
+    long long bid = ut_q1_int(r, "SELECT blob_id FROM v_events WHERE kind = 'exception'");
     void *out = NULL;
     size_t len = 0;
     cr_assert_eq(dr_trace_read_blob(r, bid, 0, &out, &len, &err), DR_OK, "%s", err.msg);
@@ -498,7 +440,7 @@ Test(trace, blob_round_trip) {
     free(out);
     /* It was stored compressed. */
     snprintf(sql, sizeof sql, "SELECT length(data) FROM blobs WHERE id = %lld", (long long)large);
-    long long stored = trace_q1_int(r, sql);
+    long long stored = ut_q1_int(r, sql);
     cr_assert_lt(stored, BIG / 4, "1 MB of text stored in %lld bytes", stored);
     /* A limit below the declared size refuses it. */
     cr_assert_eq(dr_trace_read_blob(r, large, 1000, &out, &len, &err), DR_ERR_BLOB);
@@ -524,11 +466,11 @@ Test(trace, add_file_in_v_files) {
     trace_close_ok(t, 1);
 
     DrTrace *r = trace_open_ok(path);
-    cr_assert_eq(trace_count_rows(r, "SELECT * FROM v_files"), 2);
-    trace_expect_q1(r, "SELECT path FROM v_files WHERE role = 'script'", "/home/u/demo.py");
-    trace_expect_q1(r, "SELECT size FROM v_files WHERE role = 'script'", "5000");
-    trace_expect_q1(r, "SELECT role FROM v_files WHERE path = '/home/u/util.py'", "source");
-    long long bid = trace_q1_int(r, "SELECT blob_id FROM v_files WHERE role = 'script'");
+    cr_assert_eq(ut_count_rows(r, "SELECT * FROM v_files"), 2);
+    ut_expect_q1(r, "SELECT path FROM v_files WHERE role = 'script'", "/home/u/demo.py");
+    ut_expect_q1(r, "SELECT size FROM v_files WHERE role = 'script'", "5000");
+    ut_expect_q1(r, "SELECT role FROM v_files WHERE path = '/home/u/util.py'", "source");
+    long long bid = ut_q1_int(r, "SELECT blob_id FROM v_files WHERE role = 'script'");
     void *out = NULL;
     size_t len = 0;
     cr_assert_eq(dr_trace_read_blob(r, bid, 0, &out, &len, &err), DR_OK, "%s", err.msg);
@@ -553,13 +495,13 @@ Test(trace, frame_count_upsert) {
     trace_close_ok(t, 1);
 
     DrTrace *r = trace_open_ok(path);
-    cr_assert_eq(trace_count_rows(r, "SELECT * FROM v_frame_counts"), 2);
-    trace_expect_q1(r, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.forward'", "70");
-    trace_expect_q1(r, "SELECT resumes FROM v_frame_counts WHERE qualname = 'Net.forward'", "20");
-    trace_expect_q1(r, "SELECT firstlineno FROM v_frame_counts WHERE qualname = 'Net.forward'",
+    cr_assert_eq(ut_count_rows(r, "SELECT * FROM v_frame_counts"), 2);
+    ut_expect_q1(r, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.forward'", "70");
+    ut_expect_q1(r, "SELECT resumes FROM v_frame_counts WHERE qualname = 'Net.forward'", "20");
+    ut_expect_q1(r, "SELECT firstlineno FROM v_frame_counts WHERE qualname = 'Net.forward'",
                     "10");
-    trace_expect_q1(r, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.helper'", "1");
-    trace_expect_q1(r, "SELECT filename FROM v_frame_counts WHERE qualname = 'Net.helper'",
+    ut_expect_q1(r, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.helper'", "1");
+    ut_expect_q1(r, "SELECT filename FROM v_frame_counts WHERE qualname = 'Net.helper'",
                     "model.py");
     dr_trace_free(r);
 }
@@ -586,7 +528,7 @@ Test(trace, create_refuses_existing_unless_overwrite) {
     cr_assert(!trace_exists(wal));
     DrTrace *r = trace_open_ok(path);
     cr_assert_eq(dr_trace_is_complete(r), 1);
-    cr_assert_eq(trace_count_rows(r, "SELECT * FROM v_events"), 1);
+    cr_assert_eq(ut_count_rows(r, "SELECT * FROM v_events"), 1);
     dr_trace_free(r);
 }
 
@@ -710,8 +652,8 @@ static void trace_expect_bad_blob(const char *path, int64_t victim, int64_t good
     cr_assert_not_null(strstr(err.msg, want), "message does not name %s: %s", want, err.msg);
     cr_assert_not_null(strstr(err.msg, path), "message does not name the file: %s", err.msg);
 
-    cr_assert_eq(trace_count_rows(r, "SELECT key, value FROM meta"), 6);
-    trace_expect_q1(r, "SELECT value FROM meta WHERE key = 'argv'", "demo.py");
+    cr_assert_eq(ut_count_rows(r, "SELECT key, value FROM meta"), 6);
+    ut_expect_q1(r, "SELECT value FROM meta WHERE key = 'argv'", "demo.py");
     cr_assert_eq(dr_trace_is_complete(r), 1);
     cr_assert_eq(dr_trace_read_blob(r, good, 0, &out, &len, &err), DR_OK, "%s", err.msg);
     cr_assert_str_eq(out, "third");
@@ -774,10 +716,10 @@ Test(trace, incomplete_recording_after_crash) {
 
     DrTrace *r = trace_open_ok(path);
     cr_assert_eq(dr_trace_is_complete(r), 0);
-    cr_assert_eq(trace_q1_int(r, "SELECT count(*) FROM v_events WHERE kind = 'committed'"), 30);
-    cr_assert_eq(trace_count_rows(r, "SELECT * FROM v_events WHERE kind = 'uncommitted'"), 0);
-    cr_assert_eq(trace_q1_int(r, "SELECT max(num) FROM v_events"), 29);
-    trace_expect_meta(r, "writer_version", DR_VERSION);
+    cr_assert_eq(ut_q1_int(r, "SELECT count(*) FROM v_events WHERE kind = 'committed'"), 30);
+    cr_assert_eq(ut_count_rows(r, "SELECT * FROM v_events WHERE kind = 'uncommitted'"), 0);
+    cr_assert_eq(ut_q1_int(r, "SELECT max(num) FROM v_events"), 29);
+    ut_expect_meta(r, "writer_version", DR_VERSION);
     dr_trace_free(r);
 }
 
@@ -837,13 +779,13 @@ Test(trace, dictionary_round_trip) {
 
     DrTrace *r = trace_open_ok(path);
     char sql[128];
-    cr_assert_eq(trace_q1_int(r, "SELECT count(*) FROM dicts"), 1);
+    cr_assert_eq(ut_q1_int(r, "SELECT count(*) FROM dicts"), 1);
     /* The dictionary is stored as a blob itself: codec byte, then its length. */
-    cr_assert_leq(trace_q1_int(r, "SELECT length(data) FROM dicts"), (long long)dlen + 11);
-    cr_assert_gt(trace_q1_int(r, "SELECT length(data) FROM dicts"), 0);
+    cr_assert_leq(ut_q1_int(r, "SELECT length(data) FROM dicts"), (long long)dlen + 11);
+    cr_assert_gt(ut_q1_int(r, "SELECT length(data) FROM dicts"), 0);
     snprintf(sql, sizeof sql, "SELECT hex(substr(data, 1, 1)) FROM blobs WHERE id = %lld",
              (long long)ids[0]);
-    trace_expect_q1(r, sql, "02"); /* DR_CODEC_ZSTD_DICT: the dictionary was used */
+    ut_expect_q1(r, sql, "02"); /* DR_CODEC_ZSTD_DICT: the dictionary was used */
     for (int i = 0; i < NBLOBS; i++) {
         void *out = NULL;
         size_t len = 0;

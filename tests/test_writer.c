@@ -22,6 +22,7 @@
 #include "trace.h"
 #include "../recorder/hook.h"
 #include "../recorder/writer.h"
+#include "unit_util.h"
 
 static char writer_dir[64]; /* mkdtemp template below */
 static char writer_path[96];
@@ -73,55 +74,6 @@ static void writer_sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {
     }
-}
-
-typedef struct {
-    int rows;
-    char *first;
-} WriterRows;
-
-static int writer_collect(void *ud, int n, const char *const *names, const char *const *values) {
-    (void)names;
-    WriterRows *w = ud;
-    if (w->rows++ == 0 && n > 0 && values[0]) w->first = strdup(values[0]);
-    return 0;
-}
-
-/* The first value of the first row, malloc'd, or NULL. */
-static char *writer_q1(DrTrace *t, const char *sql) {
-    WriterRows w = {0};
-    DrError err = {0};
-    cr_assert_eq(dr_trace_query(t, sql, writer_collect, &w, &err), DR_OK, "%s: %s", sql,
-                 err.msg);
-    return w.first;
-}
-
-static long long writer_q1_int(DrTrace *t, const char *sql) {
-    char *s = writer_q1(t, sql);
-    cr_assert_not_null(s, "no value from %s", sql);
-    long long v = strtoll(s, NULL, 10);
-    free(s);
-    return v;
-}
-
-static void writer_expect_q1(DrTrace *t, const char *sql, const char *want) {
-    char *s = writer_q1(t, sql);
-    cr_assert_not_null(s, "no value from %s", sql);
-    cr_assert_str_eq(s, want, "%s", sql);
-    free(s);
-}
-
-static void writer_expect_meta(DrTrace *t, const char *key, const char *want) {
-    char *v = NULL;
-    DrError err = {0};
-    cr_assert_eq(dr_trace_get_meta(t, key, &v, &err), DR_OK, "%s", err.msg);
-    if (!want) {
-        cr_assert_null(v, "meta %s should be absent, is %s", key, v);
-        return;
-    }
-    cr_assert_not_null(v, "meta %s is missing", key);
-    cr_assert_str_eq(v, want, "meta %s", key);
-    free(v);
 }
 
 /* ---- many producers ----------------------------------------------------- */
@@ -189,9 +141,9 @@ Test(writer, four_threads_all_events_in_order) {
 
     DrTrace *t = writer_open();
     cr_assert_eq(dr_trace_is_complete(t), 1);
-    writer_expect_meta(t, "exit_status", "3");
-    writer_expect_meta(t, "exit_signal", NULL);
-    cr_assert_eq(writer_q1_int(t, "SELECT count(*) FROM v_events"),
+    ut_expect_meta(t, "exit_status", "3");
+    ut_expect_meta(t, "exit_signal", NULL);
+    cr_assert_eq(ut_q1_int(t, "SELECT count(*) FROM v_events"),
                  WRITER_NTHREADS * WRITER_PER_THREAD);
     WriterOrder o = {0};
     for (int i = 0; i < WRITER_NTHREADS; i++) o.last_t[i] = -1;
@@ -254,11 +206,10 @@ static void writer_wait_for(const char *sql, const char *want) {
         DrError err = {0};
         DrTrace *t = dr_trace_open(writer_path, &err);
         if (t) {
-            WriterRows w = {0};
-            dr_trace_query(t, sql, writer_collect, &w, &err);
+            char *v = ut_q1_try(t, sql);
             dr_trace_free(t);
             free(last);
-            last = w.first;
+            last = v;
             if (last && strcmp(last, want) == 0) {
                 free(last);
                 return;
@@ -286,15 +237,15 @@ Test(writer, snapshot_counts_end_up_in_v_frame_counts) {
 
     DrTrace *t = writer_open();
     cr_assert_eq(dr_trace_is_complete(t), 1);
-    cr_assert_eq(writer_q1_int(t, "SELECT count(*) FROM v_frame_counts"), WRITER_NCODES);
-    cr_assert_eq(writer_q1_int(t, "SELECT count(*) FROM code_objects"), WRITER_NCODES,
+    cr_assert_eq(ut_q1_int(t, "SELECT count(*) FROM v_frame_counts"), WRITER_NCODES);
+    cr_assert_eq(ut_q1_int(t, "SELECT count(*) FROM code_objects"), WRITER_NCODES,
                  "a code object was recorded twice");
-    writer_expect_q1(t, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.forward'", "50");
-    writer_expect_q1(t, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.helper'", "2");
-    writer_expect_q1(t, "SELECT calls FROM v_frame_counts WHERE qualname = 'gen'", "1");
-    writer_expect_q1(t, "SELECT resumes FROM v_frame_counts WHERE qualname = 'gen'", "9");
-    writer_expect_q1(t, "SELECT firstlineno FROM v_frame_counts WHERE qualname = 'gen'", "30");
-    writer_expect_q1(t, "SELECT filename FROM v_frame_counts WHERE qualname = 'gen'", "model.py");
+    ut_expect_q1(t, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.forward'", "50");
+    ut_expect_q1(t, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.helper'", "2");
+    ut_expect_q1(t, "SELECT calls FROM v_frame_counts WHERE qualname = 'gen'", "1");
+    ut_expect_q1(t, "SELECT resumes FROM v_frame_counts WHERE qualname = 'gen'", "9");
+    ut_expect_q1(t, "SELECT firstlineno FROM v_frame_counts WHERE qualname = 'gen'", "30");
+    ut_expect_q1(t, "SELECT filename FROM v_frame_counts WHERE qualname = 'gen'", "model.py");
     dr_trace_free(t);
 }
 
@@ -306,7 +257,7 @@ Test(writer, periodic_flush_visible_before_finish) {
     /* Nobody asks for a flush: the thread must do it within DR_FLUSH_MS. */
     writer_sleep_ms(3 * DR_FLUSH_MS);
     DrTrace *t = writer_open();
-    cr_assert_eq(writer_q1_int(t, "SELECT count(*) FROM v_events"), 50);
+    cr_assert_eq(ut_q1_int(t, "SELECT count(*) FROM v_events"), 50);
     cr_assert_eq(dr_trace_is_complete(t), 0, "complete before dr_rec_finish");
     dr_trace_free(t);
 
@@ -314,8 +265,8 @@ Test(writer, periodic_flush_visible_before_finish) {
     writer_finish_ok(r, 0, 0);
     t = writer_open();
     cr_assert_eq(dr_trace_is_complete(t), 1);
-    cr_assert_eq(writer_q1_int(t, "SELECT count(*) FROM v_events"), 51);
-    writer_expect_q1(t, "SELECT text FROM v_events WHERE num = 50", "tock");
+    cr_assert_eq(ut_q1_int(t, "SELECT count(*) FROM v_events"), 51);
+    ut_expect_q1(t, "SELECT text FROM v_events WHERE num = 50", "tock");
     dr_trace_free(t);
 }
 
@@ -338,19 +289,19 @@ Test(writer, meta_and_files_land_in_the_trace) {
 
     DrTrace *t = writer_open();
     DrError err = {0};
-    writer_expect_meta(t, "argv", "[\"demo.py\"]");
-    writer_expect_meta(t, "cwd", "/home/u");
-    writer_expect_meta(t, "exit_status", "0");
+    ut_expect_meta(t, "argv", "[\"demo.py\"]");
+    ut_expect_meta(t, "cwd", "/home/u");
+    ut_expect_meta(t, "exit_status", "0");
     char *end = NULL;
     cr_assert_eq(dr_trace_get_meta(t, "end_time", &end, &err), DR_OK, "%s", err.msg);
     cr_assert_not_null(end, "end_time missing");
     free(end);
-    cr_assert_gt(writer_q1_int(t, "SELECT value FROM meta WHERE key = 'duration_ns'"), 0);
+    cr_assert_gt(ut_q1_int(t, "SELECT value FROM meta WHERE key = 'duration_ns'"), 0);
 
-    cr_assert_eq(writer_q1_int(t, "SELECT count(*) FROM v_files"), 2);
-    writer_expect_q1(t, "SELECT role FROM v_files WHERE path = '/home/u/demo.py'", "script");
-    writer_expect_q1(t, "SELECT size FROM v_files WHERE path = '/home/u/empty.py'", "0");
-    long long bid = writer_q1_int(t, "SELECT blob_id FROM v_files WHERE role = 'script'");
+    cr_assert_eq(ut_q1_int(t, "SELECT count(*) FROM v_files"), 2);
+    ut_expect_q1(t, "SELECT role FROM v_files WHERE path = '/home/u/demo.py'", "script");
+    ut_expect_q1(t, "SELECT size FROM v_files WHERE path = '/home/u/empty.py'", "0");
+    long long bid = ut_q1_int(t, "SELECT blob_id FROM v_files WHERE role = 'script'");
     void *out = NULL;
     size_t len = 0;
     cr_assert_eq(dr_trace_read_blob(t, bid, 0, &out, &len, &err), DR_OK, "%s", err.msg);
@@ -358,10 +309,10 @@ Test(writer, meta_and_files_land_in_the_trace) {
     cr_assert_str_eq(out, script);
     free(out);
 
-    writer_expect_meta(t, "no_value", "");
-    writer_expect_q1(t, "SELECT text FROM v_events WHERE kind = 'partial'", "abc");
-    writer_expect_q1(t, "SELECT text FROM v_events WHERE kind = 'exception'", "ValueError");
-    bid = writer_q1_int(t, "SELECT blob_id FROM v_events WHERE kind = 'exception'");
+    ut_expect_meta(t, "no_value", "");
+    ut_expect_q1(t, "SELECT text FROM v_events WHERE kind = 'partial'", "abc");
+    ut_expect_q1(t, "SELECT text FROM v_events WHERE kind = 'exception'", "ValueError");
+    bid = ut_q1_int(t, "SELECT blob_id FROM v_events WHERE kind = 'exception'");
     cr_assert_eq(dr_trace_read_blob(t, bid, 0, &out, &len, &err), DR_OK, "%s", err.msg);
     cr_assert_eq(len, sizeof tb);
     cr_assert(memcmp(out, tb, sizeof tb) == 0);
@@ -374,8 +325,8 @@ Test(writer, exit_signal_is_recorded) {
     dr_rec_event(r, 1, "start", 0, NULL, 0, NULL, 0);
     writer_finish_ok(r, 128 + 9, 9);
     DrTrace *t = writer_open();
-    writer_expect_meta(t, "exit_signal", "9");
-    writer_expect_meta(t, "exit_status", "137");
+    ut_expect_meta(t, "exit_signal", "9");
+    ut_expect_meta(t, "exit_status", "137");
     cr_assert_eq(dr_trace_is_complete(t), 1);
     dr_trace_free(t);
 }

@@ -1,0 +1,71 @@
+/* unit_util.c -- query helpers for the unit tests (see unit_util.h). */
+#define _GNU_SOURCE
+#include "unit_util.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int rows;
+    char *first;
+} Rows;
+
+static int collect(void *ud, int n, const char *const *names, const char *const *values) {
+    (void)names;
+    Rows *r = ud;
+    if (r->rows++ == 0 && n > 0 && values[0]) r->first = strdup(values[0]);
+    return 0;
+}
+
+static Rows run(DrTrace *t, const char *sql) {
+    Rows r = {0};
+    DrError err = {0};
+    cr_assert_eq(dr_trace_query(t, sql, collect, &r, &err), DR_OK, "%s: %s", sql, err.msg);
+    return r;
+}
+
+int ut_count_rows(DrTrace *t, const char *sql) {
+    Rows r = run(t, sql);
+    free(r.first);
+    return r.rows;
+}
+
+char *ut_q1(DrTrace *t, const char *sql) { return run(t, sql).first; }
+
+char *ut_q1_try(DrTrace *t, const char *sql) {
+    Rows r = {0};
+    if (dr_trace_query(t, sql, collect, &r, NULL) != DR_OK) {
+        free(r.first);
+        return NULL;
+    }
+    return r.first;
+}
+
+long long ut_q1_int(DrTrace *t, const char *sql) {
+    char *s = ut_q1(t, sql);
+    cr_assert_not_null(s, "no value from %s", sql);
+    long long v = strtoll(s, NULL, 10);
+    free(s);
+    return v;
+}
+
+void ut_expect_q1(DrTrace *t, const char *sql, const char *want) {
+    char *s = ut_q1(t, sql);
+    cr_assert_not_null(s, "no value from %s", sql);
+    cr_assert_str_eq(s, want, "%s", sql);
+    free(s);
+}
+
+void ut_expect_meta(DrTrace *t, const char *key, const char *want) {
+    char *v = NULL;
+    DrError err = {0};
+    cr_assert_eq(dr_trace_get_meta(t, key, &v, &err), DR_OK, "%s", err.msg);
+    if (!want) {
+        cr_assert_null(v, "meta %s should be absent, is %s", key, v);
+        return;
+    }
+    cr_assert_not_null(v, "meta %s is missing", key);
+    cr_assert_str_eq(v, want, "meta %s", key);
+    free(v);
+}
