@@ -18,6 +18,7 @@
 #include <zstd.h>
 
 #include "../schema/codec.h"
+#include "unit_util.h"
 
 /* xorshift64: reproducible "random" data without touching rand(). */
 static uint64_t rng_next(uint64_t *s) {
@@ -30,29 +31,6 @@ static uint64_t rng_next(uint64_t *s) {
 static void fill_random(uint8_t *p, size_t n, uint64_t seed) {
     for (size_t i = 0; i < n; i++)
         p[i] = (uint8_t)(rng_next(&seed) >> 24);
-}
-
-/* Python-like text of exactly n bytes, with enough variation that zstd has
- * real work to do but still compresses it well. */
-static char *python_text(size_t n) {
-    static const char *lines[] = {
-        "def forward(self, x: torch.Tensor) -> torch.Tensor:\n",
-        "    y = torch.nn.functional.relu(self.linear%u(x))\n",
-        "    return torch.cat([y, x], dim=%u)\n",
-        "class Block%u(torch.nn.Module):\n",
-        "    @torch.compile(backend=\"inductor\")\n",
-        "    for i in range(%u):\n        x = x + i\n",
-    };
-    char *s = malloc(n + 64);
-    size_t pos = 0;
-    uint64_t seed = 42;
-    cr_assert_not_null(s);
-    while (pos < n) {
-        uint64_t r = rng_next(&seed);
-        pos += (size_t)sprintf(s + pos, lines[r % 6], (unsigned)(r >> 40) % 50);
-    }
-    s[n] = '\0';
-    return s;
 }
 
 /* Encodes, peeks and decodes src; checks the codec chosen and the data. */
@@ -117,7 +95,7 @@ static size_t put_header(uint8_t *p, int codec, uint64_t len, uint32_t id) {
 /* A zstd-coded blob of compressible text; *hdr is where the frame starts. */
 static uint8_t *zstd_blob(size_t textlen, const DrDict *dict, size_t *blen,
                           size_t *hdr) {
-    char *text = python_text(textlen);
+    char *text = ut_python_text(textlen, 42);
     void *blob = NULL;
     int codec;
     uint64_t rawlen;
@@ -191,7 +169,7 @@ Test(codec, threshold_63_raw_64_zstd) {
 
 Test(codec, large_compressible_text) {
     size_t n = 6u << 20;
-    char *text = python_text(n);
+    char *text = ut_python_text(n, 42);
     void *blob = NULL;
     size_t blen = 0;
     round_trip(text, n, NULL, 0, DR_CODEC_ZSTD);
@@ -420,7 +398,7 @@ Test(codec, declared_length_disagrees) {
     expect_blob_error(raw, n + 6, NULL, 0);
 
     /* A frame without a content size is refused: its size is unchecked. */
-    char *text = python_text(1000);
+    char *text = ut_python_text(1000, 42);
     uint8_t out[2048];
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     cr_assert(!ZSTD_isError(
@@ -445,7 +423,7 @@ Test(codec, declared_length_disagrees) {
 Test(codec, flipped_payload_bytes) {
     size_t blen, hdr, detected = 0;
     uint8_t *blob = zstd_blob(20000, NULL, &blen, &hdr);
-    char *text = python_text(20000); /* what the blob holds */
+    char *text = ut_python_text(20000, 42); /* what the blob holds */
     /* Frame magic, descriptor and the first block header are structural: a
      * flip there must be caught. */
     for (size_t i = hdr; i < hdr + 4; i++) {

@@ -86,29 +86,6 @@ static void trace_sqlite_exec(const char *path, const char *sql) {
 
 /* ---- fabricating traces ------------------------------------------------- */
 
-/* Python-like text of exactly n bytes: compresses well but not trivially. */
-static char *trace_python_text(size_t n, uint64_t seed) {
-    static const char *lines[] = {
-        "def forward(self, x: torch.Tensor) -> torch.Tensor:\n",
-        "    y = torch.nn.functional.relu(self.linear%u(x))\n",
-        "    return torch.cat([y, x], dim=%u)\n",
-        "class Block%u(torch.nn.Module):\n",
-        "    @torch.compile(backend=\"inductor\")\n",
-        "    for i in range(%u):\n        x = x + i\n",
-    };
-    char *s = malloc(n + 128);
-    cr_assert_not_null(s);
-    size_t pos = 0;
-    while (pos < n) {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        pos += (size_t)sprintf(s + pos, lines[seed % 6], (unsigned)(seed >> 40) % 50);
-    }
-    s[n] = '\0';
-    return s;
-}
-
 static DrTrace *trace_new(const char *path) {
     DrError err = {0};
     DrTrace *t = dr_trace_create(path, 0, &err);
@@ -149,7 +126,7 @@ static void trace_make_finished(const char *path, int n) {
         DrEvent ev = {.t_ns = i * 1000, .thread = 1, .kind = "callback", .num = i, .text = text};
         char *payload = NULL;
         if (i % 10 == 0) {
-            payload = trace_python_text(300, (uint64_t)i + 1);
+            payload = ut_python_text(300, (uint64_t)i + 1);
             ev.payload = payload;
             ev.payload_len = 300;
         }
@@ -413,7 +390,7 @@ Test(trace, blob_round_trip) {
     trace_file(path, sizeof path, "blobs.db");
     DrError err = {0};
     enum { BIG = 1 << 20 };
-    char *big = trace_python_text(BIG, 7);
+    char *big = ut_python_text(BIG, 7);
     DrTrace *t = trace_new(path);
     int64_t empty = dr_trace_put_blob(t, "", 0, &err);
     int64_t small = dr_trace_put_blob(t, "x = 1\n", 6, &err);
@@ -457,7 +434,7 @@ Test(trace, add_file_in_v_files) {
     char path[PATH_MAX];
     trace_file(path, sizeof path, "files.db");
     DrError err = {0};
-    char *src = trace_python_text(5000, 3);
+    char *src = ut_python_text(5000, 3);
     DrTrace *t = trace_new(path);
     cr_assert_eq(dr_trace_add_file(t, "/home/u/demo.py", "script", src, 5000, &err), DR_OK, "%s",
                  err.msg);

@@ -3,8 +3,32 @@
 #include "unit_util.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+char *ut_python_text(size_t n, uint64_t seed) {
+    static const char *lines[] = {
+        "def forward(self, x: torch.Tensor) -> torch.Tensor:\n",
+        "    y = torch.nn.functional.relu(self.linear%u(x))\n",
+        "    return torch.cat([y, x], dim=%u)\n",
+        "class Block%u(torch.nn.Module):\n",
+        "    @torch.compile(backend=\"inductor\")\n",
+        "    for i in range(%u):\n        x = x + i\n",
+    };
+    char *s = malloc(n + 128);
+    cr_assert_not_null(s);
+    if (!seed) seed = 1;
+    size_t pos = 0;
+    while (pos < n) {
+        seed ^= seed << 13; /* xorshift64 */
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        pos += (size_t)sprintf(s + pos, lines[seed % 6], (unsigned)(seed >> 40) % 50);
+    }
+    s[n] = '\0';
+    return s;
+}
 
 typedef struct {
     int rows;

@@ -3,7 +3,14 @@
 #ifndef DR_UNIT_UTIL_H
 #define DR_UNIT_UTIL_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "../schema/trace.h"
+
+/* Python-like text of exactly n bytes (malloc'd, NUL-terminated), the same
+ * for the same seed: compresses well, but not trivially. */
+char *ut_python_text(size_t n, uint64_t seed);
 
 /* The number of rows sql returns. */
 int ut_count_rows(DrTrace *t, const char *sql);
