@@ -203,18 +203,14 @@ long dr_hook_code_index(PyCodeObject *co) {
         if (s->code == co) return (long)s->entry;
         if (!s->code) break;
     }
-    int was = H.counting;
     Slot *s = insert(co);
-    if (!s) return -1;
-    H.counting = was;
-    return (long)s->entry;
+    return s ? (long)s->entry : -1;
 }
 
 int dr_hook_install(void) {
     PyInterpreterState *in = PyInterpreterState_Get();
     _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(in);
-    if (cur == dr_eval_frame) return 1;
-    if (cur != _PyEval_EvalFrameDefault) return 0; /* someone else's: leave it */
+    if (cur != _PyEval_EvalFrameDefault) return 0; /* ours already, or someone else's */
     _PyInterpreterState_SetEvalFrameFunc(in, dr_eval_frame);
     return 1;
 }

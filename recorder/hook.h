@@ -32,7 +32,8 @@ typedef struct DrCodeInfo {
 int dr_hook_init(void);
 
 /* Installs the hook as the interpreter's frame-evaluation function if no
- * other one is installed; returns 1 if it is installed afterwards. */
+ * frame function is installed; returns 1 when it installed it now, 0 when
+ * it was installed already or another function is in place. */
 int dr_hook_install(void);
 /* Removes the hook if it is the installed function. */
 void dr_hook_uninstall(void);

@@ -274,7 +274,7 @@ static PyObject *wrapped_set_eval_frame(PyObject *orig, PyObject *const *args,
     int enabling = nargs >= 1 && args[0] != Py_None;
     if (enabling) load_dynamo_adapter();
     int manage = !R.opts->all_frames && !R.finished;
-    if (enabling && manage && !dr_hook_is_installed() && dr_hook_install()) R.hook_installs++;
+    if (enabling && manage && dr_hook_install()) R.hook_installs++;
     PyObject *res = PyObject_Vectorcall(orig, args, (size_t)nargs, NULL);
     if (!enabling && manage) dr_hook_uninstall();
     return res;
@@ -522,7 +522,7 @@ static char *choose_python(void) {
     return NULL;
 }
 
-static int set_argv(PyConfig *c, PyWideStringList *list, int n, char *const *v) {
+static int append_args(PyWideStringList *list, int n, char *const *v) {
     for (int i = 0; i < n; i++) {
         wchar_t *w = Py_DecodeLocale(v[i], NULL);
         if (!w) return -1;
@@ -530,7 +530,6 @@ static int set_argv(PyConfig *c, PyWideStringList *list, int n, char *const *v) 
         PyMem_RawFree(w);
         if (PyStatus_Exception(st)) return -1;
     }
-    (void)c;
     return 0;
 }
 
@@ -618,16 +617,16 @@ int dr_run(const DrRunOptions *o) {
     if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(
         &config, opts.is_module ? &config.run_module : &config.run_filename, opts.target);
     char *argv0 = opts.is_module ? "-m" : (char *)opts.target;
-    if (!PyStatus_Exception(st) && (set_argv(&config, &config.argv, 1, &argv0) < 0 ||
-                                     set_argv(&config, &config.argv, opts.argc, opts.argv) < 0))
+    if (!PyStatus_Exception(st) && (append_args(&config.argv, 1, &argv0) < 0 ||
+                                     append_args(&config.argv, opts.argc, opts.argv) < 0))
         st = PyStatus_NoMemory();
     if (!PyStatus_Exception(st)) {
         char *orig[3] = {python ? python : "python", opts.is_module ? "-m" : NULL,
                          (char *)opts.target};
-        if (set_argv(&config, &config.orig_argv, 1, &orig[0]) < 0 ||
-            (opts.is_module && set_argv(&config, &config.orig_argv, 1, &orig[1]) < 0) ||
-            set_argv(&config, &config.orig_argv, 1, &orig[2]) < 0 ||
-            set_argv(&config, &config.orig_argv, opts.argc, opts.argv) < 0)
+        if (append_args(&config.orig_argv, 1, &orig[0]) < 0 ||
+            (opts.is_module && append_args(&config.orig_argv, 1, &orig[1]) < 0) ||
+            append_args(&config.orig_argv, 1, &orig[2]) < 0 ||
+            append_args(&config.orig_argv, opts.argc, opts.argv) < 0)
             st = PyStatus_NoMemory();
     }
     if (!PyStatus_Exception(st) && PyImport_AppendInittab("_dynrec", init_dynrec_module) < 0)
