@@ -21,11 +21,12 @@ LIBS    := -lsqlite3 -lzstd -lpthread
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c
 RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c
 VIEWER_SRC   := viewer/show.c
-DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC)
+REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c
+DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
                 tests/e2e_util.c tests/test_dynamo.c tests/unit_util.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
-HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/default_dict.h
+HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/default_dict.h
 
 .PHONY: all setup demo test check unit asan bench clean format
 
@@ -97,7 +98,7 @@ $(BUILD)/dict_bench: bench/dict_bench.c schema/codec.c schema/error.c
 	$(CC) $(ALL_CFLAGS) -o $@ $^ -lzstd
 
 format:
-	clang-format -i dynrec.c schema/*.[ch] recorder/*.[ch] viewer/*.[ch] tests/*.[ch] bench/*.c
+	clang-format -i dynrec.c schema/*.[ch] recorder/*.[ch] viewer/*.[ch] replayer/*.[ch] tests/*.[ch] bench/*.c
 
 clean:
 	rm -rf $(BUILD)

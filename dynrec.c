@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "recorder/run.h"
+#include "replayer/compare.h"
 #include "schema/trace.h"
 #include "viewer/show.h"
 
@@ -24,6 +25,7 @@ static const char usage_main[] =
     "commands:\n"
     "  run    run a Python script as `python` would and record a trace\n"
     "  show   print a summary of a trace (--json for scripts)\n"
+    "  diff   compare Dynamo's decisions in two traces (exit 0 same, 1 different)\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -67,12 +69,35 @@ static const char usage_show[] =
     "exit status: 0; 2 for a usage error; 65 when the file is missing, not a\n"
     "dynrec trace, too new for this dynrec, or corrupt.\n";
 
+static const char usage_diff[] =
+    "usage: dynrec diff [options] a.db b.db\n"
+    "\n"
+    "Compares what Dynamo decided in two traces: per frame the callbacks, cache\n"
+    "hits and compiles; per compile its outcome and attempts, guard set, guard\n"
+    "failures, graph breaks, backend graphs, speculation steps, side effects and\n"
+    "errors; then the Dynamo config and the exit status.  Timings, addresses and\n"
+    "ids are never compared; frames are matched by file (relative to the script's\n"
+    "directory), qualname and first line, compiles by their order in the frame.\n"
+    "Prints `identical: ...` or the first divergence, with both sides and the\n"
+    "source line, then a summary per category.  Nothing in the traces is executed.\n"
+    "\n"
+    "options:\n"
+    "  --json            print the same as one JSON object\n"
+    "  --ignore LIST     categories not to compare, comma-separated: frames,\n"
+    "                    compiles, guards, guard_failures, graph_breaks, graphs,\n"
+    "                    speculation, side_effects, errors, config, exit_status\n"
+    "  --context N       show the N compiles before the first divergence\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "exit status: 0 identical; 1 different; 2 for a usage error; 65 when a file is\n"
+    "missing, not a dynrec trace, too new for this dynrec, or corrupt.\n";
+
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg) {
     fprintf(stderr, "dynrec%s%s: ", cmd ? " " : "", cmd ? cmd : "");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'dynrec %s--help'.\n", cmd ? (strcmp(cmd, "run") == 0 ? "run " : "show ") : "");
+    fprintf(stderr, "\nTry 'dynrec %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
     return EX_USAGE_;
 }
 
@@ -157,6 +182,100 @@ static int cmd_show(int argc, char **argv) {
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* Parses "guards,graph_breaks" into a category bit mask; -1 on an unknown
+ * name (reported by the caller). */
+static long parse_ignore(const char *list, const char **bad) {
+    static char name[64];
+    unsigned mask = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), p);
+        int cat = n ? dr_category_parse(name) : -1;
+        if (cat < 0) {
+            *bad = name;
+            return -1;
+        }
+        mask |= 1u << cat;
+        p += n;
+        if (*p == ',') p++;
+    }
+    return (long)mask;
+}
+
+/* Opens a trace and reads its decisions; prints the clean error. */
+static DrModel *load_model(const char *cmd, const char *path, DrTrace **t) {
+    DrError err = {0};
+    *t = dr_trace_open(path, &err);
+    DrModel *m = *t ? dr_model_load(*t, &err) : NULL;
+    if (!m) {
+        fprintf(stderr, "dynrec %s: %s\n", cmd, err.msg);
+        dr_trace_free(*t);
+        *t = NULL;
+    }
+    return m;
+}
+
+static int cmd_diff(int argc, char **argv) {
+    DrCompareOptions o = {0};
+    int json = 0;
+    const char *paths[2] = {NULL, NULL};
+    int np = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_diff, stdout);
+            return 0;
+        } else if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(a, "--ignore") == 0) {
+            const char *bad = NULL;
+            if (++i >= argc) return usage_error("diff", "--ignore needs a list of categories%s", "");
+            long mask = parse_ignore(argv[i], &bad);
+            if (mask < 0)
+                return usage_error("diff", "unknown category '%s' (see dynrec diff --help)", bad);
+            o.ignore |= (unsigned)mask;
+        } else if (strcmp(a, "--context") == 0) {
+            char *end;
+            if (++i >= argc) return usage_error("diff", "--context needs a number%s", "");
+            long n = strtol(argv[i], &end, 10);
+            if (*end || n < 0 || n > 100000)
+                return usage_error("diff", "--context needs a number >= 0, not %s", argv[i]);
+            o.context = (int)n;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("diff", "unknown option %s", a);
+        } else if (np == 2) {
+            return usage_error("diff", "two traces, not more (extra argument %s)", a);
+        } else {
+            paths[np++] = a;
+        }
+    }
+    if (np < 2) return usage_error("diff", "give two traces to compare%s", "");
+    DrTrace *ta = NULL, *tb = NULL;
+    DrModel *ma = load_model("diff", paths[0], &ta);
+    DrModel *mb = ma ? load_model("diff", paths[1], &tb) : NULL;
+    int rc = EX_DATAERR_;
+    if (ma && mb) {
+        DrError err = {0};
+        o.label_a = paths[0];
+        o.label_b = paths[1];
+        DrDiff *d = dr_compare(ma, mb, &o, &err);
+        if (!d) {
+            fprintf(stderr, "dynrec diff: %s\n", err.msg);
+            rc = 1;
+        } else {
+            dr_diff_print(d, stdout, json);
+            rc = dr_diff_identical(d) ? 0 : 1;
+            dr_diff_free(d);
+            if (fflush(stdout) != 0) rc = EX_USAGE_;
+        }
+    }
+    dr_model_free(mb);
+    dr_model_free(ma);
+    dr_trace_free(tb);
+    dr_trace_free(ta);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_main, stderr);
@@ -175,5 +294,6 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2, argc, argv);
     if (strcmp(cmd, "show") == 0) return cmd_show(argc - 2, argv + 2);
+    if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -266,7 +266,10 @@ def _record_compile(code, cid, cache_entries, result, exc, t0):
     elif outcome == "skipped":
         reason = getattr(result, "skip_reason", None)
     data = {"outcome": outcome, "graphs": graphs, "recompile": recompile,
-            "attempts": st.get("attempts", 1), "duration_ns": _now() - t0}
+            "attempts": st.get("attempts", 1), "duration_ns": _now() - t0,
+            # Thread names are stable across runs where idents are not: the
+            # comparison matches the compiles of a frame per thread name.
+            "thread_name": threading.current_thread().name}
     emit("compile", code=code, cid=cid, num=graphs, text=reason, data=data,
          key="compile %s %s %s graphs=%d recompile=%d attempts=%d" % (
              cid, code.co_qualname, outcome, graphs, recompile, data["attempts"]))
@@ -509,9 +512,22 @@ def _wrap_fail_and_restart(orig):
 _config_last = {}
 
 
+def _config_repr(v):
+    """repr, with a set's elements sorted (their order follows the hash seed)."""
+    if isinstance(v, (set, frozenset)):
+        try:
+            inner = ", ".join(sorted(repr(x) for x in v))
+        except Exception:
+            return repr(v)
+        if not v:
+            return repr(v)
+        return ("{%s}" if isinstance(v, set) else "frozenset({%s})") % inner
+    return repr(v)
+
+
 def _config_snapshot():
     cfg = torch._dynamo.config.get_config_copy()
-    return {k: repr(v) for k, v in cfg.items()}
+    return {k: _config_repr(v) for k, v in cfg.items()}
 
 
 def config_changes(cid):

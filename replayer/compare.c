@@ -1,0 +1,715 @@
+/* compare.c -- compares two models and writes the report (see compare.h).
+ *
+ * Matching: frames by their key (file relative to the root, qualname,
+ * firstlineno), compiles within a matched frame by label (group + ordinal).
+ * Each difference becomes one divergence with a rank (the compile's place
+ * in its trace's order) so that the report can name the first one; the
+ * rules are written down once in replayer/COMPARE.md. */
+#define _GNU_SOURCE
+#include "compare.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../schema/json.h"
+#include "model.h"
+
+static const char *const cat_names[DR_CAT__N] = {
+    [DR_CAT_FRAMES] = "frames",
+    [DR_CAT_COMPILES] = "compiles",
+    [DR_CAT_GUARDS] = "guards",
+    [DR_CAT_GUARD_FAILURES] = "guard_failures",
+    [DR_CAT_GRAPH_BREAKS] = "graph_breaks",
+    [DR_CAT_GRAPHS] = "graphs",
+    [DR_CAT_SPECULATION] = "speculation",
+    [DR_CAT_SIDE_EFFECTS] = "side_effects",
+    [DR_CAT_ERRORS] = "errors",
+    [DR_CAT_CONFIG] = "config",
+    [DR_CAT_EXIT] = "exit_status",
+};
+
+const char *dr_category_name(int cat) {
+    return cat >= 0 && cat < DR_CAT__N ? cat_names[cat] : NULL;
+}
+
+int dr_category_parse(const char *name) {
+    for (int i = 0; i < DR_CAT__N; i++)
+        if (strcmp(cat_names[i], name) == 0) return i;
+    if (strcmp(name, "exit") == 0) return DR_CAT_EXIT;
+    return -1;
+}
+
+/* Ranks past every compile: frame-level, config and exit divergences come
+ * after the compile decisions of the same position. */
+#define RANK_LATE 0x3fffffffL
+
+typedef struct {
+    int cat;
+    long rank;
+    long fa, fb;      /* frame index in a / b, or -1 */
+    long ca, cb;      /* compile index in a / b, or -1 */
+    char *what;       /* one line */
+    char *side_a, *side_b; /* what each side has at the first difference */
+    DrStrVec minus, plus;  /* lines only in a / only in b */
+    long line;        /* a source line of the frame's file, 0 for none */
+    char *line_file;  /* the file of that line (a relname) */
+} Div;
+
+struct DrDiff {
+    const DrModel *a, *b;
+    DrCompareOptions o;
+    Div *divs;
+    long ndivs, cap;
+    long per_cat[DR_CAT__N], plus[DR_CAT__N], minus[DR_CAT__N];
+    long skipped_cross_thread;
+    DrArena arena;
+    int failed;
+};
+
+static Div *add_div(DrDiff *d, int cat, long rank) {
+    if (d->ndivs == d->cap) {
+        long ncap = d->cap ? d->cap * 2 : 32;
+        Div *nd = realloc(d->divs, (size_t)ncap * sizeof *nd);
+        if (!nd) {
+            d->failed = 1;
+            return NULL;
+        }
+        d->divs = nd;
+        d->cap = ncap;
+    }
+    Div *v = &d->divs[d->ndivs++];
+    memset(v, 0, sizeof *v);
+    v->cat = cat;
+    v->rank = rank;
+    v->fa = v->fb = v->ca = v->cb = -1;
+    d->per_cat[cat]++;
+    return v;
+}
+
+static char *fmt(DrDiff *d, const char *f, ...) __attribute__((format(printf, 2, 3)));
+static char *fmt(DrDiff *d, const char *f, ...) {
+    char buf[2048];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    char *s = dr_arena_strdup(&d->arena, buf);
+    if (!s) d->failed = 1;
+    return s;
+}
+
+/* Lines of a and b (sorted) that the other lacks, as multisets. */
+static void multiset_diff(DrDiff *d, Div *v, const DrStrVec *a, const DrStrVec *b) {
+    DrStrVec sa = {0}, sb = {0};
+    for (long i = 0; i < a->n; i++) d->failed |= dr_vec_push(&sa, a->v[i]) != 0;
+    for (long i = 0; i < b->n; i++) d->failed |= dr_vec_push(&sb, b->v[i]) != 0;
+    dr_vec_sort(&sa);
+    dr_vec_sort(&sb);
+    long i = 0, j = 0;
+    while (i < sa.n || j < sb.n) {
+        int c = i >= sa.n ? 1 : j >= sb.n ? -1 : strcmp(sa.v[i], sb.v[j]);
+        if (c == 0) {
+            i++;
+            j++;
+        } else if (c < 0) {
+            d->failed |= dr_vec_push(&v->minus, sa.v[i++]) != 0;
+        } else {
+            d->failed |= dr_vec_push(&v->plus, sb.v[j++]) != 0;
+        }
+    }
+    d->minus[v->cat] += v->minus.n;
+    d->plus[v->cat] += v->plus.n;
+    dr_vec_free(&sa);
+    dr_vec_free(&sb);
+}
+
+static int vec_equal(const DrStrVec *a, const DrStrVec *b) {
+    if (a->n != b->n) return 0;
+    for (long i = 0; i < a->n; i++)
+        if (strcmp(a->v[i], b->v[i]) != 0) return 0;
+    return 1;
+}
+
+static const char *const cat_nouns[DR_CAT__N] = {
+    [DR_CAT_GUARDS] = "guard set",          [DR_CAT_GUARD_FAILURES] = "guard failures",
+    [DR_CAT_GRAPH_BREAKS] = "graph breaks", [DR_CAT_GRAPHS] = "graphs",
+    [DR_CAT_SPECULATION] = "speculation",   [DR_CAT_SIDE_EFFECTS] = "side effects",
+    [DR_CAT_ERRORS] = "errors",             [DR_CAT_CONFIG] = "config changes",
+};
+
+/* Guessing a source line for a divergence: a graph break's, else a guard's
+ * user location ("file.py:15 in fn"), else the frame's first line. */
+static void line_from(DrDiff *d, Div *v, const DrStrVec *lines, const char *frame_file) {
+    for (long i = 0; i < lines->n; i++) {
+        const char *s = lines->v[i];
+        const char *at = v->cat == DR_CAT_GRAPH_BREAKS ? strstr(s, " at ") : NULL;
+        if (!at) continue;
+        at += 4;
+        const char *colon = strchr(at, ':');
+        if (!colon) continue;
+        long ln = strtol(colon + 1, NULL, 10);
+        if (ln > 0) {
+            v->line = ln;
+            v->line_file = dr_arena_strndup(&d->arena, at, (size_t)(colon - at));
+            return;
+        }
+    }
+    (void)frame_file;
+}
+
+static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
+    const DrModel *A = d->a, *B = d->b;
+    const DrCompile *x = &A->compiles[ca], *y = &B->compiles[cb];
+    const DrFrame *f = &A->frames[fa];
+    unsigned ign = d->o.ignore;
+    int multi = A->frames[fa].multi_thread || B->frames[fb].multi_thread;
+    if (!(ign & (1u << DR_CAT_COMPILES))) {
+        char sa[600], sb[600];
+        snprintf(sa, sizeof sa, "%s, %ld attempt%s, %ld graph%s%s%s%s", x->outcome,
+                 x->attempts, x->attempts == 1 ? "" : "s", x->graphs, x->graphs == 1 ? "" : "s",
+                 multi ? "" : (x->recompile ? ", recompile" : ", first compile"),
+                 *x->reason ? ": " : "", x->reason);
+        snprintf(sb, sizeof sb, "%s, %ld attempt%s, %ld graph%s%s%s%s", y->outcome,
+                 y->attempts, y->attempts == 1 ? "" : "s", y->graphs, y->graphs == 1 ? "" : "s",
+                 multi ? "" : (y->recompile ? ", recompile" : ", first compile"),
+                 *y->reason ? ": " : "", y->reason);
+        if (strcmp(sa, sb) != 0) {
+            Div *v = add_div(d, DR_CAT_COMPILES, x->rank);
+            if (!v) return;
+            v->fa = fa, v->fb = fb, v->ca = ca, v->cb = cb;
+            v->what = fmt(d, "compile %s of %s differs", x->label, f->qualname);
+            v->side_a = fmt(d, "%s", sa);
+            v->side_b = fmt(d, "%s", sb);
+        }
+    }
+    for (int cat = DR_CAT_GUARDS; cat <= DR_CAT_CONFIG; cat++) {
+        if (ign & (1u << cat)) continue;
+        const DrStrVec *xa = &x->items[cat], *yb = &y->items[cat];
+        if (vec_equal(xa, yb)) continue;
+        Div *v = add_div(d, cat, x->rank);
+        if (!v) return;
+        v->fa = fa, v->fb = fb, v->ca = ca, v->cb = cb;
+        multiset_diff(d, v, xa, yb);
+        long i = 0;
+        while (i < xa->n && i < yb->n && strcmp(xa->v[i], yb->v[i]) == 0) i++;
+        if (cat == DR_CAT_GUARDS || cat == DR_CAT_GUARD_FAILURES) {
+            v->what = fmt(d, "%s of compile %s of %s differs: %ld removed, %ld added",
+                          cat_nouns[cat], x->label, f->qualname, v->minus.n, v->plus.n);
+        } else if (!v->minus.n && !v->plus.n) {
+            v->what = fmt(d, "%s of compile %s of %s: the same, in another order",
+                          cat_nouns[cat], x->label, f->qualname);
+        } else {
+            v->what = fmt(d, "%s of compile %s of %s differ: %ld vs %ld", cat_nouns[cat],
+                          x->label, f->qualname, xa->n, yb->n);
+        }
+        v->side_a = i < xa->n ? xa->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
+        v->side_b = i < yb->n ? yb->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
+        if (cat == DR_CAT_GRAPHS && i < xa->n && i < yb->n && i < x->graph_code.n &&
+            i < y->graph_code.n) {
+            /* Name the first line where the two graphs' code differs. */
+            const char *p = x->graph_code.v[i], *q = y->graph_code.v[i];
+            long ln = 1;
+            while (*p && *p == *q) {
+                if (*p == '\n') ln++;
+                p++, q++;
+            }
+            while (p > x->graph_code.v[i] && p[-1] != '\n') p--, q--;
+            v->side_a = fmt(d, "%s; code line %ld: %.200s", xa->v[i], ln, p);
+            v->side_b = fmt(d, "%s; code line %ld: %.200s", yb->v[i], ln, q);
+            if (v->side_a) v->side_a[strcspn(v->side_a, "\n")] = 0;
+            if (v->side_b) v->side_b[strcspn(v->side_b, "\n")] = 0;
+        }
+        line_from(d, v, v->minus.n ? &v->minus : &v->plus, f->file);
+    }
+    d->skipped_cross_thread += x->cross_thread_failures + y->cross_thread_failures;
+}
+
+/* A compile present on one side only. */
+static void lone_compile(DrDiff *d, const DrModel *m, long fi, long ci, int in_b) {
+    const DrCompile *c = &m->compiles[ci];
+    Div *v = add_div(d, DR_CAT_COMPILES, c->rank);
+    if (!v) return;
+    if (in_b) v->fb = fi, v->cb = ci;
+    else v->fa = fi, v->ca = ci;
+    v->what = fmt(d, "compile %s of %s only in %s (%s, %ld guard%s)", c->label,
+                  m->frames[fi].qualname, in_b ? "b" : "a", c->outcome ? c->outcome : "?",
+                  c->items[DR_CAT_GUARDS].n, c->items[DR_CAT_GUARDS].n == 1 ? "" : "s");
+    char *desc = fmt(d, "compile %s: %s, guards:", c->cid, c->outcome ? c->outcome : "?");
+    if (in_b) v->side_b = desc, v->side_a = fmt(d, "(no such compile)");
+    else v->side_a = desc, v->side_b = fmt(d, "(no such compile)");
+    DrStrVec *dst = in_b ? &v->plus : &v->minus;
+    for (long k = 0; k < c->items[DR_CAT_GUARDS].n; k++)
+        d->failed |= dr_vec_push(dst, c->items[DR_CAT_GUARDS].v[k]) != 0;
+    for (long k = 0; k < c->items[DR_CAT_GRAPH_BREAKS].n; k++)
+        d->failed |= dr_vec_push(dst, c->items[DR_CAT_GRAPH_BREAKS].v[k]) != 0;
+    (in_b ? d->plus : d->minus)[DR_CAT_COMPILES]++;
+}
+
+static void compare_frames(DrDiff *d) {
+    const DrModel *A = d->a, *B = d->b;
+    unsigned ign = d->o.ignore;
+    char key[8192];
+    for (long fa = 0; fa < A->nframes; fa++) {
+        const DrFrame *f = &A->frames[fa];
+        snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", f->file, f->qualname, f->firstlineno);
+        long fb = dr_map_get(&B->frame_map, key);
+        if (fb < 0) {
+            if (ign & (1u << DR_CAT_FRAMES)) continue;
+            Div *v = add_div(d, DR_CAT_FRAMES, f->first_rank >= 0 ? f->first_rank : RANK_LATE);
+            if (!v) return;
+            v->fa = fa;
+            v->what = fmt(d, "frame %s (%s:%ld) only in a: %ld callbacks, %ld compiles",
+                          f->qualname, f->file, f->firstlineno, f->callbacks, f->ncomp);
+            d->minus[DR_CAT_FRAMES]++;
+            continue;
+        }
+        const DrFrame *g = &B->frames[fb];
+        if (!(ign & (1u << DR_CAT_FRAMES)) &&
+            (f->callbacks != g->callbacks || f->cache_hits != g->cache_hits ||
+             f->ncomp != g->ncomp)) {
+            Div *v = add_div(d, DR_CAT_FRAMES, RANK_LATE);
+            if (!v) return;
+            v->fa = fa, v->fb = fb;
+            v->what = fmt(d, "frame %s (%s:%ld): counts differ", f->qualname, f->file,
+                          f->firstlineno);
+            v->side_a = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", f->callbacks,
+                            f->cache_hits, f->ncomp);
+            v->side_b = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", g->callbacks,
+                            g->cache_hits, g->ncomp);
+        }
+        /* Compiles by label; b's unmatched ones are found in the second loop. */
+        for (long k = 0; k < f->ncomp; k++) {
+            long ca = f->comp[k], cb = -1;
+            const DrCompile *x = &A->compiles[ca];
+            for (long j = 0; j < g->ncomp; j++)
+                if (strcmp(B->compiles[g->comp[j]].label, x->label) == 0) cb = g->comp[j];
+            if (cb < 0) {
+                if (!(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, A, fa, ca, 0);
+            } else {
+                compare_compile(d, fa, fb, ca, cb);
+            }
+        }
+        for (long j = 0; j < g->ncomp; j++) {
+            long cb = g->comp[j], found = 0;
+            for (long k = 0; k < f->ncomp && !found; k++)
+                found = strcmp(A->compiles[f->comp[k]].label, B->compiles[cb].label) == 0;
+            if (!found && !(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, B, fb, cb, 1);
+        }
+    }
+    if (ign & (1u << DR_CAT_FRAMES)) return;
+    for (long fb = 0; fb < B->nframes; fb++) {
+        const DrFrame *g = &B->frames[fb];
+        snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", g->file, g->qualname, g->firstlineno);
+        if (dr_map_get(&A->frame_map, key) >= 0) continue;
+        Div *v = add_div(d, DR_CAT_FRAMES, g->first_rank >= 0 ? g->first_rank : RANK_LATE);
+        if (!v) return;
+        v->fb = fb;
+        v->what = fmt(d, "frame %s (%s:%ld) only in b: %ld callbacks, %ld compiles", g->qualname,
+                      g->file, g->firstlineno, g->callbacks, g->ncomp);
+        d->plus[DR_CAT_FRAMES]++;
+    }
+}
+
+static const char *status_text(DrDiff *d, const DrModel *m) {
+    if (m->exit_signal && strcmp(m->exit_signal, "0") != 0)
+        return fmt(d, "killed by signal %s", m->exit_signal);
+    if (!m->exit_status) return m->complete ? "unknown" : "unknown (the trace is incomplete)";
+    return fmt(d, "exit status %s", m->exit_status);
+}
+
+static int cmp_div(const void *p, const void *q) {
+    const Div *a = p, *b = q;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    if (a->cat != b->cat) return a->cat < b->cat ? -1 : 1;
+    return 0;
+}
+
+DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o,
+                   DrError *err) {
+    DrDiff *d = calloc(1, sizeof *d);
+    if (!d) {
+        dr_error(err, DR_ERR_NOMEM, "out of memory comparing traces");
+        return NULL;
+    }
+    d->a = a;
+    d->b = b;
+    if (o) d->o = *o;
+    if (!d->o.label_a) d->o.label_a = a->path;
+    if (!d->o.label_b) d->o.label_b = b->path;
+    compare_frames(d);
+    if (!(d->o.ignore & (1u << DR_CAT_CONFIG)) && !vec_equal(&a->config_start, &b->config_start)) {
+        Div *v = add_div(d, DR_CAT_CONFIG, RANK_LATE + 1);
+        if (v) {
+            multiset_diff(d, v, &a->config_start, &b->config_start);
+            v->what = fmt(d, "Dynamo config at start differs: %ld settings", v->minus.n > v->plus.n
+                                                                                ? v->minus.n
+                                                                                : v->plus.n);
+        }
+    }
+    if (!(d->o.ignore & (1u << DR_CAT_EXIT))) {
+        const char *sa = status_text(d, a), *sb = status_text(d, b);
+        if (sa && sb && strcmp(sa, sb) != 0) {
+            Div *v = add_div(d, DR_CAT_EXIT, RANK_LATE + 2);
+            if (v) {
+                v->what = fmt(d, "the program ended differently");
+                v->side_a = (char *)sa;
+                v->side_b = (char *)sb;
+            }
+        }
+    }
+    if (d->ndivs > 1) qsort(d->divs, (size_t)d->ndivs, sizeof *d->divs, cmp_div);
+    if (d->failed) {
+        dr_diff_free(d);
+        dr_error(err, DR_ERR_NOMEM, "out of memory comparing traces");
+        return NULL;
+    }
+    return d;
+}
+
+void dr_diff_free(DrDiff *d) {
+    if (!d) return;
+    for (long i = 0; i < d->ndivs; i++) {
+        dr_vec_free(&d->divs[i].minus);
+        dr_vec_free(&d->divs[i].plus);
+    }
+    free(d->divs);
+    dr_arena_free(&d->arena);
+    free(d);
+}
+
+int dr_diff_identical(const DrDiff *d) { return d->ndivs == 0; }
+long dr_diff_count(const DrDiff *d, int cat) {
+    return cat >= 0 && cat < DR_CAT__N ? d->per_cat[cat] : 0;
+}
+
+/* ---- the report -------------------------------------------------------------- */
+
+/* Untrusted text with control characters shown as '?'. */
+static void put_safe(FILE *f, const char *s) {
+    if (!s) s = "";
+    for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static const DrCompile *div_compile(const DrDiff *d, const Div *v, int side_b) {
+    long ci = side_b ? v->cb : v->ca;
+    const DrModel *m = side_b ? d->b : d->a;
+    return ci >= 0 ? &m->compiles[ci] : NULL;
+}
+
+static const DrFrame *div_frame(const DrDiff *d, const Div *v, int *side_b) {
+    *side_b = v->fa < 0;
+    if (v->fa >= 0) return &d->a->frames[v->fa];
+    if (v->fb >= 0) return &d->b->frames[v->fb];
+    return NULL;
+}
+
+/* The source line for a divergence, from the stored sources of a (or b). */
+static char *div_source(const DrDiff *d, const Div *v, const char **file, long *line) {
+    int sb;
+    const DrFrame *f = div_frame(d, v, &sb);
+    if (!f) return NULL;
+    *file = v->line_file ? v->line_file : f->file;
+    *line = v->line ? v->line : f->firstlineno;
+    DrModel *m = (DrModel *)(sb ? d->b : d->a);
+    char *s = dr_model_source_line(m, *file, *line);
+    if (!s && !sb) s = dr_model_source_line((DrModel *)d->b, *file, *line);
+    return s;
+}
+
+static void print_lines(FILE *out, const char *prefix, const DrStrVec *v, long max) {
+    for (long i = 0; i < v->n && i < max; i++) {
+        fputs(prefix, out);
+        put_safe(out, v->v[i]);
+        fputc('\n', out);
+    }
+    if (v->n > max) fprintf(out, "%.*s... and %ld more\n", (int)strlen(prefix) - 2, prefix,
+                            v->n - max);
+}
+
+static void print_counts(FILE *out, const DrModel *m) {
+    DrModelCounts c;
+    dr_model_counts(m, &c);
+    fprintf(out, "%ld frame%s, %ld compile%s, %ld guard%s, %ld graph break%s, %ld error%s",
+            c.frames, c.frames == 1 ? "" : "s", c.compiles, c.compiles == 1 ? "" : "s", c.guards,
+            c.guards == 1 ? "" : "s", c.graph_breaks, c.graph_breaks == 1 ? "" : "s", c.errors,
+            c.errors == 1 ? "" : "s");
+}
+
+static void print_notes(const DrDiff *d, FILE *out) {
+    const DrModel *m[2] = {d->a, d->b};
+    const char *lab[2] = {d->o.label_a, d->o.label_b};
+    for (int i = 0; i < 2; i++)
+        if (!m[i]->complete) {
+            fputs("note: ", out);
+            put_safe(out, lab[i]);
+            fputs(" is incomplete (the recording was cut short)\n", out);
+        }
+    const char *ta = d->a->torch_version, *tb = d->b->torch_version;
+    if (ta && tb && strcmp(ta, tb) != 0) {
+        fputs("note: torch ", out);
+        put_safe(out, ta);
+        fputs(" in a, torch ", out);
+        put_safe(out, tb);
+        fputs(" in b\n", out);
+    }
+    if (d->skipped_cross_thread)
+        fprintf(out, "note: %ld guard failure%s against another thread's cache entry not "
+                     "compared (they depend on thread timing)\n",
+                d->skipped_cross_thread, d->skipped_cross_thread == 1 ? "" : "s");
+}
+
+static void print_compile_line(FILE *out, const DrModel *m, const DrCompile *c) {
+    const DrFrame *f = &m->frames[c->frame];
+    fputs("    ", out);
+    put_safe(out, c->cid);
+    fputs(" ", out);
+    put_safe(out, f->qualname);
+    fputs(" (", out);
+    put_safe(out, f->file);
+    fprintf(out, ":%ld): ", f->firstlineno);
+    put_safe(out, c->outcome ? c->outcome : "?");
+    fprintf(out, ", %ld guards, %ld graphs, %ld breaks\n", c->items[DR_CAT_GUARDS].n,
+            c->items[DR_CAT_GRAPHS].n, c->items[DR_CAT_GRAPH_BREAKS].n);
+}
+
+static void print_text(const DrDiff *d, FILE *out) {
+    print_notes(d, out);
+    if (d->ndivs == 0) {
+        fputs("identical: ", out);
+        print_counts(out, d->a);
+        fputs("\n", out);
+        return;
+    }
+    const Div *v = &d->divs[0];
+    fprintf(out, "different: first divergence in %s\n", cat_names[v->cat]);
+    fputs("  ", out);
+    put_safe(out, v->what);
+    fputc('\n', out);
+    int sb;
+    const DrFrame *f = div_frame(d, v, &sb);
+    if (f) {
+        const DrCompile *ca = div_compile(d, v, 0), *cb = div_compile(d, v, 1);
+        fputs("  frame:   ", out);
+        put_safe(out, f->qualname);
+        fputs(" at ", out);
+        put_safe(out, f->file);
+        fprintf(out, ":%ld\n", f->firstlineno);
+        if (ca || cb) {
+            fputs("  compile: ", out);
+            put_safe(out, ca ? ca->cid : "-");
+            fputs(" in a, ", out);
+            put_safe(out, cb ? cb->cid : "-");
+            fputs(" in b\n", out);
+        }
+        const char *file = NULL;
+        long line = 0;
+        char *src = div_source(d, v, &file, &line);
+        if (src) {
+            fputs("  source:  ", out);
+            put_safe(out, file);
+            fprintf(out, ":%ld: ", line);
+            put_safe(out, src);
+            fputc('\n', out);
+        }
+    }
+    if (v->side_a || v->side_b) {
+        fputs("  a: ", out);
+        put_safe(out, v->side_a ? v->side_a : "-");
+        fputs("\n  b: ", out);
+        put_safe(out, v->side_b ? v->side_b : "-");
+        fputc('\n', out);
+    }
+    if (v->minus.n || v->plus.n) {
+        const char *what = v->cat == DR_CAT_GUARDS ? "guards" : "lines";
+        if (v->minus.n) fprintf(out, "  %s only in a:\n", what);
+        print_lines(out, "    - ", &v->minus, 20);
+        if (v->plus.n) fprintf(out, "  %s only in b:\n", what);
+        print_lines(out, "    + ", &v->plus, 20);
+    }
+    if (d->o.context > 0 && (v->ca >= 0 || v->cb >= 0)) {
+        const DrModel *m = v->ca >= 0 ? d->a : d->b;
+        const DrCompile *c = div_compile(d, v, v->ca < 0);
+        long from = c->rank - d->o.context;
+        if (from < 0) from = 0;
+        if (from < c->rank) fputs("  before it:\n", out);
+        for (long r = from; r < c->rank; r++)
+            for (long i = 0; i < m->ncompiles; i++)
+                if (m->compiles[i].rank == r) print_compile_line(out, m, &m->compiles[i]);
+    }
+    fputs("summary:\n", out);
+    for (int cat = 0; cat < DR_CAT__N; cat++) {
+        if (d->o.ignore & (1u << cat)) {
+            fprintf(out, "  %-15s ignored\n", cat_names[cat]);
+            continue;
+        }
+        if (!d->per_cat[cat]) {
+            fprintf(out, "  %-15s same\n", cat_names[cat]);
+            continue;
+        }
+        fprintf(out, "  %-15s %ld difference%s", cat_names[cat], d->per_cat[cat],
+                d->per_cat[cat] == 1 ? "" : "s");
+        if (d->minus[cat] || d->plus[cat])
+            fprintf(out, " (%ld only in a, %ld only in b)", d->minus[cat], d->plus[cat]);
+        fputc('\n', out);
+        long shown = 0;
+        for (long i = 0; i < d->ndivs && shown < 5; i++)
+            if (d->divs[i].cat == cat) {
+                fputs("    ", out);
+                put_safe(out, d->divs[i].what);
+                fputc('\n', out);
+                shown++;
+            }
+        if (d->per_cat[cat] > shown) fprintf(out, "    ... and %ld more\n", d->per_cat[cat] - shown);
+    }
+    fputs("a: ", out);
+    put_safe(out, d->o.label_a);
+    fputs(": ", out);
+    print_counts(out, d->a);
+    fputs("\nb: ", out);
+    put_safe(out, d->o.label_b);
+    fputs(": ", out);
+    print_counts(out, d->b);
+    fputc('\n', out);
+}
+
+static void json_vec(FILE *out, const DrStrVec *v, long max) {
+    fputc('[', out);
+    for (long i = 0; i < v->n && i < max; i++) {
+        if (i) fputs(", ", out);
+        dr_json_string(out, v->v[i]);
+    }
+    fputc(']', out);
+}
+
+static void json_div(const DrDiff *d, FILE *out, const Div *v, int full) {
+    fputs("{\"category\": ", out);
+    dr_json_string(out, cat_names[v->cat]);
+    fputs(", \"what\": ", out);
+    dr_json_string(out, v->what);
+    int sb;
+    const DrFrame *f = div_frame(d, v, &sb);
+    if (f) {
+        fputs(", \"frame\": {\"file\": ", out);
+        dr_json_string(out, f->file);
+        fputs(", \"qualname\": ", out);
+        dr_json_string(out, f->qualname);
+        fprintf(out, ", \"firstlineno\": %ld}", f->firstlineno);
+    }
+    const DrCompile *ca = div_compile(d, v, 0), *cb = div_compile(d, v, 1);
+    fputs(", \"compile_a\": ", out);
+    dr_json_string(out, ca ? ca->cid : NULL);
+    fputs(", \"compile_b\": ", out);
+    dr_json_string(out, cb ? cb->cid : NULL);
+    fputs(", \"a\": ", out);
+    dr_json_string(out, v->side_a);
+    fputs(", \"b\": ", out);
+    dr_json_string(out, v->side_b);
+    fputs(", \"only_in_a\": ", out);
+    json_vec(out, &v->minus, full ? 1000 : 50);
+    fputs(", \"only_in_b\": ", out);
+    json_vec(out, &v->plus, full ? 1000 : 50);
+    if (full) {
+        const char *file = NULL;
+        long line = 0;
+        char *src = div_source(d, v, &file, &line);
+        fputs(", \"source\": ", out);
+        if (file) {
+            fputs("{\"file\": ", out);
+            dr_json_string(out, file);
+            fprintf(out, ", \"line\": %ld, \"text\": ", line);
+            dr_json_string(out, src);
+            fputc('}', out);
+        } else {
+            fputs("null", out);
+        }
+        fputs(", \"context\": [", out);
+        if (d->o.context > 0 && (ca || cb)) {
+            const DrModel *m = ca ? d->a : d->b;
+            const DrCompile *c = ca ? ca : cb;
+            long from = c->rank - d->o.context, k = 0;
+            if (from < 0) from = 0;
+            for (long r = from; r < c->rank; r++)
+                for (long i = 0; i < m->ncompiles; i++)
+                    if (m->compiles[i].rank == r) {
+                        if (k++) fputs(", ", out);
+                        fputs("{\"compile\": ", out);
+                        dr_json_string(out, m->compiles[i].cid);
+                        fputs(", \"qualname\": ", out);
+                        dr_json_string(out, m->frames[m->compiles[i].frame].qualname);
+                        fputs(", \"outcome\": ", out);
+                        dr_json_string(out, m->compiles[i].outcome);
+                        fputc('}', out);
+                    }
+        }
+        fputc(']', out);
+    }
+    fputc('}', out);
+}
+
+static void json_counts(FILE *out, const DrModel *m) {
+    DrModelCounts c;
+    dr_model_counts(m, &c);
+    fprintf(out,
+            "{\"frames\": %ld, \"compiles\": %ld, \"guards\": %ld, \"guard_failures\": %ld, "
+            "\"graph_breaks\": %ld, \"graphs\": %ld, \"errors\": %ld}",
+            c.frames, c.compiles, c.guards, c.guard_failures, c.graph_breaks, c.graphs,
+            c.errors);
+}
+
+static void json_side(FILE *out, const char *label, const DrModel *m) {
+    fputs("{\"path\": ", out);
+    dr_json_string(out, label);
+    fputs(", \"torch_version\": ", out);
+    dr_json_string(out, m->torch_version);
+    fputs(", \"python_version\": ", out);
+    dr_json_string(out, m->python_version);
+    fprintf(out, ", \"complete\": %s, \"counts\": ", m->complete ? "true" : "false");
+    json_counts(out, m);
+    fputc('}', out);
+}
+
+int dr_diff_print_json_fields(const DrDiff *d, FILE *out) {
+    fprintf(out, "\"identical\": %s,\n  \"a\": ", d->ndivs ? "false" : "true");
+    json_side(out, d->o.label_a, d->a);
+    fputs(",\n  \"b\": ", out);
+    json_side(out, d->o.label_b, d->b);
+    fputs(",\n  \"ignored\": [", out);
+    for (int cat = 0, k = 0; cat < DR_CAT__N; cat++)
+        if (d->o.ignore & (1u << cat)) {
+            if (k++) fputs(", ", out);
+            dr_json_string(out, cat_names[cat]);
+        }
+    fprintf(out, "],\n  \"cross_thread_failures_not_compared\": %ld", d->skipped_cross_thread);
+    fputs(",\n  \"first_divergence\": ", out);
+    if (d->ndivs) json_div(d, out, &d->divs[0], 1);
+    else fputs("null", out);
+    fputs(",\n  \"summary\": {", out);
+    for (int cat = 0; cat < DR_CAT__N; cat++) {
+        fprintf(out, "%s\n    ", cat ? "," : "");
+        dr_json_string(out, cat_names[cat]);
+        fprintf(out, ": {\"compared\": %s, \"differences\": %ld, \"only_in_a\": %ld, "
+                     "\"only_in_b\": %ld}",
+                d->o.ignore & (1u << cat) ? "false" : "true", d->per_cat[cat], d->minus[cat],
+                d->plus[cat]);
+    }
+    fputs("\n  },\n  \"divergences\": [", out);
+    for (long i = 0; i < d->ndivs && i < 10000; i++) {
+        fputs(i ? ",\n    " : "\n    ", out);
+        json_div(d, out, &d->divs[i], 0);
+    }
+    fputs(d->ndivs ? "\n  ]" : "]", out);
+    return ferror(out) ? -1 : 0;
+}
+
+int dr_diff_print(const DrDiff *d, FILE *out, int json) {
+    if (json) {
+        fputs("{\n  ", out);
+        dr_diff_print_json_fields(d, out);
+        fputs("\n}\n", out);
+    } else {
+        print_text(d, out);
+    }
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,96 @@
+/* compare.h -- the comparison engine: Dynamo's decisions in two traces.
+ *
+ * One engine for every command that compares (diff, rerun, and later replay
+ * and the viewer's diff screen).  It reads a trace only through schema/,
+ * keeps its decisions in memory (DrModel), and compares two models by the
+ * rules in replayer/COMPARE.md: frames matched by (file relative to the
+ * run's root, qualname, firstlineno), compiles by order within a frame (per
+ * thread name when several threads compiled it), and per compile the guard
+ * set, guard failures, graph breaks, graphs, speculation steps, side
+ * effects, errors and config changes; then the exit status and the config
+ * at start.  Timings, addresses, object ids and thread ids are never
+ * compared.
+ *
+ *   DrModel *a = dr_model_load(ta, &err), *b = dr_model_load(tb, &err);
+ *   DrDiff *d = dr_compare(a, b, &opts, &err);
+ *   dr_diff_print(d, stdout, 0);          -- or 1 for JSON
+ *   int same = dr_diff_identical(d);
+ *   dr_diff_free(d); dr_model_free(b); dr_model_free(a);
+ *
+ * Everything read from a trace is untrusted: text is masked and copied,
+ * numbers are parsed with bounds, and output goes through the same
+ * sanitising as `dynrec show`.  Nothing here executes anything. */
+#ifndef DR_COMPARE_H
+#define DR_COMPARE_H
+
+#include <stdio.h>
+
+#include "../schema/error.h"
+#include "../schema/trace.h"
+
+/* The categories compared.  Adding one: add its name to cat_names[] in
+ * compare.c and its rule to replayer/COMPARE.md. */
+typedef enum {
+    DR_CAT_FRAMES,         /* frames present, callbacks, cache hits, compiles per frame */
+    DR_CAT_COMPILES,       /* compiles present; outcome, attempts, graphs, recompile */
+    DR_CAT_GUARDS,         /* each cache entry's guard set */
+    DR_CAT_GUARD_FAILURES, /* which older entry failed on a recompile, and why */
+    DR_CAT_GRAPH_BREAKS,   /* type, location, reason */
+    DR_CAT_GRAPHS,         /* backend, node count, canonical FX code */
+    DR_CAT_SPECULATION,    /* checkpoints, restarts, rollbacks, merges */
+    DR_CAT_SIDE_EFFECTS,   /* applied and dropped */
+    DR_CAT_ERRORS,         /* type, masked message, suppressed or raised */
+    DR_CAT_CONFIG,         /* Dynamo config at start and its changes */
+    DR_CAT_EXIT,           /* the program's exit status */
+    DR_CAT__N
+} DrCategory;
+
+/* "guards", "graph_breaks", ...; NULL for an unknown number. */
+const char *dr_category_name(int cat);
+/* The category named name, or -1. */
+int dr_category_parse(const char *name);
+
+typedef struct DrModel DrModel;
+typedef struct DrDiff DrDiff;
+
+/* Reads the decisions of an open trace.  Returns NULL with err filled
+ * (DR_ERR_CORRUPT, DR_ERR_NOMEM, ...).  The trace must stay open while the
+ * model is used (sources are read from it when a report needs a line). */
+DrModel *dr_model_load(DrTrace *t, DrError *err);
+void dr_model_free(DrModel *m);
+
+/* How much a model holds, for "identical: 3 frames, 7 compiles, ...". */
+typedef struct {
+    long frames, compiles, guards, guard_failures, graph_breaks, graphs, errors;
+} DrModelCounts;
+void dr_model_counts(const DrModel *m, DrModelCounts *out);
+
+typedef struct {
+    unsigned ignore; /* bit (1u << DR_CAT_x) set: category not compared */
+    int context;     /* decisions shown before the first divergence */
+    const char *label_a, *label_b; /* how the report names the two sides */
+} DrCompareOptions;
+
+/* Compares two models.  Returns NULL only when out of memory. */
+DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o,
+                   DrError *err);
+void dr_diff_free(DrDiff *d);
+
+/* 1 when no compared category differs. */
+int dr_diff_identical(const DrDiff *d);
+/* Number of divergences in category cat. */
+long dr_diff_count(const DrDiff *d, int cat);
+
+/* Writes the report: for people (one line when identical; else the first
+ * divergence with both sides, its frame and compile, the source line and,
+ * for guards, the added and removed ones, then a summary per category) or,
+ * with json, the same as one JSON object.  Returns 0, or -1 on a write
+ * error. */
+int dr_diff_print(const DrDiff *d, FILE *out, int json);
+
+/* Same as the "json" report's body without the enclosing braces' closing,
+ * for callers (rerun) that add their own fields: writes `"key": value`
+ * pairs separated by commas, no surrounding braces. */
+int dr_diff_print_json_fields(const DrDiff *d, FILE *out);
+
+#endif

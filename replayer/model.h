@@ -1,0 +1,68 @@
+/* model.h -- the in-memory decisions of one trace (model.c), shared by the
+ * comparison (compare.c).  Callers outside replayer/ use compare.h only. */
+#ifndef DR_MODEL_H
+#define DR_MODEL_H
+
+#include <stdint.h>
+
+#include "compare.h"
+#include "util.h"
+
+/* One compile of a frame, with its decisions as canonical (masked) lines
+ * per category; guards and guard failures are sorted (compared as sets),
+ * the rest keep their recorded order. */
+typedef struct {
+    char *cid;         /* Dynamo's compile id ("0/1"), as recorded */
+    long frame;        /* index into DrModel.frames */
+    char *group;       /* "" or the thread name when several threads compiled the frame */
+    long ordinal;      /* position among the frame's compiles of the same group */
+    char *label;       /* group and ordinal: "#1", "Thread-2 (worker)#0" */
+    int64_t seq, first_seq;
+    long rank;         /* position in the trace's order of compiles */
+    int has_event;     /* a compile event was recorded (else only its parts) */
+    int64_t thread;
+    char *thread_name;
+    char *outcome, *reason;
+    long attempts, graphs, recompile;
+    long cross_thread_failures; /* guard failures against another thread's entry */
+    DrStrVec items[DR_CAT__N];
+    DrStrVec graph_code;         /* masked FX code, one per graphs item */
+    DrStrVec failed_cids, failure_reasons; /* raw, resolved into items */
+} DrCompile;
+
+typedef struct {
+    char *file;        /* relative to the run's root (see COMPARE.md) */
+    char *qualname;
+    long firstlineno;
+    long callbacks, cache_hits, ncompiles_counted;
+    long *comp, ncomp; /* its compiles, in order */
+    long first_rank;   /* rank of its first compile, -1 when none */
+    int64_t first_thread;
+    int multi_thread;
+} DrFrame;
+
+struct DrModel {
+    DrTrace *trace;
+    DrArena arena;
+    char *path, *cwd, *root, *script, *script_rel, *module;
+    char *torch_version, *python_version, *exit_status, *exit_signal;
+    int complete;
+    DrFrame *frames;
+    long nframes, frames_cap;
+    DrCompile *compiles;
+    long ncompiles, compiles_cap;
+    DrStrVec config_start; /* "name = value", sorted */
+    DrMap frame_map, code_map, compile_map, file_map;
+};
+
+/* s with volatile parts masked (addresses, object ids, times, temp paths)
+ * and machine-specific path prefixes replaced (<root>, <site>, <stdlib>);
+ * at most limit bytes of s are read (0: all).  NULL when out of memory. */
+char *dr_model_mask(const DrModel *m, DrArena *a, const char *s, size_t limit);
+/* A file name as compared: relative to the run's root or cwd, or with its
+ * prefix replaced as in dr_model_mask.  NULL when out of memory. */
+char *dr_model_relname(const DrModel *m, DrArena *a, const char *path);
+/* Line `line` of the stored source of file rel (a relname), or NULL. */
+char *dr_model_source_line(DrModel *m, const char *rel, long line);
+
+#endif
