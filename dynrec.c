@@ -10,6 +10,7 @@
 
 #include "recorder/run.h"
 #include "replayer/compare.h"
+#include "replayer/rerun.h"
 #include "schema/trace.h"
 #include "viewer/show.h"
 
@@ -26,6 +27,7 @@ static const char usage_main[] =
     "  run    run a Python script as `python` would and record a trace\n"
     "  show   print a summary of a trace (--json for scripts)\n"
     "  diff   compare Dynamo's decisions in two traces (exit 0 same, 1 different)\n"
+    "  rerun  run a recorded program again under its recorded conditions, compare\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -49,6 +51,11 @@ static const char usage_run[] =
     "  --all-frames   count the evaluations of every Python frame of the run\n"
     "                 (default: only frames run while Dynamo is active, which\n"
     "                 costs nothing when torch.compile is not in use)\n"
+    "  --rerun-of T   use trace T's hash seed, `random` and NumPy seeds and Dynamo\n"
+    "                 config at start (what `dynrec rerun` does), and name T in meta\n"
+    "  --set N=V      with --rerun-of: set torch._dynamo.config.N (inductor.N for\n"
+    "                 torch._inductor.config) to the Python literal V, over the\n"
+    "                 script's own setting\n"
     "  -h, --help     show this help\n"
     "\n"
     "exit status: the script's own; 2 for a usage error or a missing script;\n"
@@ -92,6 +99,35 @@ static const char usage_diff[] =
     "exit status: 0 identical; 1 different; 2 for a usage error; 65 when a file is\n"
     "missing, not a dynrec trace, too new for this dynrec, or corrupt.\n";
 
+static const char usage_rerun[] =
+    "usage: dynrec rerun [options] trace.db\n"
+    "\n"
+    "Runs the recorded program again under the recorded conditions (argv, cwd, the\n"
+    "recorded TORCH*/PYTHON*/... environment variables, the hash seed, the seeds of\n"
+    "`random` and NumPy, the Dynamo config at start), records it into a new trace,\n"
+    "and compares the two as `dynrec diff` does.  VIRTUAL_ENV stays yours, so\n"
+    "`VIRTUAL_ENV=/other/venv dynrec rerun t.db` re-runs on another torch.  By\n"
+    "default the script at its recorded path runs: when it changed since the\n"
+    "recording, the changed lines are shown first.  Not made deterministic:\n"
+    "wall-clock reads, thread timing, files or network the program reads.\n"
+    "\n"
+    "options:\n"
+    "  -o PATH          the new trace (default <trace>-rerun.db here; -o replaces)\n"
+    "  --set NAME=VAL   set torch._dynamo.config.NAME (inductor.NAME for\n"
+    "                   torch._inductor.config) to the Python literal VAL for the\n"
+    "                   re-run, over the script's own setting; repeatable\n"
+    "  --from-trace     run the sources stored in the trace, laid out in a private\n"
+    "                   temporary directory, instead of the files on disk\n"
+    "  --trust          allow --from-trace to run code that came in the trace\n"
+    "  --json           print the report as one JSON object (the program's own\n"
+    "                   output then goes to stderr)\n"
+    "  -h, --help       show this help\n"
+    "\n"
+    "exit status: 0 identical; 1 different; 2 for a usage error or a bad --set;\n"
+    "65 when the trace is unreadable or a stored file name escapes; 66 when the\n"
+    "recorded script is gone (use --from-trace --trust); 69 when the trace was\n"
+    "recorded with another Python minor version; 77 for --from-trace without --trust.\n";
+
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg) {
@@ -103,6 +139,8 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg) {
 
 static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
     DrRunOptions o = {0};
+    static char *set[64];
+    o.set = set;
     o.cmd_argc = full_argc;
     o.cmd_argv = full_argv;
     int i = 0;
@@ -118,6 +156,15 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
             o.quiet = 1;
         } else if (strcmp(a, "--all-frames") == 0) {
             o.all_frames = 1;
+        } else if (strcmp(a, "--rerun-of") == 0) {
+            if (++i >= argc) return usage_error("run", "--rerun-of needs a trace%s", "");
+            o.rerun_of = argv[i];
+        } else if (strcmp(a, "--set") == 0) {
+            if (++i >= argc || !strchr(argv[i], '='))
+                return usage_error("run", "--set needs NAME=VALUE%s", "");
+            if (o.nset == (int)(sizeof set / sizeof *set))
+                return usage_error("run", "too many --set options%s", "");
+            set[o.nset++] = argv[i];
         } else if (strcmp(a, "-m") == 0) {
             if (++i >= argc) return usage_error("run", "-m needs a module name%s", "");
             o.is_module = 1;
@@ -276,6 +323,43 @@ static int cmd_diff(int argc, char **argv) {
     return rc;
 }
 
+static int cmd_rerun(int argc, char **argv) {
+    static char *set[64];
+    DrRerunOptions o = {.set = set, .self = "/proc/self/exe"};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_rerun, stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0) {
+            if (++i >= argc) return usage_error("rerun", "-o needs a path%s", "");
+            o.out = argv[i];
+        } else if (strcmp(a, "--set") == 0) {
+            if (++i >= argc || !strchr(argv[i], '=') || argv[i][0] == '=')
+                return usage_error("rerun", "--set needs NAME=VALUE%s", "");
+            if (o.nset == (int)(sizeof set / sizeof *set))
+                return usage_error("rerun", "too many --set options%s", "");
+            set[o.nset++] = argv[i];
+        } else if (strcmp(a, "--from-trace") == 0) {
+            o.from_trace = 1;
+        } else if (strcmp(a, "--trust") == 0) {
+            o.trust = 1;
+        } else if (strcmp(a, "--json") == 0) {
+            o.json = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("rerun", "unknown option %s", a);
+        } else if (o.trace) {
+            return usage_error("rerun", "one trace at a time (extra argument %s)", a);
+        } else {
+            o.trace = a;
+        }
+    }
+    if (!o.trace) return usage_error("rerun", "no trace given%s", "");
+    if (o.trust && !o.from_trace)
+        return usage_error("rerun", "--trust goes with --from-trace%s", "");
+    return dr_rerun(&o);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_main, stderr);
@@ -295,5 +379,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2, argc, argv);
     if (strcmp(cmd, "show") == 0) return cmd_show(argc - 2, argv + 2);
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);
+    if (strcmp(cmd, "rerun") == 0) return cmd_rerun(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

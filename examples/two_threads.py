@@ -25,6 +25,10 @@ def mix(x):
 
 
 def worker(size, out):
+    # Dynamo's config is per thread: the setting above holds for the main
+    # thread only, and without this line the second size to arrive would be
+    # compiled dynamic or static depending on which thread came first.
+    torch._dynamo.config.automatic_dynamic_shapes = False
     x = torch.full((size,), float(size))
     for _ in range(CALLS):
         x = mix(x)

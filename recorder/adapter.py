@@ -6,6 +6,12 @@ change the program: it imports nothing that is not already built in, finds no
 modules, and every hook catches its own errors and records them instead.
 
 What it does now:
+- seeds Python's `random` and NumPy's global generator right after each is
+  imported, with seeds the recorder chose (or, under `dynrec rerun`, the
+  recorded ones): _dynrec.seeds; a script that seeds itself is unaffected;
+- right after torch._dynamo.config is imported, records the config in force
+  at start (a `config` event `start`), and under `dynrec rerun` first
+  restores the recorded one and applies `--set` overrides (_dynrec.rerun);
 - notices the first import of torch._dynamo and, before Dynamo binds it,
   wraps torch._C._dynamo.eval_frame.set_eval_frame so that dynrec's C frame
   hook sits under Dynamo's frame function exactly while Dynamo is active;
@@ -37,20 +43,133 @@ def _patch_set_eval_frame():
     _dynrec.meta("hook.set_eval_frame", "active")
 
 
-class _DynamoWatch:
-    """A meta path finder that finds nothing: it only notices torch._dynamo."""
+class _HookedLoader:
+    """Runs a module with its own loader, then after(module)."""
+
+    def __init__(self, loader, name, after):
+        self.loader, self.name, self.after = loader, name, after
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        # The module sees its own loader, never this wrapper.
+        module.__loader__ = self.loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        try:
+            self.after(sys.modules.get(self.name, module))
+        except Exception as exc:
+            _record_error("after importing " + self.name, exc)
+
+    def __getattr__(self, attr):
+        return getattr(self.loader, attr)
+
+
+class _ImportWatch:
+    """A meta path finder that finds nothing itself.  For the modules named
+    in `after` it asks the other finders and wraps the loader so that
+    after[name](module) runs once the module has executed; torch._dynamo
+    is only noticed (set_eval_frame must be wrapped before Dynamo binds it)."""
+
+    def __init__(self):
+        self.after = {}
+        self.dynamo = True
 
     def find_spec(self, name, path=None, target=None):
-        if name == "torch._dynamo":
-            try:
-                sys.meta_path.remove(self)
-            except ValueError:
-                pass
+        if name == "torch._dynamo" and self.dynamo:
+            self.dynamo = False
             try:
                 _patch_set_eval_frame()
             except Exception as exc:
                 _record_error("patching set_eval_frame", exc)
-        return None
+        after = self.after.pop(name, None)
+        if not self.after and not self.dynamo:
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:
+                pass
+        if after is None:
+            return None
+        try:
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return spec
+            spec.loader = _HookedLoader(spec.loader, name, after)
+            return spec
+        except Exception as exc:
+            _record_error("watching the import of " + name, exc)
+            return None
+
+
+def _seeder(which):
+    def seed(module):
+        n = _dynrec.seeds.get(which)
+        if n is not None:
+            module.seed(n)
+
+    return seed
+
+
+def _config_repr(v):
+    """repr, with a set's elements sorted (their order follows the hash seed)."""
+    if isinstance(v, (set, frozenset)) and v:
+        try:
+            inner = ", ".join(sorted(repr(x) for x in v))
+        except Exception:
+            return repr(v)
+        return ("{%s}" if isinstance(v, set) else "frozenset({%s})") % inner
+    return repr(v)
+
+
+def apply_overrides(prefix, module):
+    """Sets the `--set` overrides of dynrec rerun that belong to module
+    (prefix "" for torch._dynamo.config, "inductor." for torch._inductor.config)."""
+    rerun = getattr(_dynrec, "rerun", None)
+    if not rerun or module is None:
+        return
+    import ast
+
+    for name, text in rerun.get("overrides", ()):
+        if name.startswith(prefix) and (prefix or "." not in name):
+            setattr(module, name[len(prefix):], ast.literal_eval(text))
+
+
+def _dynamo_config_loaded(cfg):
+    """The config in force at start: under dynrec rerun the recorded one is
+    restored first (values that exist here and are Python literals)."""
+    import json
+
+    rerun = getattr(_dynrec, "rerun", None)
+    if rerun and rerun.get("config_start"):
+        import ast
+
+        restored, kept = [], []
+        now = cfg.get_config_copy()
+        for name, text in sorted(json.loads(rerun["config_start"]).items()):
+            if name not in now or _config_repr(now[name]) == text:
+                continue
+            try:
+                setattr(cfg, name, ast.literal_eval(text))
+                restored.append(name)
+            except Exception:
+                kept.append(name)
+        _dynrec.meta("rerun.config_restored", ", ".join(restored))
+        if kept:
+            _dynrec.meta("rerun.config_not_restored", ", ".join(kept))
+    snap = {k: _config_repr(v) for k, v in cfg.get_config_copy().items()}
+    _dynrec.event("config", None, None, None, len(snap), "start",
+                  json.dumps(snap, sort_keys=True), None, "config start")
+    apply_overrides("", cfg)
 
 
 def _finish():
@@ -74,10 +193,22 @@ def _finish():
 
 
 def _install():
+    watch = _ImportWatch()
     if "torch._dynamo" in sys.modules:
+        watch.dynamo = False
         _patch_set_eval_frame()
-    else:
-        sys.meta_path.insert(0, _DynamoWatch())
+    for name, after in (("random", _seeder("random")), ("numpy.random", _seeder("numpy")),
+                        ("torch._dynamo.config", _dynamo_config_loaded)):
+        module = sys.modules.get(name)
+        if module is None:
+            watch.after[name] = after
+        else:
+            try:
+                after(module)
+            except Exception as exc:
+                _record_error("after importing " + name, exc)
+    if watch.after or watch.dynamo:
+        sys.meta_path.insert(0, watch)
     import atexit
 
     atexit.register(_finish)

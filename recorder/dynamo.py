@@ -280,6 +280,8 @@ def _wrap_compile(orig):
     def _compile(code, *args, **kwargs):
         if not _compile_guard.on:
             return orig(code, *args, **kwargs)
+        if _overrides:
+            _apply_overrides()
         cid = kwargs.get("compile_id")
         cid = str(cid) if cid is not None else None
         cache_entries = kwargs.get("cache_entries", args[10] if len(args) > 10 else None)
@@ -512,19 +514,6 @@ def _wrap_fail_and_restart(orig):
 _config_last = {}
 
 
-def _config_repr(v):
-    """repr, with a set's elements sorted (their order follows the hash seed)."""
-    if isinstance(v, (set, frozenset)):
-        try:
-            inner = ", ".join(sorted(repr(x) for x in v))
-        except Exception:
-            return repr(v)
-        if not v:
-            return repr(v)
-        return ("{%s}" if isinstance(v, set) else "frozenset({%s})") % inner
-    return repr(v)
-
-
 def _config_snapshot():
     cfg = torch._dynamo.config.get_config_copy()
     return {k: _config_repr(v) for k, v in cfg.items()}
@@ -661,7 +650,24 @@ def _wrap_guard_code(orig):
 # ---- installing ----------------------------------------------------------------
 
 
+_overrides = bool((getattr(_dynrec, "rerun", None) or {}).get("overrides"))  # noqa: F821
+
+
+def _apply_overrides():
+    """dynrec rerun --set: the overrides win over the script's own settings,
+    so they are set again when Dynamo starts and before each compile."""
+    try:
+        apply_overrides("", torch._dynamo.config)  # noqa: F821 -- adapter.py
+        if any(n.startswith("inductor.") for n, _ in _dynrec.rerun["overrides"]):  # noqa: F821
+            __import__("torch._inductor.config")
+            apply_overrides("inductor.", sys.modules["torch._inductor.config"])  # noqa: F821
+    except Exception as exc:
+        record_error("--set overrides", exc)
+
+
 def install():
+    if _overrides:
+        _apply_overrides()
     try:
         global _config_last
         _config_last = _config_snapshot()

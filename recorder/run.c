@@ -51,6 +51,8 @@ static struct {
     const DrRunOptions *opts;
     long hook_installs;
     int finished;
+    unsigned long seeds[2];  /* for _dynrec.seeds */
+    char *config_start;      /* --rerun-of: the recorded config at start (JSON) */
 } R;
 
 const char *dr_run_python_version(void) { return Py_GetVersion(); }
@@ -349,12 +351,46 @@ static struct PyModuleDef dynrec_module = {
 
 static PyObject *init_dynrec_module(void) { return PyModule_Create(&dynrec_module); }
 
+/* _dynrec.seeds = {"random": n, "numpy": m} and, under --rerun-of,
+ * _dynrec.rerun = {"of": path, "config_start": json or None,
+ * "overrides": [(name, value), ...]}; else _dynrec.rerun = None.
+ * Returns 0, or -1 with a Python exception set. */
+static int set_run_attrs(PyObject *mod) {
+    const DrRunOptions *o = R.opts;
+    PyObject *seeds = Py_BuildValue("{s:k,s:k}", "random", R.seeds[0], "numpy", R.seeds[1]);
+    if (!seeds) return -1;
+    int rc = PyObject_SetAttrString(mod, "seeds", seeds);
+    Py_DECREF(seeds);
+    if (rc < 0) return -1;
+    if (!o->rerun_of) return PyObject_SetAttrString(mod, "rerun", Py_None);
+    PyObject *over = PyList_New(0);
+    if (!over) return -1;
+    for (int i = 0; i < o->nset; i++) {
+        const char *eq = strchr(o->set[i], '=');
+        if (!eq) continue;
+        PyObject *item = Py_BuildValue("(s#s)", o->set[i], (Py_ssize_t)(eq - o->set[i]), eq + 1);
+        if (!item || PyList_Append(over, item) < 0) {
+            Py_XDECREF(item);
+            Py_DECREF(over);
+            return -1;
+        }
+        Py_DECREF(item);
+    }
+    PyObject *rerun = Py_BuildValue("{s:s,s:z,s:N}", "of", o->rerun_of, "config_start",
+                                    R.config_start, "overrides", over);
+    if (!rerun) return -1;
+    rc = PyObject_SetAttrString(mod, "rerun", rerun);
+    Py_DECREF(rerun);
+    return rc;
+}
+
 /* Runs adapter.py in _dynrec's namespace.  A failure is recorded, never
  * shown: the script must run as it would without dynrec. */
 static void run_adapter(void) {
     PyObject *mod = NULL, *code = NULL, *res = NULL;
     mod = PyImport_ImportModule("_dynrec");
     if (!mod) goto error;
+    if (set_run_attrs(mod) < 0) goto error;
     PyObject *dict = PyModule_GetDict(mod); /* borrowed */
     if (PyDict_SetItemString(dict, "__builtins__", PyEval_GetBuiltins()) < 0) goto error;
     code = Py_CompileString(dr_adapter_py, "<dynrec adapter>", Py_file_input);
@@ -400,7 +436,7 @@ static void at_process_exit(int status, void *arg) {
  * parent's trace file: it records nothing and never closes the trace. */
 static void run_atfork_child(void) { R.rec = NULL; }
 
-static int is_recorded_env(const char *name) {
+int dr_run_is_recorded_env(const char *name) {
     static const char *const prefixes[] = {"TORCH", "PYTORCH", "PYTHON", "CUDA", "OMP_",
                                            "MKL_", "KMP_", "OPENBLAS", "NCCL_", "TRITON",
                                            "VIRTUAL_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH",
@@ -438,11 +474,12 @@ typedef struct {
     const char *python, *seed, *src;
     size_t srclen;
     char cwd[4096], now[64];
+    unsigned long seeds[2]; /* Python's random, NumPy's global generator */
 } StartInfo;
 
 static int write_start_meta(DrTrace *t, const DrRunOptions *o, const char *python,
-                            const char *seed, const char *src, size_t srclen,
-                            const char *cwd, const char *now, DrError *err) {
+                            const char *seed, const unsigned long *si_seeds, const char *src,
+                            size_t srclen, const char *cwd, const char *now, DrError *err) {
     char *argv_json = json_array(o->argc, o->argv);
     char *cmd_json = json_array(o->cmd_argc, o->cmd_argv);
     int rc = dr_trace_begin(t, err);
@@ -459,9 +496,23 @@ static int write_start_meta(DrTrace *t, const DrRunOptions *o, const char *pytho
     if (rc == DR_OK)
         rc = dr_trace_set_meta(t, "hook.frame", o->all_frames ? "all-frames" : "while-dynamo",
                                err);
+    char num[32];
+    snprintf(num, sizeof num, "%lu", si_seeds[0]);
+    if (rc == DR_OK) rc = dr_trace_set_meta(t, "seed.random", num, err);
+    snprintf(num, sizeof num, "%lu", si_seeds[1]);
+    if (rc == DR_OK) rc = dr_trace_set_meta(t, "seed.numpy", num, err);
+    if (rc == DR_OK && o->rerun_of) rc = dr_trace_set_meta(t, "rerun_of", o->rerun_of, err);
+    for (int i = 0; rc == DR_OK && i < o->nset; i++) {
+        const char *eq = strchr(o->set[i], '=');
+        char key[300];
+        if (!eq) continue;
+        snprintf(key, sizeof key, "set.%.*s", (int)(eq - o->set[i] < 250 ? eq - o->set[i] : 250),
+                 o->set[i]);
+        rc = dr_trace_set_meta(t, key, eq + 1, err);
+    }
     for (char **e = environ; rc == DR_OK && *e; e++) {
         const char *eq = strchr(*e, '=');
-        if (!eq || !is_recorded_env(*e)) continue;
+        if (!eq || !dr_run_is_recorded_env(*e)) continue;
         char key[256];
         snprintf(key, sizeof key, "env.%.*s", (int)(eq - *e), *e);
         rc = dr_trace_set_meta(t, key, eq + 1, err);
@@ -481,8 +532,8 @@ static int setup_trace(DrTrace *t, void *ud, DrError *err) {
     const StartInfo *si = ud;
     int rc = dr_trace_use_dict(t, dr_default_dict, sizeof dr_default_dict, err);
     if (rc == DR_OK)
-        rc = write_start_meta(t, si->o, si->python, si->seed, si->src, si->srclen, si->cwd,
-                              si->now, err);
+        rc = write_start_meta(t, si->o, si->python, si->seed, si->seeds, si->src,
+                              si->srclen, si->cwd, si->now, err);
     return rc;
 }
 
@@ -510,7 +561,7 @@ static char *default_trace_path(const char *target) {
 
 /* The python whose environment the script runs in: $VIRTUAL_ENV, else the
  * venv dynrec was built for, else the interpreter it links. */
-static char *choose_python(void) {
+char *dr_run_choose_python(void) {
     const char *venvs[] = {getenv("VIRTUAL_ENV"), DR_DEFAULT_VENV};
     for (size_t i = 0; i < 2; i++) {
         if (!venvs[i] || !*venvs[i]) continue;
@@ -530,6 +581,48 @@ static int append_args(PyWideStringList *list, int n, char *const *v) {
         PyMem_RawFree(w);
         if (PyStatus_Exception(st)) return -1;
     }
+    return 0;
+}
+
+/* A seed in [1, 2^32). */
+static unsigned long pick_seed(void) {
+    uint32_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd) rnd = (uint32_t)time(NULL) ^ getpid();
+    return rnd ? rnd : 1;
+}
+
+/* A recorded seed: a decimal number below 2^32, or 0 for none. */
+static unsigned long seed_value(const char *s) {
+    if (!s || !*s) return 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    return *end || v >= (1ull << 32) ? 0 : (unsigned long)v;
+}
+
+/* --rerun-of: the recorded hash seed, `random` and NumPy seeds (0 where a
+ * trace has none) and the config at start (R.config_start).  Returns 0, or
+ * -1 after printing why the trace cannot be used. */
+static int read_rerun_of(const char *trace, unsigned long seeds[3]) {
+    static const char *const keys[3] = {"hash_seed", "seed.random", "seed.numpy"};
+    DrError err = {0};
+    DrTrace *t = dr_trace_open(trace, &err);
+    if (!t) {
+        fprintf(stderr, "dynrec run: --rerun-of: %s\n", err.msg);
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        char *v = NULL;
+        if (dr_trace_get_meta(t, keys[i], &v, &err) == DR_OK) seeds[i] = seed_value(v);
+        free(v);
+    }
+    char *cfg = NULL;
+    DrError e2 = {0};
+    if (dr_trace_query_text(t,
+                            "SELECT data FROM v_ev WHERE kind = 'config' AND text = 'start'"
+                            " AND json_valid(data) ORDER BY seq LIMIT 1",
+                            &cfg, &e2) == DR_OK)
+        R.config_start = cfg;
+    dr_trace_free(t);
     return 0;
 }
 
@@ -563,20 +656,27 @@ int dr_run(const DrRunOptions *o) {
     opts.trace_path = path;
     R.opts = &opts;
 
-    /* Hash seed: the user's PYTHONHASHSEED, or one chosen here and given to
-     * CPython through PyConfig, so a replay can use the same. */
+    /* Seeds: the hash seed (the user's PYTHONHASHSEED, or one chosen here
+     * and given to CPython through PyConfig) and seeds for `random` and
+     * NumPy, so a rerun can use the same; --rerun-of takes the recorded ones. */
+    unsigned long recorded[3] = {0, 0, 0};
+    if (opts.rerun_of && read_rerun_of(opts.rerun_of, recorded) != 0) {
+        free(path);
+        free(src);
+        return 2;
+    }
     const char *env_seed = getenv("PYTHONHASHSEED");
     unsigned long seed = 0;
     static char seed_text[32]; /* read by the writer thread */
     if (env_seed && *env_seed) {
         snprintf(seed_text, sizeof seed_text, "%s", env_seed);
     } else {
-        uint32_t rnd = 0;
-        if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd) rnd = (uint32_t)time(NULL) ^ getpid();
-        seed = rnd ? rnd : 1;
+        seed = recorded[0] ? recorded[0] : pick_seed();
         snprintf(seed_text, sizeof seed_text, "%lu", seed);
     }
-    python = choose_python();
+    R.seeds[0] = recorded[1] ? recorded[1] : pick_seed();
+    R.seeds[1] = recorded[2] ? recorded[2] : pick_seed();
+    python = dr_run_choose_python();
 
     /* Only the checks that can fail at once happen here; the writer thread
      * makes the file a trace while Python starts. */
@@ -592,7 +692,7 @@ int dr_run(const DrRunOptions *o) {
     }
     static StartInfo si; /* read by the writer thread until the trace is closed */
     si = (StartInfo){.o = &opts, .python = python ? python : "", .seed = seed_text,
-                     .src = src, .srclen = srclen};
+                     .src = src, .srclen = srclen, .seeds = {R.seeds[0], R.seeds[1]}};
     if (!getcwd(si.cwd, sizeof si.cwd)) strcpy(si.cwd, "?");
     time_t tnow = time(NULL);
     strftime(si.now, sizeof si.now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tnow));
@@ -655,6 +755,8 @@ int dr_run(const DrRunOptions *o) {
     finish_recording(status, 0);
 out:
     dr_hook_free();
+    free(R.config_start);
+    R.config_start = NULL;
     free(src);
     free(python);
     return status;

@@ -12,12 +12,23 @@ typedef struct DrRunOptions {
     char **argv;
     int cmd_argc;           /* dynrec's whole command line, for the trace */
     char **cmd_argv;
+    const char *rerun_of;   /* --rerun-of: a trace whose seeds and start config to use */
+    int nset;               /* --set NAME=VALUE overrides of the Dynamo config */
+    char **set;
 } DrRunOptions;
 
 /* Runs the script and returns its exit status, as `python` would; usage and
  * start-up failures print one line to stderr and return 2 (bad script path)
  * or 73 (the trace cannot be created). */
 int dr_run(const DrRunOptions *o);
+
+/* 1 when an environment variable of this name (NAME or NAME=VALUE) is one
+ * a trace records because it can change a run (TORCH*, PYTHON*, ...). */
+int dr_run_is_recorded_env(const char *name);
+
+/* The python of $VIRTUAL_ENV, else of the venv dynrec was built for, as a
+ * malloc'd path; NULL when neither exists. */
+char *dr_run_choose_python(void);
 
 /* Versions of the embedded Python, for --version. */
 const char *dr_run_python_version(void);

@@ -266,7 +266,11 @@ static void compare_frames(DrDiff *d) {
             continue;
         }
         const DrFrame *g = &B->frames[fb];
-        if (!(ign & (1u << DR_CAT_FRAMES)) &&
+        /* A frame Dynamo never compiled is compared by presence: how often
+         * its callback ran before Dynamo marked it skipped depends on thread
+         * timing. */
+        int counted = f->ncomp || g->ncomp;
+        if (!(ign & (1u << DR_CAT_FRAMES)) && counted &&
             (f->callbacks != g->callbacks || f->cache_hits != g->cache_hits ||
              f->ncomp != g->ncomp)) {
             Div *v = add_div(d, DR_CAT_FRAMES, RANK_LATE);
@@ -475,11 +479,11 @@ static void print_compile_line(FILE *out, const DrModel *m, const DrCompile *c) 
 }
 
 static void print_text(const DrDiff *d, FILE *out) {
-    print_notes(d, out);
     if (d->ndivs == 0) {
         fputs("identical: ", out);
         print_counts(out, d->a);
         fputs("\n", out);
+        print_notes(d, out);
         return;
     }
     const Div *v = &d->divs[0];
@@ -572,6 +576,7 @@ static void print_text(const DrDiff *d, FILE *out) {
     fputs(": ", out);
     print_counts(out, d->b);
     fputc('\n', out);
+    print_notes(d, out);
 }
 
 static void json_vec(FILE *out, const DrStrVec *v, long max) {

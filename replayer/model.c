@@ -63,7 +63,20 @@ static void mask_path(const DrModel *m, DrBuf *b, const char *s, size_t n) {
     dr_buf_add(b, s, n);
 }
 
+/* The end of a token at s[i] made of path characters that contains a '/'
+ * and ends in ".py", or i when there is none. */
+static size_t rel_py_path(const char *s, size_t i, size_t n) {
+    size_t j = i;
+    int slash = 0;
+    while (j < n && (is_word((unsigned char)s[j]) || s[j] == '/' || s[j] == '.' || s[j] == '-')) {
+        slash |= s[j] == '/';
+        j++;
+    }
+    return slash && j - i > 3 && strncmp(s + j - 3, ".py", 3) == 0 ? j : i;
+}
+
 char *dr_model_mask(const DrModel *m, DrArena *a, const char *s, size_t limit) {
+    size_t j_rel;
     DrBuf b = {0};
     if (!s) s = "";
     size_t n = strlen(s);
@@ -76,6 +89,15 @@ char *dr_model_mask(const DrModel *m, DrArena *a, const char *s, size_t limit) {
             while (j < n && !path_end((unsigned char)s[j]) && s[j] != ':') j++;
             mask_path(m, &b, s + i, j - i);
             i = j;
+        } else if (boundary && (is_word(c) || c == '.') && (j_rel = rel_py_path(s, i, n)) > i) {
+            /* A relative or left-truncated path to a Python file (Dynamo cuts
+             * long user locations from the left): only its name is compared. */
+            const char *slash = s + i;
+            for (size_t k = i; k < j_rel; k++)
+                if (s[k] == '/') slash = s + k;
+            dr_buf_puts(&b, ".../");
+            dr_buf_add(&b, slash + 1, (size_t)(s + j_rel - slash - 1));
+            i = j_rel;
         } else if (c == '0' && boundary && i + 2 < n && (s[i + 1] == 'x' || s[i + 1] == 'X') &&
                    isxdigit((unsigned char)s[i + 2])) {
             size_t j = i + 2;
@@ -106,10 +128,11 @@ char *dr_model_mask(const DrModel *m, DrArena *a, const char *s, size_t limit) {
                 dr_buf_add(&b, s + i, j - i);
             i = j;
         } else {
+            /* A whole word (its digits included: "s15", "x2"), or one other
+             * character: the next token is checked at its own start. */
             size_t j = i + 1;
-            while (j < n && s[j] != '/' && s[j] != '0' && !isdigit((unsigned char)s[j])) j++;
-            /* Keep a word's trailing digits with it ("s15", "x2"). */
-            while (j < n && isdigit((unsigned char)s[j]) && is_word((unsigned char)s[j - 1])) j++;
+            if (is_word(c))
+                while (j < n && is_word((unsigned char)s[j])) j++;
             dr_buf_add(&b, s + i, j - i);
             i = j;
         }
@@ -119,50 +142,10 @@ char *dr_model_mask(const DrModel *m, DrArena *a, const char *s, size_t limit) {
     return out;
 }
 
-/* Lexically normalises an absolute path into a buffer of the arena:
- * "." and ".." components resolved, repeated slashes dropped. */
-static char *normalize(DrArena *a, const char *base, const char *path) {
-    DrBuf in = {0};
-    if (path[0] != '/' && base) {
-        dr_buf_puts(&in, base);
-        dr_buf_puts(&in, "/");
-    }
-    dr_buf_puts(&in, path);
-    if (in.failed) return NULL;
-    size_t n = in.len, w = 0;
-    char *s = in.s;
-    char *out = malloc(n + 2);
-    if (!out) {
-        dr_buf_free(&in);
-        return NULL;
-    }
-    for (size_t i = 0; i < n;) {
-        while (i < n && s[i] == '/') i++;
-        size_t j = i;
-        while (j < n && s[j] != '/') j++;
-        size_t len = j - i;
-        if (len == 0 || (len == 1 && s[i] == '.')) {
-        } else if (len == 2 && s[i] == '.' && s[i + 1] == '.') {
-            while (w > 0 && out[w - 1] != '/') w--;
-            if (w > 0) w--;
-        } else {
-            out[w++] = '/';
-            memcpy(out + w, s + i, len);
-            w += len;
-        }
-        i = j;
-    }
-    if (w == 0) out[w++] = '/';
-    char *res = dr_arena_strndup(a, out, w);
-    free(out);
-    dr_buf_free(&in);
-    return res;
-}
-
 char *dr_model_relname(const DrModel *m, DrArena *a, const char *path) {
     if (!path || !*path) return dr_arena_strdup(a, "?");
     if (path[0] == '<') return dr_arena_strdup(a, path);
-    char *abs = normalize(a, m->cwd, path);
+    char *abs = dr_path_normalize(a, m->cwd, path);
     if (!abs) return NULL;
     const char *roots[2] = {m->root, m->cwd};
     int library = strstr(abs, "/site-packages/") || strstr(abs, "/dist-packages/") ||
@@ -320,7 +303,7 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
     if (strcmp(kind, "compile") == 0) {
         c->has_event = 1;
         c->seq = seq;
-        c->thread = parse_long(v[EV_THREAD]);
+        c->thread = v[EV_THREAD] ? strtoll(v[EV_THREAD], NULL, 10) : 0;
         c->thread_name = v[EV_TNAME] ? dr_arena_strdup(&m->arena, v[EV_TNAME]) : NULL;
         c->outcome = dr_arena_strdup(&m->arena, v[EV_OUTCOME] ? v[EV_OUTCOME] : "?");
         c->reason = first_line(m, v[EV_TEXT], 2000);
@@ -616,7 +599,7 @@ DrModel *dr_model_load(DrTrace *t, DrError *err) {
     /* The root: the script's directory, against which file names are
      * compared, so that runs in different directories match. */
     if (m->cwd && m->cwd[0] == '/' && m->script && *m->script) {
-        char *abs = normalize(&m->arena, m->cwd, m->script);
+        char *abs = dr_path_normalize(&m->arena, m->cwd, m->script);
         if (!abs) goto nomem;
         char *slash = strrchr(abs, '/');
         m->root = slash && slash != abs ? dr_arena_strndup(&m->arena, abs, (size_t)(slash - abs))

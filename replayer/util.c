@@ -191,3 +191,42 @@ void dr_buf_free(DrBuf *b) {
     free(b->s);
     memset(b, 0, sizeof *b);
 }
+
+char *dr_path_normalize(DrArena *a, const char *base, const char *path) {
+    DrBuf in = {0};
+    if (path[0] != '/' && base) {
+        dr_buf_puts(&in, base);
+        dr_buf_puts(&in, "/");
+    }
+    dr_buf_puts(&in, path);
+    if (in.failed) return NULL;
+    size_t n = in.len, w = 0;
+    char *s = in.s;
+    char *out = malloc(n + 2);
+    if (!out) {
+        dr_buf_free(&in);
+        return NULL;
+    }
+    for (size_t i = 0; i < n;) {
+        while (i < n && s[i] == '/') i++;
+        size_t j = i;
+        while (j < n && s[j] != '/') j++;
+        size_t len = j - i;
+        if (len == 0 || (len == 1 && s[i] == '.')) {
+            /* nothing */
+        } else if (len == 2 && s[i] == '.' && s[i + 1] == '.') {
+            while (w > 0 && out[w - 1] != '/') w--;
+            if (w > 0) w--;
+        } else {
+            out[w++] = '/';
+            memcpy(out + w, s + i, len);
+            w += len;
+        }
+        i = j;
+    }
+    if (w == 0) out[w++] = '/';
+    char *res = dr_arena_strndup(a, out, w);
+    free(out);
+    dr_buf_free(&in);
+    return res;
+}

@@ -53,6 +53,11 @@ void dr_buf_puts(DrBuf *b, const char *s);
 void dr_buf_printf(DrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dr_buf_free(DrBuf *b);
 
+/* path made absolute against base (when relative) and lexically
+ * normalised: "." and ".." resolved, repeated slashes dropped; ".." never
+ * climbs above "/".  NULL when out of memory. */
+char *dr_path_normalize(DrArena *a, const char *base, const char *path);
+
 uint64_t dr_hash64(const char *s, size_t n);
 
 #endif

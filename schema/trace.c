@@ -689,6 +689,18 @@ int dr_trace_query(DrTrace *t, const char *sql, DrRowFn row, void *ud, DrError *
     return status;
 }
 
+static int first_text(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    char **out = ud;
+    if (n > 0 && v[0] && !(*out = strdup(v[0]))) *out = NULL;
+    return 1;
+}
+
+int dr_trace_query_text(DrTrace *t, const char *sql, char **out, DrError *err) {
+    *out = NULL;
+    return dr_trace_query(t, sql, first_text, out, err);
+}
+
 int dr_trace_get_meta(DrTrace *t, const char *key, char **out, DrError *err) {
     *out = NULL;
     sqlite3_stmt *st = NULL;

@@ -137,6 +137,10 @@ typedef int (*DrRowFn)(void *ud, int ncols, const char *const *names,
                        const char *const *values);
 int dr_trace_query(DrTrace *t, const char *sql, DrRowFn row, void *ud, DrError *err);
 
+/* The first column of the first row of sql as a malloc'd string (*out NULL
+ * when there is no row or it is SQL NULL). */
+int dr_trace_query_text(DrTrace *t, const char *sql, char **out, DrError *err);
+
 /* Reads meta[key] into a malloc'd string (*out NULL when absent). */
 int dr_trace_get_meta(DrTrace *t, const char *key, char **out, DrError *err);
 

@@ -1,0 +1,804 @@
+/* rerun.c -- `dynrec rerun`: the recorded program, again, under its
+ * recorded conditions; then the comparison engine on the two traces.
+ *
+ * The re-run is `dynrec run --rerun-of TRACE` in a child process (the
+ * runner in recorder/ is reused, not copied; and Python's exit ends only
+ * the child), started in the recorded cwd with the recorded argv and the
+ * recorded environment variables (those a trace records: TORCH*, PYTHON*,
+ * ...), except VIRTUAL_ENV, LD_* and DYNREC*, which stay the caller's so a
+ * re-run can use another torch.  The child takes the hash seed, the seeds
+ * of `random` and NumPy and the Dynamo config at start from the trace.
+ *
+ * --from-trace runs the sources stored in the trace instead: they are laid
+ * out in a private temporary directory (mode 0700, files created with
+ * O_EXCL|O_NOFOLLOW), relative to the directory that holds both the
+ * recorded cwd and the script; a stored name with a ".." component is
+ * refused, and files outside that directory are left out.  That executes
+ * code that came in a file, so it needs --trust. */
+#define _GNU_SOURCE
+#include "rerun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../recorder/run.h"
+#include "../schema/trace.h"
+#include "compare.h"
+#include "util.h"
+
+extern char **environ;
+
+typedef struct {
+    DrArena arena;
+    DrTrace *t;
+    char *cwd, *script, *module, *python_version, *torch_version, *exit_status;
+    DrStrVec args;       /* the script's own arguments */
+    char *tmpdir;        /* --from-trace layout, or a fresh cwd; removed at the end */
+    char *run_cwd, *run_target;
+    DrStrVec notes;      /* said before running and again in the report */
+    DrStrVec changed;    /* "file (N lines)" of sources that differ from the recording */
+    long left_out;       /* stored files outside the laid-out directory */
+} Rerun;
+
+static char *meta(Rerun *r, const char *key) {
+    char *v = NULL;
+    if (dr_trace_get_meta(r->t, key, &v, NULL) != DR_OK || !v) return NULL;
+    char *s = dr_arena_strdup(&r->arena, v);
+    free(v);
+    return s;
+}
+
+static void note(Rerun *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(Rerun *r, const char *fmt, ...) {
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (char *p = buf; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    dr_vec_push(&r->notes, dr_arena_strdup(&r->arena, buf));
+    fprintf(stderr, "dynrec rerun: %s\n", buf);
+}
+
+/* ---- argv from meta: a JSON array of strings ------------------------------ */
+
+static int hexval(int c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                                 : -1;
+}
+
+static void put_utf8(DrBuf *b, unsigned cp) {
+    char u[4];
+    size_t n;
+    if (cp < 0x80) u[0] = (char)cp, n = 1;
+    else if (cp < 0x800) u[0] = (char)(0xc0 | cp >> 6), u[1] = (char)(0x80 | (cp & 0x3f)), n = 2;
+    else if (cp < 0x10000)
+        u[0] = (char)(0xe0 | cp >> 12), u[1] = (char)(0x80 | ((cp >> 6) & 0x3f)),
+        u[2] = (char)(0x80 | (cp & 0x3f)), n = 3;
+    else
+        u[0] = (char)(0xf0 | cp >> 18), u[1] = (char)(0x80 | ((cp >> 12) & 0x3f)),
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f)), u[3] = (char)(0x80 | (cp & 0x3f)), n = 4;
+    dr_buf_add(b, u, n);
+}
+
+/* Parses ["a", "b\n", ...] into out; -1 when it is not such an array.  A
+ * string with a NUL is refused (it cannot be an argument). */
+static int parse_string_array(DrArena *a, const char *s, DrStrVec *out) {
+    const char *p = s;
+    while (*p == ' ') p++;
+    if (*p++ != '[') return -1;
+    for (;;) {
+        while (*p == ' ' || *p == '\n') p++;
+        if (*p == ']') return p[1] == 0 ? 0 : -1;
+        if (out->n && *p++ != ',') return -1;
+        while (*p == ' ' || *p == '\n') p++;
+        if (*p++ != '"') return -1;
+        DrBuf b = {0};
+        while (*p && *p != '"') {
+            if (*p != '\\') {
+                dr_buf_add(&b, p++, 1);
+                continue;
+            }
+            p++;
+            char c = *p++;
+            const char *esc = strchr("\"\\/bfnrt", c);
+            if (c == 'u') {
+                unsigned cp = 0;
+                for (int i = 0; i < 4; i++) {
+                    int h = hexval((unsigned char)*p);
+                    if (h < 0) return dr_buf_free(&b), -1;
+                    cp = cp << 4 | (unsigned)h;
+                    p++;
+                }
+                if (cp >= 0xd800 && cp < 0xdc00 && p[0] == '\\' && p[1] == 'u') {
+                    unsigned lo = 0;
+                    for (int i = 2; i < 6; i++) {
+                        int h = hexval((unsigned char)p[i]);
+                        if (h < 0) return dr_buf_free(&b), -1;
+                        lo = lo << 4 | (unsigned)h;
+                    }
+                    if (lo >= 0xdc00 && lo < 0xe000) {
+                        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                        p += 6;
+                    }
+                }
+                if (cp == 0) return dr_buf_free(&b), -1;
+                put_utf8(&b, cp);
+            } else if (esc && c) {
+                static const char repl[] = "\"\\/\b\f\n\r\t";
+                char ch = repl[esc - "\"\\/bfnrt"];
+                dr_buf_add(&b, &ch, 1);
+            } else {
+                return dr_buf_free(&b), -1;
+            }
+        }
+        if (*p++ != '"' || b.failed) return dr_buf_free(&b), -1;
+        int rc = dr_vec_push(out, dr_arena_strdup(a, b.s ? b.s : ""));
+        dr_buf_free(&b);
+        if (rc != 0 || out->n > 100000) return -1;
+    }
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    DrBuf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) dr_buf_add(&b, chunk, n);
+    int bad = ferror(f) || b.failed;
+    fclose(f);
+    if (bad) {
+        dr_buf_free(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return b.s ? b.s : calloc(1, 1);
+}
+
+/* Splits text into lines (pointers into a copy owned by the arena). */
+static void lines_of(DrArena *a, const char *text, size_t len, DrStrVec *out) {
+    char *copy = dr_arena_strndup(a, text, len);
+    if (!copy) return;
+    for (char *p = copy; *p || p == copy;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        dr_vec_push(out, p);
+        if (!nl) break;
+        p = nl + 1;
+        if (!*p) break;
+    }
+}
+
+/* Which lines changed between the recorded text and the one on disk: a
+ * longest-common-subsequence diff for files of up to 3000 lines, printed
+ * as "-N: old" / "+N: new" (at most `max` lines). */
+static long line_diff(Rerun *r, const char *name, const char *old, size_t oldlen,
+                      const char *cur, size_t curlen, int max) {
+    DrStrVec a = {0}, b = {0};
+    lines_of(&r->arena, old, oldlen, &a);
+    lines_of(&r->arena, cur, curlen, &b);
+    long n = a.n, m = b.n, changed = 0, shown = 0;
+    if (n > 3000 || m > 3000) {
+        fprintf(stderr, "  (%s is too long to show its changed lines)\n", name);
+        dr_vec_free(&a);
+        dr_vec_free(&b);
+        return 1;
+    }
+    unsigned short *L = calloc((size_t)(n + 1) * (size_t)(m + 1), sizeof *L);
+    if (!L) {
+        dr_vec_free(&a);
+        dr_vec_free(&b);
+        return 1;
+    }
+#define AT(i, j) L[(size_t)(i) * (size_t)(m + 1) + (size_t)(j)]
+    for (long i = n - 1; i >= 0; i--)
+        for (long j = m - 1; j >= 0; j--)
+            AT(i, j) = strcmp(a.v[i], b.v[j]) == 0 ? AT(i + 1, j + 1) + 1
+                       : AT(i + 1, j) >= AT(i, j + 1) ? AT(i + 1, j)
+                                                      : AT(i, j + 1);
+    long i = 0, j = 0;
+    while (i < n || j < m) {
+        if (i < n && j < m && strcmp(a.v[i], b.v[j]) == 0) {
+            i++, j++;
+        } else if (j < m && (i == n || AT(i, j + 1) >= AT(i + 1, j))) {
+            if (shown++ < max) fprintf(stderr, "  +%ld: %.200s\n", j + 1, b.v[j]);
+            j++, changed++;
+        } else {
+            if (shown++ < max) fprintf(stderr, "  -%ld: %.200s\n", i + 1, a.v[i]);
+            i++, changed++;
+        }
+    }
+#undef AT
+    if (shown > max) fprintf(stderr, "  ... and %ld more changed lines\n", shown - max);
+    free(L);
+    dr_vec_free(&a);
+    dr_vec_free(&b);
+    return changed;
+}
+
+typedef struct {
+    Rerun *r;
+    DrStrVec path, role, blob;
+} Files;
+
+static int file_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    Files *f = ud;
+    if (n < 3 || !v[0] || !v[1] || !v[2]) return 0;
+    dr_vec_push(&f->path, dr_arena_strdup(&f->r->arena, v[0]));
+    dr_vec_push(&f->role, dr_arena_strdup(&f->r->arena, v[1]));
+    dr_vec_push(&f->blob, dr_arena_strdup(&f->r->arena, v[2]));
+    return 0;
+}
+
+static int load_files(Rerun *r, Files *f, DrError *err) {
+    f->r = r;
+    return dr_trace_query(r->t, "SELECT path, role, blob_id FROM v_files ORDER BY rowid", file_row,
+                          f, err);
+}
+
+static void free_files(Files *f) {
+    dr_vec_free(&f->path);
+    dr_vec_free(&f->role);
+    dr_vec_free(&f->blob);
+}
+
+/* Compares each stored source with the file at its recorded path; says
+ * which changed (and, for the script, which lines). */
+static void check_sources(Rerun *r, Files *f) {
+    for (long i = 0; i < f->path.n; i++) {
+        char *abs = dr_path_normalize(&r->arena, r->cwd, f->path.v[i]);
+        if (!abs) continue;
+        size_t curlen = 0, oldlen = 0;
+        char *cur = read_file(abs, &curlen);
+        if (!cur) continue; /* gone: the run will say so if it matters */
+        void *old = NULL;
+        if (dr_trace_read_blob(r->t, atoll(f->blob.v[i]), 64u << 20, &old, &oldlen, NULL) ==
+                DR_OK &&
+            (oldlen != curlen || memcmp(old, cur, curlen) != 0)) {
+            int script = strcmp(f->role.v[i], "source") != 0;
+            note(r, "%s changed since it was recorded%s", f->path.v[i],
+                 script ? "; its changed lines:" : "");
+            long nl = script ? line_diff(r, f->path.v[i], old, oldlen, cur, curlen, 20) : 0;
+            char buf[600];
+            if (script)
+                snprintf(buf, sizeof buf, "%.500s (%ld line%s)", f->path.v[i], nl,
+                         nl == 1 ? "" : "s");
+            else
+                snprintf(buf, sizeof buf, "%.500s", f->path.v[i]);
+            dr_vec_push(&r->changed, dr_arena_strdup(&r->arena, buf));
+        }
+        free(old);
+        free(cur);
+    }
+}
+
+static int mkdirs(char *path) {
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        int rc = mkdir(path, 0700);
+        *p = '/';
+        if (rc != 0 && errno != EEXIST) return -1;
+    }
+    return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static int has_dotdot(const char *s) {
+    for (const char *p = s; (p = strstr(p, "..")); p += 2)
+        if ((p == s || p[-1] == '/') && (p[2] == 0 || p[2] == '/')) return 1;
+    return 0;
+}
+
+/* --from-trace: writes the stored sources under r->tmpdir and sets
+ * run_cwd and run_target.  Returns 0, or an exit status after saying why. */
+static int lay_out(Rerun *r, Files *f) {
+    if (!r->cwd || r->cwd[0] != '/') {
+        fprintf(stderr, "dynrec rerun: %s records no absolute working directory; cannot lay "
+                        "out its sources\n", dr_trace_path(r->t));
+        return DR_RERUN_EX_DATAERR;
+    }
+    for (long i = 0; i < f->path.n; i++)
+        if (has_dotdot(f->path.v[i]) || strchr(f->path.v[i], '\n')) {
+            fprintf(stderr, "dynrec rerun: refusing %s: its stored file name '%.300s' would "
+                            "escape the temporary directory\n",
+                    dr_trace_path(r->t), f->path.v[i]);
+            return DR_RERUN_EX_DATAERR;
+        }
+    if (r->script && has_dotdot(r->script)) {
+        fprintf(stderr, "dynrec rerun: refusing %s: its script name '%.300s' would escape the "
+                        "temporary directory\n", dr_trace_path(r->t), r->script);
+        return DR_RERUN_EX_DATAERR;
+    }
+    /* The directory holding both the cwd and the script. */
+    char *cwd = dr_path_normalize(&r->arena, NULL, r->cwd);
+    char *root = cwd ? dr_arena_strdup(&r->arena, cwd) : NULL;
+    if (!root) return 1;
+    if (r->script) {
+        char *sabs = dr_path_normalize(&r->arena, cwd, r->script);
+        if (!sabs) return 1;
+        for (;;) {
+            size_t rl = strlen(root);
+            if (rl == 1 || (strncmp(sabs, root, rl) == 0 && sabs[rl] == '/')) break;
+            char *slash = strrchr(root, '/');
+            if (slash == root) slash[1] = 0;
+            else *slash = 0;
+        }
+    }
+    size_t rl = strlen(root) == 1 ? 0 : strlen(root);
+    long written = 0;
+    for (long i = 0; i < f->path.n; i++) {
+        char *abs = dr_path_normalize(&r->arena, cwd, f->path.v[i]);
+        if (!abs) return 1;
+        if (strncmp(abs, root, rl) != 0 || abs[rl] != '/') {
+            r->left_out++;
+            continue;
+        }
+        char *dest = NULL;
+        if (asprintf(&dest, "%s%s", r->tmpdir, abs + rl) < 0) return 1;
+        char *slash = strrchr(dest, '/');
+        *slash = 0;
+        int ok = mkdirs(dest) == 0;
+        *slash = '/';
+        void *data = NULL;
+        size_t len = 0;
+        DrError err = {0};
+        if (ok && dr_trace_read_blob(r->t, atoll(f->blob.v[i]), 64u << 20, &data, &len, &err) !=
+                      DR_OK) {
+            fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+            ok = 0;
+        }
+        int fd = ok ? open(dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+        if (fd < 0 && ok && errno == EEXIST) { /* stored twice: the first one stands */
+            free(data);
+            free(dest);
+            continue;
+        }
+        ok = fd >= 0 && write(fd, data, len) == (ssize_t)len;
+        if (fd >= 0 && close(fd) != 0) ok = 0;
+        free(data);
+        if (!ok) {
+            fprintf(stderr, "dynrec rerun: cannot write %s: %s\n", dest, strerror(errno));
+            free(dest);
+            return 1;
+        }
+        free(dest);
+        written++;
+    }
+    char *rcwd = NULL;
+    if (asprintf(&rcwd, "%s%s", r->tmpdir, cwd + rl) < 0) return 1;
+    r->run_cwd = dr_arena_strdup(&r->arena, rcwd);
+    int mk = mkdirs(rcwd);
+    free(rcwd);
+    if (mk != 0 || !r->run_cwd) return 1;
+    r->run_target = r->module ? r->module : r->script;
+    note(r, "running the %ld file%s stored in the trace from %s%s", written,
+         written == 1 ? "" : "s", r->tmpdir,
+         r->left_out ? " (files outside the script's directory left out)" : "");
+    return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Puts a NULL after the last element (not counted), for exec. */
+static int terminate(DrStrVec *v) {
+    if (dr_vec_push(v, "") != 0) return -1;
+    v->v[--v->n] = NULL;
+    return 0;
+}
+
+/* ---- the environment of the re-run --------------------------------------- */
+
+/* Variables that stay the caller's: which Python and torch to use, the
+ * loader's settings, dynrec's own. */
+static int keep_callers(const char *name) {
+    return strncmp(name, "VIRTUAL_ENV", 11) == 0 || strncmp(name, "LD_", 3) == 0 ||
+           strncmp(name, "DYNREC", 6) == 0;
+}
+
+typedef struct {
+    Rerun *r;
+    DrStrVec *env;
+} EnvCtx;
+
+static int env_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    EnvCtx *c = ud;
+    if (n < 2 || !v[0] || !v[1] || !*v[0] || strchr(v[0], '=') || keep_callers(v[0]) ||
+        !dr_run_is_recorded_env(v[0]))
+        return 0;
+    DrBuf b = {0};
+    dr_buf_printf(&b, "%s=%s", v[0], v[1]);
+    if (!b.failed) dr_vec_push(c->env, dr_arena_strdup(&c->r->arena, b.s));
+    dr_buf_free(&b);
+    return 0;
+}
+
+static int build_env(Rerun *r, DrStrVec *env, DrError *err) {
+    for (char **e = environ; *e; e++)
+        if (!dr_run_is_recorded_env(*e) || keep_callers(*e)) dr_vec_push(env, *e);
+    EnvCtx c = {r, env};
+    int rc = dr_trace_query(r->t,
+                            "SELECT substr(key, 5), value FROM meta WHERE key LIKE 'env.%'"
+                            " ORDER BY key", env_row, &c, err);
+    return terminate(env) == 0 ? rc : DR_ERR_NOMEM;
+}
+
+/* ---- --set, checked by the venv's Python before anything runs ------------- */
+
+static const char CHECK_SET_PY[] =
+    "import ast, difflib, sys\n"
+    "import torch._dynamo.config as d\n"
+    "import torch._inductor.config as i\n"
+    "bad = 0\n"
+    "for arg in sys.argv[1:]:\n"
+    "    name, _, text = arg.partition('=')\n"
+    "    ind = name.startswith('inductor.')\n"
+    "    mod, short, pre = (i, name[9:], 'inductor.') if ind else (d, name, '')\n"
+    "    names = sorted(mod.get_config_copy())\n"
+    "    if short not in names:\n"
+    "        close = difflib.get_close_matches(short, names, 5)\n"
+    "        print('unknown config %s%s' % (name, '; did you mean: ' + ', '.join(pre + c for c "
+    "in close) if close else ''))\n"
+    "        bad = 1\n"
+    "        continue\n"
+    "    try:\n"
+    "        ast.literal_eval(text)\n"
+    "    except Exception:\n"
+    "        print('%s: %r is not a Python literal (a string needs quotes: %s=\"\\'text\\'\")'"
+    " % (name, text, name))\n"
+    "        bad = 1\n"
+    "sys.exit(bad)\n";
+
+static int check_sets(const DrRerunOptions *o) {
+    char *python = dr_run_choose_python();
+    if (!python) {
+        fprintf(stderr, "dynrec rerun: no virtualenv Python to check --set with; set "
+                        "VIRTUAL_ENV\n");
+        return DR_RERUN_EX_USAGE;
+    }
+    char **argv = calloc((size_t)o->nset + 4, sizeof *argv);
+    if (!argv) return 1;
+    argv[0] = python;
+    argv[1] = "-c";
+    argv[2] = (char *)CHECK_SET_PY;
+    for (int i = 0; i < o->nset; i++) argv[3 + i] = o->set[i];
+    int pipefd[2];
+    if (pipe(pipefd) != 0) return free(argv), 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], 1);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        execv(python, argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    DrBuf out = {0};
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(pipefd[0], chunk, sizeof chunk)) > 0) dr_buf_add(&out, chunk, (size_t)n);
+    close(pipefd[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    int rc = 0;
+    if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        if (out.s && *out.s) {
+            for (char *line = strtok(out.s, "\n"); line; line = strtok(NULL, "\n"))
+                fprintf(stderr, "dynrec rerun: --set %s\n", line);
+        } else {
+            fprintf(stderr, "dynrec rerun: cannot check --set with %s (it failed to import "
+                            "torch)\n", python);
+        }
+        rc = DR_RERUN_EX_USAGE;
+    }
+    dr_buf_free(&out);
+    free(argv);
+    free(python);
+    return rc;
+}
+
+/* ---- running ---------------------------------------------------------------- */
+
+static int python_minor(const char *v, int *maj, int *min) {
+    return v && sscanf(v, "%d.%d", maj, min) == 2 ? 0 : -1;
+}
+
+static char *default_out(Rerun *r, const char *trace) {
+    const char *base = strrchr(trace, '/');
+    base = base ? base + 1 : trace;
+    size_t stem = strlen(base);
+    if (stem > 3 && strcmp(base + stem - 3, ".db") == 0) stem -= 3;
+    for (int i = 1; i < 10000; i++) {
+        char buf[4200];
+        if (i == 1) snprintf(buf, sizeof buf, "%.*s-rerun.db", (int)(stem > 200 ? 200 : stem), base);
+        else snprintf(buf, sizeof buf, "%.*s-rerun-%d.db", (int)(stem > 200 ? 200 : stem), base, i);
+        if (access(buf, F_OK) != 0) return dr_arena_strdup(&r->arena, buf);
+    }
+    return NULL;
+}
+
+static char *absolute(Rerun *r, const char *path) {
+    char here[4096];
+    if (!getcwd(here, sizeof here)) return NULL;
+    return dr_path_normalize(&r->arena, here, path);
+}
+
+/* Runs `dynrec run -q -o out --rerun-of trace [--set ...] target args` in
+ * run_cwd with env; returns its wait status, or -1. */
+static int run_child(Rerun *r, const DrRerunOptions *o, const char *out, const char *trace,
+                     DrStrVec *env) {
+    DrStrVec argv = {0};
+    dr_vec_push(&argv, "dynrec");
+    dr_vec_push(&argv, "run");
+    dr_vec_push(&argv, "-q");
+    dr_vec_push(&argv, "-o");
+    dr_vec_push(&argv, (char *)out);
+    dr_vec_push(&argv, "--rerun-of");
+    dr_vec_push(&argv, (char *)trace);
+    for (int i = 0; i < o->nset; i++) {
+        dr_vec_push(&argv, "--set");
+        dr_vec_push(&argv, o->set[i]);
+    }
+    if (r->module) dr_vec_push(&argv, "-m");
+    else dr_vec_push(&argv, "--");
+    dr_vec_push(&argv, r->run_target);
+    for (long i = 0; i < r->args.n; i++) dr_vec_push(&argv, r->args.v[i]);
+    if (terminate(&argv) != 0) {
+        dr_vec_free(&argv);
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (chdir(r->run_cwd) != 0) {
+            fprintf(stderr, "dynrec rerun: cannot enter %s: %s\n", r->run_cwd, strerror(errno));
+            _exit(127);
+        }
+        /* With --json the report owns stdout: the program writes to stderr. */
+        if (o->json) dup2(2, 1);
+        signal(SIGINT, SIG_DFL);
+        execve(o->self, argv.v, env->v);
+        fprintf(stderr, "dynrec rerun: cannot run %s: %s\n", o->self, strerror(errno));
+        _exit(127);
+    }
+    dr_vec_free(&argv);
+    if (pid < 0) return -1;
+    /* Like `time`: an interrupt is the child's to handle. */
+    void (*old)(int) = signal(SIGINT, SIG_IGN);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            st = -1;
+            break;
+        }
+    signal(SIGINT, old);
+    return st;
+}
+
+static void report_header(Rerun *r, FILE *out, const char *trace, const char *newpath,
+                          const DrRerunOptions *o, const char *new_torch, int st) {
+    fputs("rerun of ", out);
+    fputs(trace, out);
+    fputs(" -> ", out);
+    fputs(newpath, out);
+    fputc('\n', out);
+    if (r->torch_version && new_torch && strcmp(r->torch_version, new_torch) != 0)
+        fprintf(out, "  recorded on torch %.100s, re-run on %.100s\n", r->torch_version, new_torch);
+    for (int i = 0; i < o->nset; i++) fprintf(out, "  --set %s\n", o->set[i]);
+    for (long i = 0; i < r->notes.n; i++) fprintf(out, "  %s\n", r->notes.v[i]);
+    if (WIFEXITED(st))
+        fprintf(out, "  the program exited with %d (recorded: %.40s)\n", WEXITSTATUS(st),
+                r->exit_status ? r->exit_status : "?");
+    else if (WIFSIGNALED(st))
+        fprintf(out, "  the program was killed by signal %d\n", WTERMSIG(st));
+    fputs("  not made deterministic: wall-clock reads, thread timing, files or network the "
+          "program reads\n", out);
+}
+
+static void json_header(Rerun *r, FILE *out, const char *trace, const char *newpath,
+                        const DrRerunOptions *o, const char *new_torch, int st);
+
+int dr_rerun(const DrRerunOptions *o) {
+    Rerun R = {0}, *r = &R;
+    Files files = {0};
+    DrStrVec env = {0};
+    DrTrace *nt = NULL;
+    DrModel *ma = NULL, *mb = NULL;
+    DrDiff *d = NULL;
+    int rc = 1;
+    DrError err = {0};
+
+    r->t = dr_trace_open(o->trace, &err);
+    if (!r->t) {
+        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+        return DR_RERUN_EX_DATAERR;
+    }
+    r->cwd = meta(r, "cwd");
+    r->script = meta(r, "script");
+    r->module = meta(r, "module");
+    r->python_version = meta(r, "python_version");
+    r->torch_version = meta(r, "torch_version");
+    r->exit_status = meta(r, "exit_status");
+    char *argv_json = meta(r, "argv");
+    if ((!r->script && !r->module) || !r->cwd || !argv_json ||
+        parse_string_array(&r->arena, argv_json, &r->args) != 0) {
+        fprintf(stderr, "dynrec rerun: %s does not record a command to re-run (script, cwd and "
+                        "argv in meta); record one with 'dynrec run'\n", o->trace);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    int rmaj, rmin, maj, min;
+    if (python_minor(r->python_version, &rmaj, &rmin) == 0 &&
+        python_minor(dr_run_python_version(), &maj, &min) == 0 && (rmaj != maj || rmin != min)) {
+        fprintf(stderr, "dynrec rerun: %s was recorded with Python %d.%d; this dynrec runs "
+                        "Python %d.%d: re-run it with a dynrec built for Python %d.%d\n",
+                o->trace, rmaj, rmin, maj, min, rmaj, rmin);
+        rc = DR_RERUN_EX_UNAVAILABLE;
+        goto done;
+    }
+    if (o->from_trace && !o->trust) {
+        fprintf(stderr, "dynrec rerun: --from-trace runs the code stored in %s; nothing was run. "
+                        "If you trust where the file came from, add --trust\n", o->trace);
+        rc = DR_RERUN_EX_NOPERM;
+        goto done;
+    }
+    if (o->nset && (rc = check_sets(o)) != 0) goto done;
+    if (load_files(r, &files, &err) != DR_OK) {
+        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    const char *outp = o->out ? o->out : default_out(r, o->trace);
+    char *newpath = outp ? absolute(r, outp) : NULL;
+    char *tracepath = absolute(r, o->trace);
+    if (!newpath || !tracepath) {
+        fprintf(stderr, "dynrec rerun: cannot name the new trace; give one with -o\n");
+        goto done;
+    }
+    if (o->from_trace) {
+        char tmpl[] = "/tmp/dynrec-rerun-XXXXXX";
+        if (!mkdtemp(tmpl)) {
+            fprintf(stderr, "dynrec rerun: cannot make a temporary directory: %s\n",
+                    strerror(errno));
+            goto done;
+        }
+        r->tmpdir = dr_arena_strdup(&r->arena, tmpl);
+        if ((rc = lay_out(r, &files)) != 0) goto done;
+    } else {
+        struct stat sb;
+        r->run_target = r->module ? r->module : r->script;
+        if (stat(r->cwd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            r->run_cwd = r->cwd;
+        } else {
+            char tmpl[] = "/tmp/dynrec-rerun-XXXXXX";
+            if (!mkdtemp(tmpl)) {
+                fprintf(stderr, "dynrec rerun: cannot make a temporary directory: %s\n",
+                        strerror(errno));
+                goto done;
+            }
+            r->tmpdir = r->run_cwd = dr_arena_strdup(&r->arena, tmpl);
+            note(r, "the recorded directory %s is gone; running in %s", r->cwd, r->tmpdir);
+        }
+        if (r->script) {
+            char *abs = dr_path_normalize(&r->arena, r->cwd, r->script);
+            if (!abs || access(abs, R_OK) != 0) {
+                fprintf(stderr, "dynrec rerun: the recorded script %s is not there (%s); to run "
+                                "the copy stored in the trace, use --from-trace --trust\n",
+                        abs ? abs : r->script, strerror(errno));
+                rc = DR_RERUN_EX_NOINPUT;
+                goto done;
+            }
+            if (r->run_cwd != r->cwd) r->run_target = abs;
+        }
+        check_sources(r, &files);
+    }
+    if (build_env(r, &env, &err) != DR_OK) {
+        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    int st = run_child(r, o, newpath, tracepath, &env);
+    if (st == -1 || (WIFEXITED(st) && WEXITSTATUS(st) == 127)) {
+        fprintf(stderr, "dynrec rerun: the re-run could not start\n");
+        rc = 1;
+        goto done;
+    }
+    nt = dr_trace_open(newpath, &err);
+    if (!nt) {
+        fprintf(stderr, "dynrec rerun: the re-run left no readable trace: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    if (!(ma = dr_model_load(r->t, &err)) || !(mb = dr_model_load(nt, &err))) {
+        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    DrCompareOptions co = {.label_a = o->trace, .label_b = newpath};
+    if (!(d = dr_compare(ma, mb, &co, &err))) {
+        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+        goto done;
+    }
+    char *new_torch = NULL;
+    dr_trace_get_meta(nt, "torch_version", &new_torch, NULL);
+    if (o->json) {
+        fputs("{\n  ", stdout);
+        json_header(r, stdout, o->trace, newpath, o, new_torch, st);
+        dr_diff_print_json_fields(d, stdout);
+        fputs("\n}\n", stdout);
+    } else {
+        report_header(r, stdout, o->trace, newpath, o, new_torch, st);
+        dr_diff_print(d, stdout, 0);
+    }
+    free(new_torch);
+    rc = dr_diff_identical(d) ? 0 : 1;
+    if (fflush(stdout) != 0) rc = 1;
+done:
+    if (r->tmpdir) nftw(r->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    dr_diff_free(d);
+    dr_model_free(mb);
+    dr_model_free(ma);
+    dr_trace_free(nt);
+    free_files(&files);
+    dr_vec_free(&env);
+    dr_vec_free(&r->args);
+    dr_vec_free(&r->notes);
+    dr_vec_free(&r->changed);
+    dr_trace_free(r->t);
+    dr_arena_free(&r->arena);
+    return rc;
+}
+
+#include "../schema/json.h"
+
+static void json_header(Rerun *r, FILE *out, const char *trace, const char *newpath,
+                        const DrRerunOptions *o, const char *new_torch, int st) {
+    fputs("\"rerun\": {\"of\": ", out);
+    dr_json_string(out, trace);
+    fputs(", \"trace\": ", out);
+    dr_json_string(out, newpath);
+    fputs(", \"recorded_torch\": ", out);
+    dr_json_string(out, r->torch_version);
+    fputs(", \"torch\": ", out);
+    dr_json_string(out, new_torch);
+    fputs(", \"set\": [", out);
+    for (int i = 0; i < o->nset; i++) {
+        if (i) fputs(", ", out);
+        dr_json_string(out, o->set[i]);
+    }
+    fputs("], \"changed_sources\": [", out);
+    for (long i = 0; i < r->changed.n; i++) {
+        if (i) fputs(", ", out);
+        dr_json_string(out, r->changed.v[i]);
+    }
+    fputs("], \"notes\": [", out);
+    for (long i = 0; i < r->notes.n; i++) {
+        if (i) fputs(", ", out);
+        dr_json_string(out, r->notes.v[i]);
+    }
+    fprintf(out, "], \"exit_status\": %d, \"recorded_exit_status\": ",
+            WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    dr_json_string(out, r->exit_status);
+    fputs("},\n  ", out);
+}

@@ -1,0 +1,28 @@
+/* rerun.h -- `dynrec rerun`: run a recorded program again under its recorded
+ * conditions, record it, and compare the two traces. */
+#ifndef DR_RERUN_H
+#define DR_RERUN_H
+
+typedef struct {
+    const char *trace;    /* the recording to re-run */
+    const char *out;      /* -o: the new trace (default <trace>-rerun.db) */
+    int nset;             /* --set NAME=VALUE, passed to `dynrec run --set` */
+    char **set;
+    int from_trace;       /* --from-trace: run the sources stored in the trace */
+    int trust;            /* --trust: allowed to run code that came in the trace */
+    int json;             /* --json report */
+    const char *self;     /* the dynrec binary to run (`dynrec run --rerun-of`) */
+} DrRerunOptions;
+
+/* Exit codes of dr_rerun besides 0 (identical) and 1 (different). */
+#define DR_RERUN_EX_USAGE 2
+#define DR_RERUN_EX_DATAERR 65   /* the trace is unreadable, or a stored name escapes */
+#define DR_RERUN_EX_NOINPUT 66   /* the recorded script is gone (use --from-trace) */
+#define DR_RERUN_EX_UNAVAILABLE 69 /* another Python minor version */
+#define DR_RERUN_EX_NOPERM 77    /* --from-trace without --trust */
+
+/* Re-runs, records and compares; prints its notes to stderr and the report
+ * to stdout.  Returns the exit status for the command. */
+int dr_rerun(const DrRerunOptions *o);
+
+#endif
