@@ -156,7 +156,8 @@ def _dynamo_config_loaded(cfg):
         restored, kept = [], []
         now = cfg.get_config_copy()
         for name, text in sorted(json.loads(rerun["config_start"]).items()):
-            if name not in now or _config_repr(now[name]) == text:
+            # Paths (debug_dir_root, ...) follow the directory a run is in.
+            if name not in now or _config_repr(now[name]) == text or text[:2] in ("'/", '"/'):
                 continue
             try:
                 setattr(cfg, name, ast.literal_eval(text))

@@ -226,8 +226,21 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
     d->skipped_cross_thread += x->cross_thread_failures + y->cross_thread_failures;
 }
 
-/* A compile present on one side only. */
-static void lone_compile(DrDiff *d, const DrModel *m, long fi, long ci, int in_b) {
+/* 1 when guard g is among the guards of some compile of frame f of m. */
+static int guard_in_frame(const DrModel *m, long f, const char *g) {
+    if (f < 0) return 0;
+    for (long k = 0; k < m->frames[f].ncomp; k++) {
+        const DrStrVec *v = &m->compiles[m->frames[f].comp[k]].items[DR_CAT_GUARDS];
+        for (long i = 0; i < v->n; i++)
+            if (strcmp(v->v[i], g) == 0) return 1;
+    }
+    return 0;
+}
+
+/* A compile present on one side only: its guards that no compile of the
+ * same frame on the other side has (other_f, -1 for none), and its breaks. */
+static void lone_compile(DrDiff *d, const DrModel *m, long fi, long ci, int in_b,
+                         const DrModel *other, long other_f) {
     const DrCompile *c = &m->compiles[ci];
     Div *v = add_div(d, DR_CAT_COMPILES, c->rank);
     if (!v) return;
@@ -236,12 +249,13 @@ static void lone_compile(DrDiff *d, const DrModel *m, long fi, long ci, int in_b
     v->what = fmt(d, "compile %s of %s only in %s (%s, %ld guard%s)", c->label,
                   m->frames[fi].qualname, in_b ? "b" : "a", c->outcome ? c->outcome : "?",
                   c->items[DR_CAT_GUARDS].n, c->items[DR_CAT_GUARDS].n == 1 ? "" : "s");
-    char *desc = fmt(d, "compile %s: %s, guards:", c->cid, c->outcome ? c->outcome : "?");
+    char *desc = fmt(d, "compile %s: %s", c->cid, c->outcome ? c->outcome : "?");
     if (in_b) v->side_b = desc, v->side_a = fmt(d, "(no such compile)");
     else v->side_a = desc, v->side_b = fmt(d, "(no such compile)");
     DrStrVec *dst = in_b ? &v->plus : &v->minus;
     for (long k = 0; k < c->items[DR_CAT_GUARDS].n; k++)
-        d->failed |= dr_vec_push(dst, c->items[DR_CAT_GUARDS].v[k]) != 0;
+        if (!guard_in_frame(other, other_f, c->items[DR_CAT_GUARDS].v[k]))
+            d->failed |= dr_vec_push(dst, c->items[DR_CAT_GUARDS].v[k]) != 0;
     for (long k = 0; k < c->items[DR_CAT_GRAPH_BREAKS].n; k++)
         d->failed |= dr_vec_push(dst, c->items[DR_CAT_GRAPH_BREAKS].v[k]) != 0;
     (in_b ? d->plus : d->minus)[DR_CAT_COMPILES]++;
@@ -290,7 +304,7 @@ static void compare_frames(DrDiff *d) {
             for (long j = 0; j < g->ncomp; j++)
                 if (strcmp(B->compiles[g->comp[j]].label, x->label) == 0) cb = g->comp[j];
             if (cb < 0) {
-                if (!(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, A, fa, ca, 0);
+                if (!(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, A, fa, ca, 0, B, fb);
             } else {
                 compare_compile(d, fa, fb, ca, cb);
             }
@@ -299,7 +313,7 @@ static void compare_frames(DrDiff *d) {
             long cb = g->comp[j], found = 0;
             for (long k = 0; k < f->ncomp && !found; k++)
                 found = strcmp(A->compiles[f->comp[k]].label, B->compiles[cb].label) == 0;
-            if (!found && !(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, B, fb, cb, 1);
+            if (!found && !(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, B, fb, cb, 1, A, fa);
         }
     }
     if (ign & (1u << DR_CAT_FRAMES)) return;
@@ -541,6 +555,18 @@ static void print_text(const DrDiff *d, FILE *out) {
         for (long r = from; r < c->rank; r++)
             for (long i = 0; i < m->ncompiles; i++)
                 if (m->compiles[i].rank == r) print_compile_line(out, m, &m->compiles[i]);
+    }
+    /* Compiles on one side only, with their new guards: "which compiles
+     * did this change add, and on what". */
+    long lone = 0;
+    for (long i = 1; i < d->ndivs && lone < 5; i++) {
+        const Div *w = &d->divs[i];
+        if (w->cat != DR_CAT_COMPILES || (w->ca >= 0 && w->cb >= 0)) continue;
+        if (!lone++) fputs("compiles on one side only:\n", out);
+        fputs("  ", out);
+        put_safe(out, w->what);
+        fputc('\n', out);
+        print_lines(out, w->cb >= 0 ? "    + " : "    - ", w->cb >= 0 ? &w->plus : &w->minus, 10);
     }
     fputs("summary:\n", out);
     for (int cat = 0; cat < DR_CAT__N; cat++) {

@@ -1,0 +1,237 @@
+#define _GNU_SOURCE
+/* test_compare.c -- end-to-end tests of `dynrec diff` and `dynrec rerun`.
+ *
+ * Real torch, the real binary: each example is recorded twice, in two
+ * different directories, and the two traces must diff identical; the first
+ * is re-run with `dynrec rerun`, which must report identical too.  Then the
+ * what-ifs: an edited script, --set, --from-trace with and without --trust,
+ * a trace whose stored file name tries to escape, and bad input files. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "e2e_util.h"
+
+TestSuite(compare, .init = e2e_setup, .fini = e2e_teardown, .timeout = 240);
+
+/* Runs a shell command line in the test's directory (to record from
+ * another working directory). */
+static E2eProc *sh(const char *cmd, int timeout_ms) {
+    return e2e_run_in((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL, timeout_ms);
+}
+
+/* `dynrec run -q -o <trace> <script>` with dir (a subdirectory of the
+ * test's directory) as the working directory; the run must exit 0. */
+static void record_in(const char *dir, const char *script, const char *trace) {
+    E2eProc *p = sh(e2e_fmt("cd '%s' && exec '%s' run -q -o '%s' '%s' >/dev/null", dir, e2e_bin,
+                            e2e_path(trace), script),
+                    E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, e2e_fmt("recording %s in %s: %s", script, dir, p->err.data));
+}
+
+static void copy_example_to(const char *name, const char *dir) {
+    mkdir(e2e_path(dir), 0755);
+    size_t len = 0;
+    char *src = e2e_slurp(e2e_example_path(name), &len);
+    cr_assert_not_null(src, "examples/%s is missing", name);
+    e2e_write_file(e2e_path(e2e_fmt("%s/%s", dir, name)), src, len);
+}
+
+static E2eProc *dynrec(const char *const *args) {
+    const char *argv[16] = {e2e_bin};
+    for (int i = 0; args[i] && i < 14; i++) argv[i + 1] = args[i];
+    return e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+}
+
+/* Two recordings in two directories diff identical, and the first reruns
+ * identical (the rerun's own trace is the third recording). */
+static void example_is_deterministic(const char *name) {
+    copy_example_to(name, "a");
+    copy_example_to(name, "b");
+    record_in("a", name, "a.db");
+    record_in("b", name, "b.db");
+    E2eProc *d = dynrec((const char *[]){"diff", "a.db", "b.db", NULL});
+    cr_assert_eq(d->status, 0, "%s: two recordings differ:\n%s%s", name, d->out.data,
+                 d->err.data);
+    cr_assert(strncmp(d->out.data, "identical: ", 11) == 0, "%s:\n%s", name, d->out.data);
+    E2eProc *r = dynrec((const char *[]){"rerun", "-o", "r.db", "a.db", NULL});
+    cr_assert_eq(r->status, 0, "%s: the rerun differs:\n%s%s", name, r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "\nidentical: "), "%s:\n%s", name, r->out.data);
+    DrTrace *t = e2e_open(e2e_path("r.db"));
+    cr_assert_str_eq(e2e_meta(t, "rerun_of"), e2e_path("a.db"));
+    DrTrace *ta = e2e_open(e2e_path("a.db"));
+    cr_assert_str_eq(e2e_meta(t, "seed.random"), e2e_meta(ta, "seed.random"));
+    cr_assert_str_eq(e2e_meta(t, "seed.numpy"), e2e_meta(ta, "seed.numpy"));
+    cr_assert_str_eq(e2e_meta(t, "hash_seed"), e2e_meta(ta, "hash_seed"));
+}
+
+Test(compare, quickstart_is_deterministic) { example_is_deterministic("quickstart.py"); }
+Test(compare, shape_recompiles_is_deterministic) { example_is_deterministic("shape_recompiles.py"); }
+Test(compare, two_threads_is_deterministic) { example_is_deterministic("two_threads.py"); }
+Test(compare, graph_breaks_is_deterministic) { example_is_deterministic("graph_breaks.py"); }
+Test(compare, dynamic_shapes_is_deterministic) { example_is_deterministic("dynamic_shapes.py"); }
+Test(compare, hot_loop_is_deterministic) { example_is_deterministic("hot_loop.py"); }
+Test(compare, closure_cell_is_deterministic) { example_is_deterministic("closure_cell.py"); }
+Test(compare, cond_side_effect_is_deterministic) { example_is_deterministic("cond_side_effect.py"); }
+Test(compare, suppressed_error_is_deterministic) { example_is_deterministic("suppressed_error.py"); }
+Test(compare, backend_raises_is_deterministic) { example_is_deterministic("backend_raises.py"); }
+Test(compare, inductor_model_is_deterministic, .timeout = 600) {
+    example_is_deterministic("inductor_model.py");
+}
+
+Test(compare, edited_script_reruns_different_naming_the_compile_and_guards) {
+    copy_example_to("shape_recompiles.py", "a");
+    record_in("a", "shape_recompiles.py", "a.db");
+    /* The third size becomes 7: compile 0/2 now guards on a size of 7. */
+    char *path = e2e_path("a/shape_recompiles.py");
+    char *src = e2e_slurp(path, NULL);
+    char *at = strstr(src, "(2, 3, 4, 5)");
+    cr_assert_not_null(at);
+    memcpy(at, "(2, 3, 7, 5)", 12);
+    e2e_write_file(path, src, strlen(src));
+    E2eProc *r = dynrec((const char *[]){"rerun", "-o", "r.db", "a.db", NULL});
+    cr_assert_eq(r->status, 256, "exit %d:\n%s%s", r->status, r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "shape_recompiles.py changed since it was recorded"),
+                       "%s", r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "(2, 3, 7, 5)"), "no changed line:\n%s", r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "first divergence in guards"), "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "compile: 0/2 in a, 0/2 in b"), "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "size=[4]"), "removed guard not named:\n%s",
+                       r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "size=[7]"), "added guard not named:\n%s",
+                       r->out.data);
+    /* The same through diff --json. */
+    E2eProc *j = dynrec((const char *[]){"diff", "--json", "a.db", "r.db", NULL});
+    cr_assert_eq(j->status, 256);
+    cr_assert_not_null(strstr(j->out.data, "\"identical\": false"));
+    cr_assert_not_null(strstr(j->out.data, "\"category\": \"guards\""), "%s", j->out.data);
+    /* Ignoring guards and guard failures leaves the graphs, which match. */
+    E2eProc *ig = dynrec((const char *[]){"diff", "--ignore", "guards,guard_failures", "a.db",
+                                          "r.db", NULL});
+    cr_assert_eq(ig->status, 0, "%s", ig->out.data);
+}
+
+Test(compare, set_automatic_dynamic_shapes_false_adds_compiles) {
+    copy_example_to("quickstart.py", "a");
+    record_in("a", "quickstart.py", "a.db");
+    E2eProc *r = dynrec((const char *[]){"rerun", "-o", "r.db", "--set",
+                                         "automatic_dynamic_shapes=False", "a.db", NULL});
+    cr_assert_eq(r->status, 256, "exit %d:\n%s%s", r->status, r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "--set automatic_dynamic_shapes=False"), "%s",
+                       r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "compile #2 of step only in b"), "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "size=[32, 32]"), "the extra compile's guards:\n%s",
+                       r->out.data);
+    DrTrace *t = e2e_open(e2e_path("r.db"));
+    cr_assert_str_eq(e2e_meta(t, "set.automatic_dynamic_shapes"), "False");
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles"), 3);
+    /* An unknown name is a usage error naming the close match, before running. */
+    E2eProc *bad = dynrec((const char *[]){"rerun", "-o", "x.db", "--set",
+                                           "automatic_dynamic_shape=False", "a.db", NULL});
+    cr_assert_eq(bad->status, 2 << 8, "%s", bad->err.data);
+    cr_assert_not_null(strstr(bad->err.data, "automatic_dynamic_shapes"), "%s", bad->err.data);
+    cr_assert_neq(access(e2e_path("x.db"), F_OK), 0);
+}
+
+Test(compare, from_trace_needs_trust_and_runs_stored_sources) {
+    copy_example_to("graph_breaks.py", "a");
+    record_in("a", "graph_breaks.py", "a.db");
+    E2eProc *no = dynrec((const char *[]){"rerun", "--from-trace", "-o", "r.db", "a.db", NULL});
+    cr_assert_eq(no->status, 77 << 8, "%s", no->err.data);
+    cr_assert_not_null(strstr(no->err.data, "--trust"), "%s", no->err.data);
+    cr_assert_neq(access(e2e_path("r.db"), F_OK), 0, "something ran without --trust");
+    /* Without the script and without --from-trace: a clear error. */
+    cr_assert_eq(unlink(e2e_path("a/graph_breaks.py")), 0);
+    E2eProc *gone = dynrec((const char *[]){"rerun", "-o", "r.db", "a.db", NULL});
+    cr_assert_eq(gone->status, 66 << 8, "%s", gone->err.data);
+    cr_assert_not_null(strstr(gone->err.data, "--from-trace --trust"), "%s", gone->err.data);
+    E2eProc *yes = dynrec((const char *[]){"rerun", "--from-trace", "--trust", "-o", "r.db",
+                                           "a.db", NULL});
+    cr_assert_eq(yes->status, 0, "%s%s", yes->out.data, yes->err.data);
+    cr_assert_not_null(strstr(yes->out.data, "identical: "), "%s", yes->out.data);
+}
+
+Test(compare, from_trace_refuses_a_name_that_escapes) {
+    copy_example_to("shape_recompiles.py", "a");
+    record_in("a", "shape_recompiles.py", "a.db");
+    size_t len = 0;
+    char *data = e2e_slurp(e2e_path("a.db"), &len);
+    e2e_write_file(e2e_path("evil.db"), data, len);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(e2e_path("evil.db"), &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db,
+                              "INSERT INTO strings(id, text) VALUES"
+                              " ((SELECT max(id) + 1 FROM strings), '../../escaped.py');"
+                              "UPDATE files SET path_id = (SELECT max(id) FROM strings)"
+                              " WHERE rowid = (SELECT min(rowid) FROM files);",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(db));
+    cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+    E2eProc *r = dynrec((const char *[]){"rerun", "--from-trace", "--trust", "-o", "r.db",
+                                         "evil.db", NULL});
+    cr_assert_eq(r->status, 65 << 8, "exit %d: %s", r->status, r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "escape"), "%s", r->err.data);
+    cr_assert_neq(access(e2e_path("r.db"), F_OK), 0);
+    cr_assert_neq(access(e2e_path("../escaped.py"), F_OK), 0);
+}
+
+Test(compare, diff_exit_codes) {
+    copy_example_to("shape_recompiles.py", "a");
+    copy_example_to("graph_breaks.py", "a");
+    record_in("a", "shape_recompiles.py", "s.db");
+    record_in("a", "graph_breaks.py", "g.db");
+    E2eProc *same = dynrec((const char *[]){"diff", "s.db", "s.db", NULL});
+    cr_assert_eq(same->status, 0, "%s", same->out.data);
+    cr_assert(strncmp(same->out.data, "identical: 10 frames, 4 compiles, 40 guards", 43) == 0,
+              "%s", same->out.data);
+    E2eProc *other = dynrec((const char *[]){"diff", "--context", "2", "s.db", "g.db", NULL});
+    cr_assert_eq(other->status, 1 << 8, "%s", other->out.data);
+    cr_assert_not_null(strstr(other->out.data, "different: first divergence"));
+    cr_assert_not_null(strstr(other->out.data, "summary:"));
+
+    const char text[] = "not a trace\n";
+    e2e_write_file(e2e_path("junk.db"), text, sizeof text - 1);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(e2e_path("foreign.db"), &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+    size_t len = 0;
+    char *good = e2e_slurp(e2e_path("s.db"), &len);
+    e2e_write_file(e2e_path("half.db"), good, len / 2);
+    const char *bad[] = {"missing.db", "junk.db", "foreign.db", "half.db"};
+    for (size_t i = 0; i < 4; i++) {
+        E2eProc *p = dynrec((const char *[]){"diff", "s.db", bad[i], NULL});
+        cr_assert_eq(p->status, 65 << 8, "%s: exit %d %s", bad[i], p->status, p->err.data);
+        cr_assert_not_null(strstr(p->err.data, bad[i]), "%s", p->err.data);
+        cr_assert_str_eq(p->out.data, "");
+        E2eProc *q = dynrec((const char *[]){"rerun", bad[i], NULL});
+        cr_assert_eq(q->status, 65 << 8, "rerun %s: exit %d %s", bad[i], q->status, q->err.data);
+    }
+    const char *const usage[][4] = {{"diff"}, {"diff", "s.db"}, {"diff", "--ignore", "nope", "s.db"},
+                                    {"diff", "--frob"}, {"rerun"}, {"rerun", "--trust", "s.db"}};
+    for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) {
+        E2eProc *p = dynrec(usage[i]);
+        cr_assert_eq(p->status, 2 << 8, "%s %s: exit %d", usage[i][0],
+                     usage[i][1] ? usage[i][1] : "", p->status);
+    }
+    for (int i = 0; i < 2; i++) {
+        E2eProc *h = dynrec((const char *[]){i ? "rerun" : "diff", "--help", NULL});
+        cr_assert_eq(h->status, 0);
+        cr_assert_not_null(strstr(h->out.data, "exit status"));
+    }
+}
+
+/* A trace written by the first schema (kept in tests/data) still compares. */
+Test(compare, a_version_1_trace_still_compares) {
+    char *old = e2e_fmt("%s/../tests/data/v1-shape_recompiles.db", e2e_examples);
+    E2eProc *p = dynrec((const char *[]){"diff", old, old, NULL});
+    cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
+    cr_assert(strncmp(p->out.data, "identical: 10 frames, 4 compiles, 40 guards", 43) == 0, "%s",
+              p->out.data);
+    E2eProc *j = dynrec((const char *[]){"diff", "--json", old, old, NULL});
+    cr_assert_not_null(strstr(j->out.data, "\"identical\": true"), "%s", j->out.data);
+}
