@@ -297,12 +297,16 @@ static void compare_frames(DrDiff *d) {
             v->side_b = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", g->callbacks,
                             g->cache_hits, g->ncomp);
         }
-        /* Compiles by label; b's unmatched ones are found in the second loop. */
+        /* Compiles by label (unique within a frame), through a map of each
+         * side's labels so that a frame with thousands of compiles stays
+         * linear. */
+        DrMap la = {0}, lb = {0};
+        for (long k = 0; k < f->ncomp; k++)
+            d->failed |= dr_map_put(&la, A->compiles[f->comp[k]].label, f->comp[k]) != 0;
+        for (long j = 0; j < g->ncomp; j++)
+            d->failed |= dr_map_put(&lb, B->compiles[g->comp[j]].label, g->comp[j]) != 0;
         for (long k = 0; k < f->ncomp; k++) {
-            long ca = f->comp[k], cb = -1;
-            const DrCompile *x = &A->compiles[ca];
-            for (long j = 0; j < g->ncomp; j++)
-                if (strcmp(B->compiles[g->comp[j]].label, x->label) == 0) cb = g->comp[j];
+            long ca = f->comp[k], cb = dr_map_get(&lb, A->compiles[ca].label);
             if (cb < 0) {
                 if (!(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, A, fa, ca, 0, B, fb);
             } else {
@@ -310,11 +314,12 @@ static void compare_frames(DrDiff *d) {
             }
         }
         for (long j = 0; j < g->ncomp; j++) {
-            long cb = g->comp[j], found = 0;
-            for (long k = 0; k < f->ncomp && !found; k++)
-                found = strcmp(A->compiles[f->comp[k]].label, B->compiles[cb].label) == 0;
-            if (!found && !(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, B, fb, cb, 1, A, fa);
+            long cb = g->comp[j];
+            if (dr_map_get(&la, B->compiles[cb].label) < 0 && !(ign & (1u << DR_CAT_COMPILES)))
+                lone_compile(d, B, fb, cb, 1, A, fa);
         }
+        dr_map_free(&la);
+        dr_map_free(&lb);
     }
     if (ign & (1u << DR_CAT_FRAMES)) return;
     for (long fb = 0; fb < B->nframes; fb++) {

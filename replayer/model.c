@@ -513,6 +513,7 @@ static int number_compiles(DrModel *m, DrError *err) {
         }
         f->ncomp = 0;
     }
+    DrMap ords = {0}; /* "frame\x1fgroup" -> last ordinal given */
     for (long r = 0; r < m->ncompiles; r++) {
         DrCompile *c = order[r];
         DrFrame *f = &m->frames[c->frame];
@@ -541,9 +542,14 @@ static int number_compiles(DrModel *m, DrError *err) {
                 group = tbuf;
             }
         }
-        long ord = 0;
-        for (long j = 0; j < f->ncomp - 1; j++)
-            if (strcmp(m->compiles[f->comp[j]].group, group) == 0) ord++;
+        char gkey[400];
+        snprintf(gkey, sizeof gkey, "%ld\x1f%.300s", c->frame, group);
+        long ord = dr_map_get(&ords, gkey) + 1; /* -1 when new: ordinal 0 */
+        if (dr_map_put(&ords, gkey, ord) != 0) {
+            free(order);
+            dr_map_free(&ords);
+            return oom(m, err);
+        }
         c->group = dr_arena_strdup(&m->arena, group);
         c->ordinal = ord;
         char label[400];
@@ -551,10 +557,12 @@ static int number_compiles(DrModel *m, DrError *err) {
         c->label = dr_arena_strdup(&m->arena, label);
         if (!c->group || !c->label) {
             free(order);
+            dr_map_free(&ords);
             return oom(m, err);
         }
     }
     free(order);
+    dr_map_free(&ords);
     /* Guard failures name the failed entry by its label; one compiled by
      * another thread depends on the interleaving and is not compared. */
     for (long i = 0; i < m->ncompiles; i++) {

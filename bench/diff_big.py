@@ -1,0 +1,42 @@
+"""diff_big.py -- grows a trace to N events for bench/diff_bench.sh.
+
+Usage: python diff_big.py SRC.db OUT.db N
+
+Copies SRC (a recording) to OUT and repeats its compile-level events (every
+event with a compile id) under fresh compile ids until the events table
+holds at least N rows: the same frames with many more compiles, which is
+what a recompile storm looks like to the comparison engine.
+"""
+import shutil
+import sqlite3
+import sys
+
+src, out, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
+shutil.copyfile(src, out)
+db = sqlite3.connect(out)
+rows = db.execute(
+    "SELECT t_ns, thread, kind_id, code_id, code2_id, compile_id, num, text_id, data_id,"
+    " key_id, blob_id FROM events WHERE compile_id IS NOT NULL AND kind_id NOT IN"
+    " (SELECT id FROM strings WHERE text = 'trace') ORDER BY seq").fetchall()
+cids = {r[5] for r in rows}
+texts = dict(db.execute("SELECT id, text FROM strings WHERE id IN (%s)"
+                        % ",".join(str(c) for c in cids)))
+next_id = db.execute("SELECT max(id) FROM strings").fetchone()[0] + 1
+have = db.execute("SELECT count(*) FROM events").fetchone()[0]
+copy = 0
+while have < want:
+    copy += 1
+    remap = {}
+    for c in cids:
+        remap[c] = next_id
+        db.execute("INSERT INTO strings(id, text) VALUES (?, ?)",
+                   (next_id, "%d%s" % (copy + 1000, texts[c][texts[c].index("/"):])))
+        next_id += 1
+    db.executemany(
+        "INSERT INTO events(t_ns, thread, kind_id, code_id, code2_id, compile_id, num,"
+        " text_id, data_id, key_id, blob_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        [r[:5] + (remap[r[5]],) + r[6:] for r in rows])
+    have += len(rows)
+db.commit()
+db.close()
+print(have)
