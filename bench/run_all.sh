@@ -3,6 +3,7 @@
 #   frame_hook.sh   the PEP 523 hook's cost per Python call, dynrec run vs python
 #   writer_bench    the recorder's cost per event and bytes per event
 #   dict_bench      whether a trained zstd dictionary pays off for our payloads
+#   diff_bench.sh   dynrec diff on two example traces and on two of 100k events
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -14,3 +15,4 @@ bench/dynamo_bench.sh
 make --no-print-directory "$BUILD/dict_bench" >/dev/null
 site=$(.venv/bin/python -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 "$BUILD/dict_bench" $( (find "$site/_dynamo" -name '*.py' | sort | head -100; find "$site/fx" -name '*.py' | sort | head -100) )
+bench/diff_bench.sh
