@@ -261,6 +261,18 @@ static void lone_compile(DrDiff *d, const DrModel *m, long fi, long ci, int in_b
     (in_b ? d->plus : d->minus)[DR_CAT_COMPILES]++;
 }
 
+/* A frame on one side only is one divergence (frames); what its compiles
+ * hold still counts as only-in-a or only-in-b in every other category, so
+ * the summary never calls a category the same when it is not. */
+static void count_lone_frame(DrDiff *d, const DrModel *m, const DrFrame *f, long *side) {
+    for (long k = 0; k < f->ncomp; k++) {
+        const DrCompile *c = &m->compiles[f->comp[k]];
+        if (!(d->o.ignore & (1u << DR_CAT_COMPILES))) side[DR_CAT_COMPILES]++;
+        for (int cat = DR_CAT_GUARDS; cat <= DR_CAT_CONFIG; cat++)
+            if (!(d->o.ignore & (1u << cat))) side[cat] += c->items[cat].n;
+    }
+}
+
 static void compare_frames(DrDiff *d) {
     const DrModel *A = d->a, *B = d->b;
     unsigned ign = d->o.ignore;
@@ -277,6 +289,7 @@ static void compare_frames(DrDiff *d) {
             v->what = fmt(d, "frame %s (%s:%ld) only in a: %ld callbacks, %ld compiles",
                           f->qualname, f->file, f->firstlineno, f->callbacks, f->ncomp);
             d->minus[DR_CAT_FRAMES]++;
+            count_lone_frame(d, A, f, d->minus);
             continue;
         }
         const DrFrame *g = &B->frames[fb];
@@ -332,6 +345,7 @@ static void compare_frames(DrDiff *d) {
         v->what = fmt(d, "frame %s (%s:%ld) only in b: %ld callbacks, %ld compiles", g->qualname,
                       g->file, g->firstlineno, g->callbacks, g->ncomp);
         d->plus[DR_CAT_FRAMES]++;
+        count_lone_frame(d, B, g, d->plus);
     }
 }
 
@@ -409,12 +423,6 @@ long dr_diff_count(const DrDiff *d, int cat) {
 
 /* ---- the report -------------------------------------------------------------- */
 
-/* Untrusted text with control characters shown as '?'. */
-static void put_safe(FILE *f, const char *s) {
-    if (!s) s = "";
-    for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
-}
-
 static const DrCompile *div_compile(const DrDiff *d, const Div *v, int side_b) {
     long ci = side_b ? v->cb : v->ca;
     const DrModel *m = side_b ? d->b : d->a;
@@ -441,10 +449,21 @@ static char *div_source(const DrDiff *d, const Div *v, const char **file, long *
     return s;
 }
 
+/* The --context compiles before divergence v: ranks [from, to) of *m (a's
+ * order, or b's for a compile only in b).  0 when there are none. */
+static int context_range(const DrDiff *d, const Div *v, const DrModel **m, long *from,
+                         long *to) {
+    if (d->o.context <= 0 || (v->ca < 0 && v->cb < 0)) return 0;
+    *m = v->ca >= 0 ? d->a : d->b;
+    *to = div_compile(d, v, v->ca < 0)->rank;
+    *from = *to > d->o.context ? *to - d->o.context : 0;
+    return 1;
+}
+
 static void print_lines(FILE *out, const char *prefix, const DrStrVec *v, long max) {
     for (long i = 0; i < v->n && i < max; i++) {
         fputs(prefix, out);
-        put_safe(out, v->v[i]);
+        dr_text_safe(out, v->v[i]);
         fputc('\n', out);
     }
     if (v->n > max) fprintf(out, "%.*s... and %ld more\n", (int)strlen(prefix) - 2, prefix,
@@ -466,15 +485,15 @@ static void print_notes(const DrDiff *d, FILE *out) {
     for (int i = 0; i < 2; i++)
         if (!m[i]->complete) {
             fputs("note: ", out);
-            put_safe(out, lab[i]);
+            dr_text_safe(out, lab[i]);
             fputs(" is incomplete (the recording was cut short)\n", out);
         }
     const char *ta = d->a->torch_version, *tb = d->b->torch_version;
     if (ta && tb && strcmp(ta, tb) != 0) {
         fputs("note: torch ", out);
-        put_safe(out, ta);
+        dr_text_safe(out, ta);
         fputs(" in a, torch ", out);
-        put_safe(out, tb);
+        dr_text_safe(out, tb);
         fputs(" in b\n", out);
     }
     if (d->skipped_cross_thread)
@@ -486,13 +505,13 @@ static void print_notes(const DrDiff *d, FILE *out) {
 static void print_compile_line(FILE *out, const DrModel *m, const DrCompile *c) {
     const DrFrame *f = &m->frames[c->frame];
     fputs("    ", out);
-    put_safe(out, c->cid);
+    dr_text_safe(out, c->cid);
     fputs(" ", out);
-    put_safe(out, f->qualname);
+    dr_text_safe(out, f->qualname);
     fputs(" (", out);
-    put_safe(out, f->file);
+    dr_text_safe(out, f->file);
     fprintf(out, ":%ld): ", f->firstlineno);
-    put_safe(out, c->outcome ? c->outcome : "?");
+    dr_text_safe(out, c->outcome ? c->outcome : "?");
     fprintf(out, ", %ld guards, %ld graphs, %ld breaks\n", c->items[DR_CAT_GUARDS].n,
             c->items[DR_CAT_GRAPHS].n, c->items[DR_CAT_GRAPH_BREAKS].n);
 }
@@ -508,22 +527,22 @@ static void print_text(const DrDiff *d, FILE *out) {
     const Div *v = &d->divs[0];
     fprintf(out, "different: first divergence in %s\n", cat_names[v->cat]);
     fputs("  ", out);
-    put_safe(out, v->what);
+    dr_text_safe(out, v->what);
     fputc('\n', out);
     int sb;
     const DrFrame *f = div_frame(d, v, &sb);
     if (f) {
         const DrCompile *ca = div_compile(d, v, 0), *cb = div_compile(d, v, 1);
         fputs("  frame:   ", out);
-        put_safe(out, f->qualname);
+        dr_text_safe(out, f->qualname);
         fputs(" at ", out);
-        put_safe(out, f->file);
+        dr_text_safe(out, f->file);
         fprintf(out, ":%ld\n", f->firstlineno);
         if (ca || cb) {
             fputs("  compile: ", out);
-            put_safe(out, ca ? ca->cid : "-");
+            dr_text_safe(out, ca ? ca->cid : "-");
             fputs(" in a, ", out);
-            put_safe(out, cb ? cb->cid : "-");
+            dr_text_safe(out, cb ? cb->cid : "-");
             fputs(" in b\n", out);
         }
         const char *file = NULL;
@@ -531,17 +550,17 @@ static void print_text(const DrDiff *d, FILE *out) {
         char *src = div_source(d, v, &file, &line);
         if (src) {
             fputs("  source:  ", out);
-            put_safe(out, file);
+            dr_text_safe(out, file);
             fprintf(out, ":%ld: ", line);
-            put_safe(out, src);
+            dr_text_safe(out, src);
             fputc('\n', out);
         }
     }
     if (v->side_a || v->side_b) {
         fputs("  a: ", out);
-        put_safe(out, v->side_a ? v->side_a : "-");
+        dr_text_safe(out, v->side_a ? v->side_a : "-");
         fputs("\n  b: ", out);
-        put_safe(out, v->side_b ? v->side_b : "-");
+        dr_text_safe(out, v->side_b ? v->side_b : "-");
         fputc('\n', out);
     }
     if (v->minus.n || v->plus.n) {
@@ -551,15 +570,12 @@ static void print_text(const DrDiff *d, FILE *out) {
         if (v->plus.n) fprintf(out, "  %s only in b:\n", what);
         print_lines(out, "    + ", &v->plus, 20);
     }
-    if (d->o.context > 0 && (v->ca >= 0 || v->cb >= 0)) {
-        const DrModel *m = v->ca >= 0 ? d->a : d->b;
-        const DrCompile *c = div_compile(d, v, v->ca < 0);
-        long from = c->rank - d->o.context;
-        if (from < 0) from = 0;
-        if (from < c->rank) fputs("  before it:\n", out);
-        for (long r = from; r < c->rank; r++)
-            for (long i = 0; i < m->ncompiles; i++)
-                if (m->compiles[i].rank == r) print_compile_line(out, m, &m->compiles[i]);
+    const DrModel *cm;
+    long from, to;
+    if (context_range(d, v, &cm, &from, &to) && from < to) {
+        fputs("  before it:\n", out);
+        for (long r = from; r < to; r++)
+            print_compile_line(out, cm, &cm->compiles[cm->by_rank[r]]);
     }
     /* Compiles on one side only, with their new guards: "which compiles
      * did this change add, and on what". */
@@ -569,7 +585,7 @@ static void print_text(const DrDiff *d, FILE *out) {
         if (w->cat != DR_CAT_COMPILES || (w->ca >= 0 && w->cb >= 0)) continue;
         if (!lone++) fputs("compiles on one side only:\n", out);
         fputs("  ", out);
-        put_safe(out, w->what);
+        dr_text_safe(out, w->what);
         fputc('\n', out);
         print_lines(out, w->cb >= 0 ? "    + " : "    - ", w->cb >= 0 ? &w->plus : &w->minus, 10);
     }
@@ -579,12 +595,15 @@ static void print_text(const DrDiff *d, FILE *out) {
             fprintf(out, "  %-15s ignored\n", cat_names[cat]);
             continue;
         }
-        if (!d->per_cat[cat]) {
+        if (!d->per_cat[cat] && !d->minus[cat] && !d->plus[cat]) {
             fprintf(out, "  %-15s same\n", cat_names[cat]);
             continue;
         }
-        fprintf(out, "  %-15s %ld difference%s", cat_names[cat], d->per_cat[cat],
-                d->per_cat[cat] == 1 ? "" : "s");
+        if (d->per_cat[cat])
+            fprintf(out, "  %-15s %ld difference%s", cat_names[cat], d->per_cat[cat],
+                    d->per_cat[cat] == 1 ? "" : "s");
+        else /* only through frames present on one side */
+            fprintf(out, "  %-15s differs in frames on one side only", cat_names[cat]);
         if (d->minus[cat] || d->plus[cat])
             fprintf(out, " (%ld only in a, %ld only in b)", d->minus[cat], d->plus[cat]);
         fputc('\n', out);
@@ -592,18 +611,18 @@ static void print_text(const DrDiff *d, FILE *out) {
         for (long i = 0; i < d->ndivs && shown < 5; i++)
             if (d->divs[i].cat == cat) {
                 fputs("    ", out);
-                put_safe(out, d->divs[i].what);
+                dr_text_safe(out, d->divs[i].what);
                 fputc('\n', out);
                 shown++;
             }
         if (d->per_cat[cat] > shown) fprintf(out, "    ... and %ld more\n", d->per_cat[cat] - shown);
     }
     fputs("a: ", out);
-    put_safe(out, d->o.label_a);
+    dr_text_safe(out, d->o.label_a);
     fputs(": ", out);
     print_counts(out, d->a);
     fputs("\nb: ", out);
-    put_safe(out, d->o.label_b);
+    dr_text_safe(out, d->o.label_b);
     fputs(": ", out);
     print_counts(out, d->b);
     fputc('\n', out);
@@ -661,24 +680,20 @@ static void json_div(const DrDiff *d, FILE *out, const Div *v, int full) {
             fputs("null", out);
         }
         fputs(", \"context\": [", out);
-        if (d->o.context > 0 && (ca || cb)) {
-            const DrModel *m = ca ? d->a : d->b;
-            const DrCompile *c = ca ? ca : cb;
-            long from = c->rank - d->o.context, k = 0;
-            if (from < 0) from = 0;
-            for (long r = from; r < c->rank; r++)
-                for (long i = 0; i < m->ncompiles; i++)
-                    if (m->compiles[i].rank == r) {
-                        if (k++) fputs(", ", out);
-                        fputs("{\"compile\": ", out);
-                        dr_json_string(out, m->compiles[i].cid);
-                        fputs(", \"qualname\": ", out);
-                        dr_json_string(out, m->frames[m->compiles[i].frame].qualname);
-                        fputs(", \"outcome\": ", out);
-                        dr_json_string(out, m->compiles[i].outcome);
-                        fputc('}', out);
-                    }
-        }
+        const DrModel *cm;
+        long from, to;
+        if (context_range(d, v, &cm, &from, &to))
+            for (long r = from; r < to; r++) {
+                const DrCompile *c = &cm->compiles[cm->by_rank[r]];
+                if (r > from) fputs(", ", out);
+                fputs("{\"compile\": ", out);
+                dr_json_string(out, c->cid);
+                fputs(", \"qualname\": ", out);
+                dr_json_string(out, cm->frames[c->frame].qualname);
+                fputs(", \"outcome\": ", out);
+                dr_json_string(out, c->outcome);
+                fputc('}', out);
+            }
         fputc(']', out);
     }
     fputc('}', out);

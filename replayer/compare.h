@@ -88,9 +88,9 @@ long dr_diff_count(const DrDiff *d, int cat);
  * error. */
 int dr_diff_print(const DrDiff *d, FILE *out, int json);
 
-/* Same as the "json" report's body without the enclosing braces' closing,
- * for callers (rerun) that add their own fields: writes `"key": value`
- * pairs separated by commas, no surrounding braces. */
+/* The JSON report's fields without the surrounding braces (`"identical":
+ * ..., "a": ..., ...`), for callers such as rerun that add fields of their
+ * own to the same object.  Returns 0, or -1 on a write error. */
 int dr_diff_print_json_fields(const DrDiff *d, FILE *out);
 
 #endif

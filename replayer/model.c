@@ -10,6 +10,7 @@
 #include "model.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,13 +248,26 @@ static DrCompile *compile_for(DrModel *m, const char *cid, int64_t seq, DrError 
     return c;
 }
 
+/* s masked, through a cache: a recompile storm repeats the same guard and
+ * reason texts thousands of times.  s is read up to its NUL. */
+static char *mask_cached(DrModel *m, const char *s) {
+    long i = dr_map_get(&m->mask_map, s);
+    if (i >= 0) return m->masked.v[i];
+    char *out = dr_model_mask(m, &m->arena, s, 0);
+    if (!out || dr_vec_push(&m->masked, out) != 0 ||
+        dr_map_put(&m->mask_map, s, m->masked.n - 1) != 0)
+        return NULL;
+    return out;
+}
+
 /* First line of s, at most max bytes, masked. */
 static char *first_line(DrModel *m, const char *s, size_t max) {
     if (!s) s = "";
     size_t n = strcspn(s, "\n");
     if (n > max) n = max;
+    if (s[n] == 0) return mask_cached(m, s);
     char *line = dr_arena_strndup(&m->arena, s, n);
-    return line ? dr_model_mask(m, &m->arena, line, 0) : NULL;
+    return line ? mask_cached(m, line) : NULL;
 }
 
 /* Columns of the event query, in order. */
@@ -263,27 +277,44 @@ enum {
     EV_STATUS, EV_EXC, EV_ACTION, EV_BLOB, EV_DATA, EV__N
 };
 
+/* Each kind's JSON fields, read only where the kind has them and the data
+ * is valid JSON (a hostile trace's malformed data reads as absent). */
+#define J(kind, field) \
+    "CASE WHEN kind = '" kind "' AND json_valid(data) THEN json_extract(data, '$." field "') END"
 static const char EVENT_SQL[] =
-    "SELECT e.seq, e.thread, e.kind, e.code_id, e.compile_id, e.num, e.text,"
-    " j.o, j.a, j.r, j.g, j.tn, j.f, j.ty, j.fn, j.b, j.st, j.x, j.ac, e.blob_id, e.data"
-    " FROM v_ev e LEFT JOIN (SELECT seq,"
-    "  json_extract(data, '$.outcome') AS o, json_extract(data, '$.attempts') AS a,"
-    "  json_extract(data, '$.recompile') AS r, json_extract(data, '$.graphs') AS g,"
-    "  json_extract(data, '$.thread_name') AS tn,"
-    "  json_extract(data, '$.failed_compile_id') AS f, json_extract(data, '$.type') AS ty,"
-    "  json_extract(data, '$.filename') AS fn, json_extract(data, '$.backend') AS b,"
-    "  json_extract(data, '$.status') AS st, json_extract(data, '$.exc_type') AS x,"
-    "  json_extract(data, '$.action') AS ac"
-    "  FROM v_ev WHERE json_valid(data) AND json_type(data) = 'object'"
-    "  AND kind IN ('compile', 'guard_failure', 'graph_break', 'graph', 'side_effect',"
-    "  'error', 'speculation')) j ON j.seq = e.seq"
-    " WHERE e.kind IN ('compile', 'guard', 'guard_failure', 'graph_break', 'graph',"
+    "SELECT seq, thread, kind, code_id, compile_id, num, text, " J("compile", "outcome") ", "
+    J("compile", "attempts") ", " J("compile", "recompile") ", " J("compile", "graphs") ", "
+    J("compile", "thread_name") ", " J("guard_failure", "failed_compile_id") ", "
+    J("graph_break", "type") ", " J("graph_break", "filename") ", " J("graph", "backend") ", "
+    J("side_effect", "status") ", " J("error", "exc_type") ", " J("speculation", "action") ","
+    " blob_id, data FROM v_ev"
+    " WHERE kind IN ('compile', 'guard', 'guard_failure', 'graph_break', 'graph',"
     " 'speculation', 'side_effect', 'error', 'config')"
-    " ORDER BY e.seq";
+    " ORDER BY seq";
+#undef J
 
 static int push(DrModel *m, DrCompile *c, int cat, char *s, Ctx *x) {
     if (!s || dr_vec_push(&c->items[cat], s) != 0) return x->status = oom(m, x->err), 1;
     return 0;
+}
+
+/* Pushes the line "<prefix formatted from fmt><text>" (text already
+ * masked; NULL when masking ran out of memory). */
+static int push_line(Ctx *x, DrCompile *c, int cat, const char *text, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int push_line(Ctx *x, DrCompile *c, int cat, const char *text, const char *fmt, ...) {
+    DrModel *m = x->m;
+    char prefix[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    DrBuf b = {0};
+    dr_buf_puts(&b, prefix);
+    dr_buf_puts(&b, text);
+    char *s = !text || b.failed ? NULL : dr_arena_strdup(&m->arena, b.s);
+    dr_buf_free(&b);
+    return push(m, c, cat, s, x);
 }
 
 static int event_row(void *ud, int n, const char *const *names, const char *const *v) {
@@ -327,7 +358,7 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
         }
         if (!c->outcome || !c->reason) return x->status = oom(m, x->err), 1;
     } else if (strcmp(kind, "guard") == 0) {
-        return push(m, c, DR_CAT_GUARDS, dr_model_mask(m, &m->arena, v[EV_TEXT], 4000), x);
+        return push(m, c, DR_CAT_GUARDS, mask_cached(m, v[EV_TEXT] ? v[EV_TEXT] : ""), x);
     } else if (strcmp(kind, "guard_failure") == 0) {
         /* Dynamo starts the reason with the failed entry's id: that id is
          * compared as the entry's position, not as text. */
@@ -335,21 +366,16 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
         const char *f = v[EV_FAILED];
         if (f && strncmp(r, f, strlen(f)) == 0 && r[strlen(f)] == ':') r += strlen(f) + 1;
         while (*r == ' ') r++;
-        char *reason = dr_model_mask(m, &m->arena, r, 4000);
+        char *reason = mask_cached(m, r);
         char *failed = dr_arena_strdup(&m->arena, f ? f : "?");
         if (!reason || !failed || dr_vec_push(&c->failed_cids, failed) != 0 ||
             dr_vec_push(&c->failure_reasons, reason) != 0)
             return x->status = oom(m, x->err), 1;
     } else if (strcmp(kind, "graph_break") == 0) {
         char *file = v[EV_FILENAME] ? dr_model_relname(m, &m->arena, v[EV_FILENAME]) : NULL;
-        char *reason = first_line(m, v[EV_TEXT], 2000);
-        if (!reason) return x->status = oom(m, x->err), 1;
-        DrBuf b = {0};
-        dr_buf_printf(&b, "%s at %s:%ld: %s", v[EV_TYPE] ? v[EV_TYPE] : "?",
-                      file ? file : "?", parse_long(v[EV_NUM]), reason);
-        char *s = b.failed ? NULL : dr_arena_strdup(&m->arena, b.s);
-        dr_buf_free(&b);
-        return push(m, c, DR_CAT_GRAPH_BREAKS, s, x);
+        return push_line(x, c, DR_CAT_GRAPH_BREAKS, first_line(m, v[EV_TEXT], 2000),
+                         "%s at %s:%ld: ", v[EV_TYPE] ? v[EV_TYPE] : "?", file ? file : "?",
+                         parse_long(v[EV_NUM]));
     } else if (strcmp(kind, "graph") == 0) {
         /* The FX code, masked, is compared through its hash; the text is
          * kept for showing where two graphs differ. */
@@ -373,30 +399,15 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
             return x->status = oom(m, x->err), 1;
         return push(m, c, DR_CAT_GRAPHS, dr_arena_strdup(&m->arena, buf), x);
     } else if (strcmp(kind, "speculation") == 0) {
-        char *d = first_line(m, v[EV_TEXT], 2000);
-        if (!d) return x->status = oom(m, x->err), 1;
-        DrBuf b = {0};
-        dr_buf_printf(&b, "%s: %s", v[EV_ACTION] ? v[EV_ACTION] : "?", d);
-        char *s = b.failed ? NULL : dr_arena_strdup(&m->arena, b.s);
-        dr_buf_free(&b);
-        return push(m, c, DR_CAT_SPECULATION, s, x);
+        return push_line(x, c, DR_CAT_SPECULATION, first_line(m, v[EV_TEXT], 2000), "%s: ",
+                         v[EV_ACTION] ? v[EV_ACTION] : "?");
     } else if (strcmp(kind, "side_effect") == 0) {
-        char *d = first_line(m, v[EV_TEXT], 2000);
-        if (!d) return x->status = oom(m, x->err), 1;
-        DrBuf b = {0};
-        dr_buf_printf(&b, "%s: %s", v[EV_STATUS] ? v[EV_STATUS] : "?", d);
-        char *s = b.failed ? NULL : dr_arena_strdup(&m->arena, b.s);
-        dr_buf_free(&b);
-        return push(m, c, DR_CAT_SIDE_EFFECTS, s, x);
+        return push_line(x, c, DR_CAT_SIDE_EFFECTS, first_line(m, v[EV_TEXT], 2000), "%s: ",
+                         v[EV_STATUS] ? v[EV_STATUS] : "?");
     } else if (strcmp(kind, "error") == 0) {
-        char *d = first_line(m, v[EV_TEXT], 2000);
-        if (!d) return x->status = oom(m, x->err), 1;
-        DrBuf b = {0};
-        dr_buf_printf(&b, "%s (%s): %s", v[EV_EXC] ? v[EV_EXC] : "?",
-                      parse_long(v[EV_NUM]) ? "suppressed" : "raised", d);
-        char *s = b.failed ? NULL : dr_arena_strdup(&m->arena, b.s);
-        dr_buf_free(&b);
-        return push(m, c, DR_CAT_ERRORS, s, x);
+        return push_line(x, c, DR_CAT_ERRORS, first_line(m, v[EV_TEXT], 2000), "%s (%s): ",
+                         v[EV_EXC] ? v[EV_EXC] : "?",
+                         parse_long(v[EV_NUM]) ? "suppressed" : "raised");
     } else if (strcmp(kind, "config") == 0) {
         return push(m, c, DR_CAT_CONFIG, dr_model_mask(m, &m->arena, v[EV_DATA], 20000), x);
     }
@@ -485,7 +496,11 @@ static int number_compiles(DrModel *m, DrError *err) {
         c->frame = outside;
     }
     DrCompile **order = malloc((size_t)(m->ncompiles + 1) * sizeof *order);
-    if (!order) return oom(m, err);
+    m->by_rank = malloc((size_t)(m->ncompiles + 1) * sizeof *m->by_rank);
+    if (!order || !m->by_rank) {
+        free(order);
+        return oom(m, err);
+    }
     for (long i = 0; i < m->ncompiles; i++) order[i] = &m->compiles[i];
     qsort(order, (size_t)m->ncompiles, sizeof *order, cmp_rank);
     for (long i = 0; i < m->nframes; i++) {
@@ -561,6 +576,7 @@ static int number_compiles(DrModel *m, DrError *err) {
             return oom(m, err);
         }
     }
+    for (long r = 0; r < m->ncompiles; r++) m->by_rank[r] = (long)(order[r] - m->compiles);
     free(order);
     dr_map_free(&ords);
     /* Guard failures name the failed entry by its label; one compiled by
@@ -657,12 +673,15 @@ void dr_model_free(DrModel *m) {
     }
     for (long i = 0; i < m->nframes; i++) free(m->frames[i].comp);
     free(m->compiles);
+    free(m->by_rank);
     free(m->frames);
     dr_vec_free(&m->config_start);
     dr_map_free(&m->frame_map);
     dr_map_free(&m->code_map);
     dr_map_free(&m->compile_map);
     dr_map_free(&m->file_map);
+    dr_map_free(&m->mask_map);
+    dr_vec_free(&m->masked);
     dr_arena_free(&m->arena);
     free(m);
 }

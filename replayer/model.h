@@ -51,8 +51,11 @@ struct DrModel {
     long nframes, frames_cap;
     DrCompile *compiles;
     long ncompiles, compiles_cap;
+    long *by_rank;         /* compile indexes in rank order */
     DrStrVec config_start; /* "name = value", sorted */
     DrMap frame_map, code_map, compile_map, file_map;
+    DrMap mask_map;        /* raw text -> index into masked */
+    DrStrVec masked;
 };
 
 /* s with volatile parts masked (addresses, object ids, times, temp paths)

@@ -32,7 +32,7 @@
 
 #include "../recorder/run.h"
 #include "../schema/trace.h"
-#include "compare.h"
+#include "model.h"
 #include "util.h"
 
 extern char **environ;
@@ -392,6 +392,24 @@ static int lay_out(Rerun *r, Files *f) {
     return 0;
 }
 
+/* A private (0700) directory for this re-run in r->tmpdir, removed at the
+ * end; 0, or -1 after saying why. */
+static int make_tmpdir(Rerun *r) {
+    const char *base = getenv("TMPDIR");
+    char *tmpl = NULL;
+    if (asprintf(&tmpl, "%s/dynrec-rerun-XXXXXX", base && *base == '/' ? base : "/tmp") < 0)
+        return -1;
+    if (!mkdtemp(tmpl)) {
+        fprintf(stderr, "dynrec rerun: cannot make a temporary directory %s: %s\n", tmpl,
+                strerror(errno));
+        free(tmpl);
+        return -1;
+    }
+    r->tmpdir = dr_arena_strdup(&r->arena, tmpl);
+    free(tmpl);
+    return r->tmpdir ? 0 : -1;
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
     (void)sb, (void)flag, (void)ftw;
     remove(path);
@@ -634,12 +652,19 @@ int dr_rerun(const DrRerunOptions *o) {
         fprintf(stderr, "dynrec rerun: %s\n", err.msg);
         return DR_RERUN_EX_DATAERR;
     }
-    r->cwd = meta(r, "cwd");
-    r->script = meta(r, "script");
-    r->module = meta(r, "module");
-    r->python_version = meta(r, "python_version");
-    r->torch_version = meta(r, "torch_version");
-    r->exit_status = meta(r, "exit_status");
+    /* The recording's decisions are read first: a file that cannot be
+     * compared is refused before anything runs; the run facts come with them. */
+    if (!(ma = dr_model_load(r->t, &err))) {
+        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    r->cwd = ma->cwd;
+    r->script = ma->script;
+    r->module = ma->module;
+    r->python_version = ma->python_version;
+    r->torch_version = ma->torch_version;
+    r->exit_status = ma->exit_status;
     char *argv_json = meta(r, "argv");
     if ((!r->script && !r->module) || !r->cwd || !argv_json ||
         parse_string_array(&r->arena, argv_json, &r->args) != 0) {
@@ -677,13 +702,7 @@ int dr_rerun(const DrRerunOptions *o) {
         goto done;
     }
     if (o->from_trace) {
-        char tmpl[] = "/tmp/dynrec-rerun-XXXXXX";
-        if (!mkdtemp(tmpl)) {
-            fprintf(stderr, "dynrec rerun: cannot make a temporary directory: %s\n",
-                    strerror(errno));
-            goto done;
-        }
-        r->tmpdir = dr_arena_strdup(&r->arena, tmpl);
+        if (make_tmpdir(r) != 0) goto done;
         if ((rc = lay_out(r, &files)) != 0) goto done;
     } else {
         struct stat sb;
@@ -691,13 +710,8 @@ int dr_rerun(const DrRerunOptions *o) {
         if (stat(r->cwd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
             r->run_cwd = r->cwd;
         } else {
-            char tmpl[] = "/tmp/dynrec-rerun-XXXXXX";
-            if (!mkdtemp(tmpl)) {
-                fprintf(stderr, "dynrec rerun: cannot make a temporary directory: %s\n",
-                        strerror(errno));
-                goto done;
-            }
-            r->tmpdir = r->run_cwd = dr_arena_strdup(&r->arena, tmpl);
+            if (make_tmpdir(r) != 0) goto done;
+            r->run_cwd = r->tmpdir;
             note(r, "the recorded directory %s is gone; running in %s", r->cwd, r->tmpdir);
         }
         if (r->script) {
@@ -730,7 +744,7 @@ int dr_rerun(const DrRerunOptions *o) {
         rc = DR_RERUN_EX_DATAERR;
         goto done;
     }
-    if (!(ma = dr_model_load(r->t, &err)) || !(mb = dr_model_load(nt, &err))) {
+    if (!(mb = dr_model_load(nt, &err))) {
         fprintf(stderr, "dynrec rerun: %s\n", err.msg);
         rc = DR_RERUN_EX_DATAERR;
         goto done;

@@ -67,3 +67,8 @@ char *dr_json_quote(const char *s) {
     }
     return buf;
 }
+
+void dr_text_safe(FILE *f, const char *s) {
+    if (!s) return;
+    for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}

@@ -8,6 +8,10 @@
 /* Writes s as a quoted JSON string to f; NULL is written as null. */
 void dr_json_string(FILE *f, const char *s);
 
+/* Writes untrusted text for a terminal: control characters are shown as
+ * '?', so a hostile trace cannot drive the terminal.  NULL writes nothing. */
+void dr_text_safe(FILE *f, const char *s);
+
 /* Same into a malloc'd buffer; NULL when out of memory. */
 char *dr_json_quote(const char *s);
 

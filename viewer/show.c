@@ -1,7 +1,7 @@
 /* show.c -- the summary printed by `dynrec show` (text for people, JSON for scripts).
  *
  * Everything read from the trace is untrusted: text output goes through
- * put_safe, which replaces control characters so a hostile trace cannot
+ * dr_text_safe, which replaces control characters so a hostile trace cannot
  * drive the terminal, and JSON output through dr_json_string. */
 #define _GNU_SOURCE
 #include "show.h"
@@ -11,12 +11,6 @@
 #include <string.h>
 
 #include "../schema/json.h"
-
-/* Writes untrusted text with control characters shown as '?'. */
-static void put_safe(FILE *f, const char *s) {
-    if (!s) s = "";
-    for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
-}
 
 static char *meta(DrTrace *t, const char *key) {
     char *v = NULL;
@@ -58,9 +52,9 @@ static int code_row(void *ud, int n, const char *const *names, const char *const
     } else {
         c->n++;
         fprintf(c->out, "  %12lld %9lld  ", atoll(v[3] ? v[3] : "0"), atoll(v[4] ? v[4] : "0"));
-        put_safe(c->out, v[1]);
+        dr_text_safe(c->out, v[1]);
         fputs("  ", c->out);
-        put_safe(c->out, v[0]);
+        dr_text_safe(c->out, v[0]);
         fprintf(c->out, ":%lld\n", atoll(v[2] ? v[2] : "0"));
     }
     return 0;
@@ -77,7 +71,7 @@ static int kind_row(void *ud, int n, const char *const *names, const char *const
     } else {
         c->n++;
         fprintf(c->out, "  %12lld  ", atoll(v[1] ? v[1] : "0"));
-        put_safe(c->out, v[0]);
+        dr_text_safe(c->out, v[0]);
         fputc('\n', c->out);
     }
     return 0;
@@ -199,7 +193,7 @@ static const char *signame(long sig) {
 static void text_line(FILE *out, const char *label, const char *value) {
     if (!value) return;
     fprintf(out, "%-12s ", label);
-    put_safe(out, value);
+    dr_text_safe(out, value);
     fputc('\n', out);
 }
 
@@ -252,9 +246,9 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     char *cwd = meta(t, "cwd"), *installs = meta(t, "hook.installs");
 
     fputs("trace        ", out);
-    put_safe(out, dr_trace_path(t));
+    dr_text_safe(out, dr_trace_path(t));
     fprintf(out, " (schema %d, dynrec ", dr_trace_schema_version(t));
-    put_safe(out, writer ? writer : "?");
+    dr_text_safe(out, writer ? writer : "?");
     fputs(")\n", out);
     fprintf(out, "%-12s %s\n", "recording",
             complete ? "complete"
@@ -276,10 +270,10 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     text_line(out, "hash seed", seed);
     if (hook) {
         fprintf(out, "%-12s ", "frame hook");
-        put_safe(out, hook);
+        dr_text_safe(out, hook);
         if (installs && strcmp(hook, "while-dynamo") == 0) {
             fputs(" (installed ", out);
-            put_safe(out, installs);
+            dr_text_safe(out, installs);
             fputs(" times)", out);
         }
         fputc('\n', out);
