@@ -19,7 +19,7 @@ ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -I$(BUILD) -DDR_DEFAULT_VENV='"$(abspath $
 LIBS    := -lsqlite3 -lzstd -lpthread
 
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c
-RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c
+RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c
 VIEWER_SRC   := viewer/show.c
 REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(REPLAYER_SRC)

@@ -36,6 +36,7 @@
 #include "dynamo_py.h"
 #include "dynamo_spec_py.h"
 #include "hook.h"
+#include "output.h"
 #include "writer.h"
 
 #ifndef DR_DEFAULT_VENV
@@ -408,11 +409,33 @@ done:
 
 /* ---- start and end ----------------------------------------------------- */
 
+/* Stores what the program wrote to stdout and stderr (files "<stdout>",
+ * "<stderr>"; meta output.NAME_bytes and output.NAME_complete). */
+static void store_output(DrRecorder *rec) {
+    static const char *const names[2] = {"stdout", "stderr"};
+    for (int fd = 1; fd <= 2; fd++) {
+        const char *data;
+        size_t len;
+        uint64_t total;
+        int complete;
+        if (dr_output_take(fd, &data, &len, &total, &complete) != 0) continue;
+        char path[16], key[40], num[32];
+        snprintf(path, sizeof path, "<%s>", names[fd - 1]);
+        dr_rec_file(rec, path, names[fd - 1], data, len);
+        snprintf(key, sizeof key, "output.%s_bytes", names[fd - 1]);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)total);
+        dr_rec_meta(rec, key, num);
+        snprintf(key, sizeof key, "output.%s_complete", names[fd - 1]);
+        dr_rec_meta(rec, key, complete && total == len ? "1" : "0");
+    }
+}
+
 static void finish_recording(int status, int sig) {
     status &= 0xff; /* what the parent sees: sys.exit(256) is 0, -1 is 255 */
     DrRecorder *rec = R.rec;
     R.rec = NULL;
     if (!rec) return;
+    store_output(rec);
     DrError err = {0};
     const char *path = R.opts->trace_path;
     if (dr_rec_finish(rec, status, sig, &err) != DR_OK)
@@ -751,9 +774,13 @@ int dr_run(const DrRunOptions *o) {
     /* A benchmark knob: the hook installed but only forwarding frames, to
      * measure what any frame-evaluation function costs by itself. */
     if (getenv("DYNREC_BENCH_NOCOUNT")) dr_hook_set_counting(0);
+    if (dr_output_start() != 0)
+        dr_rec_event(R.rec, thread_id(), "recorder_error", 0,
+                     "output: out of memory; the program's output is not kept", 55, NULL, 0);
     status = Py_RunMain();
     finish_recording(status, 0);
 out:
+    dr_output_free();
     dr_hook_free();
     free(R.config_start);
     R.config_start = NULL;

@@ -28,6 +28,7 @@ static const char *const cat_names[DR_CAT__N] = {
     [DR_CAT_ERRORS] = "errors",
     [DR_CAT_CONFIG] = "config",
     [DR_CAT_EXIT] = "exit_status",
+    [DR_CAT_OUTPUT] = "output",
 };
 
 const char *dr_category_name(int cat) {
@@ -349,6 +350,31 @@ static void compare_frames(DrDiff *d) {
     }
 }
 
+/* The program's stdout and stderr, where both traces kept them: masked
+ * text, line by line, and the total size. */
+static void compare_output(DrDiff *d) {
+    static const char *const names[2] = {"stdout", "stderr"};
+    for (int i = 0; i < 2; i++) {
+        const char *x = d->a->output[i], *y = d->b->output[i];
+        if (!x || !y) continue;
+        long bx = d->a->output_bytes[i], by = d->b->output_bytes[i];
+        if (strcmp(x, y) == 0 && bx == by) continue;
+        Div *v = add_div(d, DR_CAT_OUTPUT, RANK_LATE + 3 + i);
+        if (!v) return;
+        long line = 1;
+        const char *p = x, *q = y;
+        while (*p && *p == *q) {
+            if (*p == '\n') line++;
+            p++, q++;
+        }
+        while (p > x && p[-1] != '\n') p--, q--;
+        v->what = fmt(d, "the program's %s differs from line %ld (%ld vs %ld bytes)", names[i],
+                      line, bx, by);
+        v->side_a = fmt(d, "%ld: %.*s", line, (int)strcspn(p, "\n"), p);
+        v->side_b = fmt(d, "%ld: %.*s", line, (int)strcspn(q, "\n"), q);
+    }
+}
+
 static const char *status_text(DrDiff *d, const DrModel *m) {
     if (m->exit_signal && strcmp(m->exit_signal, "0") != 0)
         return fmt(d, "killed by signal %s", m->exit_signal);
@@ -396,6 +422,7 @@ DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o
             }
         }
     }
+    if (!(d->o.ignore & (1u << DR_CAT_OUTPUT))) compare_output(d);
     if (d->ndivs > 1) qsort(d->divs, (size_t)d->ndivs, sizeof *d->divs, cmp_div);
     if (d->failed) {
         dr_diff_free(d);

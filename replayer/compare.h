@@ -42,6 +42,7 @@ typedef enum {
     DR_CAT_ERRORS,         /* type, masked message, suppressed or raised */
     DR_CAT_CONFIG,         /* Dynamo config at start and its changes */
     DR_CAT_EXIT,           /* the program's exit status */
+    DR_CAT_OUTPUT,         /* what the program wrote to stdout and stderr (masked) */
     DR_CAT__N
 } DrCategory;
 

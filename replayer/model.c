@@ -470,6 +470,30 @@ static int file_row(void *ud, int n, const char *const *names, const char *const
     return 0;
 }
 
+static char *meta(DrModel *m, const char *key);
+
+/* The program's stdout and stderr as `dynrec run` kept them (the files
+ * "<stdout>", "<stderr>"), masked; absent in traces of dynrec 0.1. */
+static int load_output(DrModel *m) {
+    static const char *const names[2] = {"stdout", "stderr"};
+    for (int i = 0; i < 2; i++) {
+        char path[16], key[40];
+        snprintf(path, sizeof path, "<%s>", names[i]);
+        long blob = dr_map_get(&m->file_map, path);
+        if (blob <= 0) continue;
+        void *raw = NULL;
+        size_t len = 0;
+        if (dr_trace_read_blob(m->trace, blob, 4u << 20, &raw, &len, NULL) != DR_OK) continue;
+        m->output[i] = dr_model_mask(m, &m->arena, raw, 0);
+        free(raw);
+        if (!m->output[i]) return DR_ERR_NOMEM;
+        snprintf(key, sizeof key, "output.%s_bytes", names[i]);
+        char *n = meta(m, key);
+        m->output_bytes[i] = n ? parse_long(n) : (long)len;
+    }
+    return DR_OK;
+}
+
 static char *meta(DrModel *m, const char *key) {
     char *v = NULL;
     if (dr_trace_get_meta(m->trace, key, &v, NULL) != DR_OK) return NULL;
@@ -650,6 +674,7 @@ DrModel *dr_model_load(DrTrace *t, DrError *err) {
                        err) != DR_OK || x.status != DR_OK)
         goto fail;
     if (number_compiles(m, err) != DR_OK) goto fail;
+    if (load_output(m) != DR_OK) goto nomem;
     return m;
 nomem:
     dr_error(err, DR_ERR_NOMEM, "%s: out of memory", dr_trace_path(t));

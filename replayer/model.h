@@ -53,6 +53,8 @@ struct DrModel {
     long ncompiles, compiles_cap;
     long *by_rank;         /* compile indexes in rank order */
     DrStrVec config_start; /* "name = value", sorted */
+    char *output[2];       /* stdout, stderr as kept (masked); NULL when not recorded */
+    long output_bytes[2];  /* bytes written in all */
     DrMap frame_map, code_map, compile_map, file_map;
     DrMap mask_map;        /* raw text -> index into masked */
     DrStrVec masked;

@@ -214,12 +214,12 @@ static long line_diff(Rerun *r, const char *name, const char *old, size_t oldlen
     while (i < n || j < m) {
         if (i < n && j < m && strcmp(a.v[i], b.v[j]) == 0) {
             i++, j++;
-        } else if (j < m && (i == n || AT(i, j + 1) >= AT(i + 1, j))) {
-            if (shown++ < max) fprintf(stderr, "  +%ld: %.200s\n", j + 1, b.v[j]);
-            j++, changed++;
-        } else {
+        } else if (i < n && (j == m || AT(i + 1, j) >= AT(i, j + 1))) {
             if (shown++ < max) fprintf(stderr, "  -%ld: %.200s\n", i + 1, a.v[i]);
             i++, changed++;
+        } else {
+            if (shown++ < max) fprintf(stderr, "  +%ld: %.200s\n", j + 1, b.v[j]);
+            j++, changed++;
         }
     }
 #undef AT
@@ -247,7 +247,8 @@ static int file_row(void *ud, int n, const char *const *names, const char *const
 
 static int load_files(Rerun *r, Files *f, DrError *err) {
     f->r = r;
-    return dr_trace_query(r->t, "SELECT path, role, blob_id FROM v_files ORDER BY rowid", file_row,
+    return dr_trace_query(r->t, "SELECT path, role, blob_id FROM v_files"
+                          " WHERE role IN ('script', 'main', 'source') ORDER BY rowid", file_row,
                           f, err);
 }
 
@@ -615,7 +616,8 @@ static int run_child(Rerun *r, const DrRerunOptions *o, const char *out, const c
 }
 
 static void report_header(Rerun *r, FILE *out, const char *trace, const char *newpath,
-                          const DrRerunOptions *o, const char *new_torch, int st) {
+                          const DrRerunOptions *o, const char *new_torch, int st,
+                          const DrDiff *d) {
     fputs("rerun of ", out);
     fputs(trace, out);
     fputs(" -> ", out);
@@ -630,6 +632,8 @@ static void report_header(Rerun *r, FILE *out, const char *trace, const char *ne
                 r->exit_status ? r->exit_status : "?");
     else if (WIFSIGNALED(st))
         fprintf(out, "  the program was killed by signal %d\n", WTERMSIG(st));
+    if (dr_diff_count(d, DR_CAT_OUTPUT))
+        fputs("  the program's own output differs from the recording's (see output below)\n", out);
     fputs("  not made deterministic: wall-clock reads, thread timing, files or network the "
           "program reads\n", out);
 }
@@ -762,7 +766,7 @@ int dr_rerun(const DrRerunOptions *o) {
         dr_diff_print_json_fields(d, stdout);
         fputs("\n}\n", stdout);
     } else {
-        report_header(r, stdout, o->trace, newpath, o, new_torch, st);
+        report_header(r, stdout, o->trace, newpath, o, new_torch, st, d);
         dr_diff_print(d, stdout, 0);
     }
     free(new_torch);

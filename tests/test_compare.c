@@ -109,15 +109,53 @@ Test(compare, edited_script_reruns_different_naming_the_compile_and_guards) {
                        r->out.data);
     cr_assert_not_null(strstr(r->out.data, "size=[7]"), "added guard not named:\n%s",
                        r->out.data);
+    /* The program prints its sizes: its own output changed too. */
+    cr_assert_not_null(strstr(r->out.data, "the program's own output differs"), "%s",
+                       r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "the program's stdout differs from line 7"), "%s",
+                       r->out.data);
     /* The same through diff --json. */
     E2eProc *j = dynrec((const char *[]){"diff", "--json", "a.db", "r.db", NULL});
     cr_assert_eq(j->status, 256);
     cr_assert_not_null(strstr(j->out.data, "\"identical\": false"));
     cr_assert_not_null(strstr(j->out.data, "\"category\": \"guards\""), "%s", j->out.data);
-    /* Ignoring guards and guard failures leaves the graphs, which match. */
-    E2eProc *ig = dynrec((const char *[]){"diff", "--ignore", "guards,guard_failures", "a.db",
+    /* Ignoring guards, guard failures and the printed sizes leaves the graphs,
+     * which match. */
+    E2eProc *ig = dynrec((const char *[]){"diff", "--ignore", "guards,guard_failures,output", "a.db",
                                           "r.db", NULL});
     cr_assert_eq(ig->status, 0, "%s", ig->out.data);
+}
+
+/* The text a trace kept of one stream ("<stdout>" or "<stderr>"). */
+static char *kept_output(DrTrace *t, const char *name, size_t *len) {
+    char *blob = e2e_sql(t, "SELECT blob_id FROM v_files WHERE path = %Q", name);
+    cr_assert_not_null(blob, "no %s in the trace", name);
+    void *data = NULL;
+    DrError err = {0};
+    cr_assert_eq(dr_trace_read_blob(t, atoll(blob), 0, &data, len, &err), DR_OK, "%s", err.msg);
+    return e2e_own(data);
+}
+
+Test(compare, run_keeps_the_programs_output_exactly) {
+    e2e_copy_script("both_streams.py");
+    E2eProc *dr = e2e_same_as_python((const char *[]){"both_streams.py", NULL}, NULL,
+                                     E2E_TIMEOUT_MS);
+    DrTrace *t = e2e_open(e2e_path("T.db"));
+    size_t n = 0;
+    char *out = kept_output(t, "<stdout>", &n);
+    cr_assert_eq(n, dr->out.len);
+    cr_assert_eq(memcmp(out, dr->out.data, n), 0, "kept:\n%.*s", (int)n, out);
+    char *err = kept_output(t, "<stderr>", &n);
+    cr_assert_eq(n, dr->err.len);
+    cr_assert_eq(memcmp(err, dr->err.data, n), 0, "kept:\n%.*s", (int)n, err);
+    cr_assert_str_eq(e2e_meta(t, "output.stdout_bytes"), e2e_fmt("%zu", dr->out.len));
+    cr_assert_str_eq(e2e_meta(t, "output.stdout_complete"), "1");
+    /* A second recording compares identical, output included. */
+    E2eProc *again = e2e_record("T2.db", (const char *[]){"both_streams.py", NULL}, NULL,
+                                E2E_TIMEOUT_MS);
+    e2e_assert_exit(again, 0, "second recording");
+    E2eProc *d = dynrec((const char *[]){"diff", "T.db", "T2.db", NULL});
+    cr_assert_eq(d->status, 0, "%s", d->out.data);
 }
 
 Test(compare, set_automatic_dynamic_shapes_false_adds_compiles) {
