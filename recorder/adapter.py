@@ -2,8 +2,11 @@
 
 Compiled into the dynrec binary and executed in the namespace of the built-in
 _dynrec module, so nothing here lands in the script's __main__.  It must not
-change the program: it imports nothing that is not already built in, finds no
-modules, and every hook catches its own errors and records them instead.
+change the program: it imports nothing that is not already built in, finds
+no module the import system would not find itself (for the three modules it
+watches it asks the same finders, in the same order, and hands the module
+its own loader), and every hook catches its own errors and records them
+instead.
 
 What it does now:
 - seeds Python's `random` and NumPy's global generator right after each is
