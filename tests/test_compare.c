@@ -278,3 +278,29 @@ Test(compare, a_version_1_trace_still_compares) {
     E2eProc *j = dynrec((const char *[]){"diff", "--json", old, old, NULL});
     cr_assert_not_null(strstr(j->out.data, "\"identical\": true"), "%s", j->out.data);
 }
+
+Test(compare, rerun_refuses_another_python_and_survives_a_gone_cwd) {
+    /* Recorded from directory c with the script's absolute path; then c is
+     * removed: the rerun says so and runs in a fresh temporary directory. */
+    copy_example_to("shape_recompiles.py", "a");
+    mkdir(e2e_path("c"), 0755);
+    record_in("c", e2e_path("a/shape_recompiles.py"), "t.db");
+    cr_assert_eq(rmdir(e2e_path("c")), 0);
+    E2eProc *r = dynrec((const char *[]){"rerun", "-o", "r.db", "t.db", NULL});
+    cr_assert_eq(r->status, 0, "%s%s", r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "is gone; running in"), "%s", r->err.data);
+
+    size_t len = 0;
+    char *data = e2e_slurp(e2e_path("t.db"), &len);
+    e2e_write_file(e2e_path("old.db"), data, len);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(e2e_path("old.db"), &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "UPDATE meta SET value = '2.7.18 (default)'"
+                                  " WHERE key = 'python_version'", NULL, NULL, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+    E2eProc *p = dynrec((const char *[]){"rerun", "-o", "p.db", "old.db", NULL});
+    cr_assert_eq(p->status, 69 << 8, "exit %d: %s", p->status, p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "Python 2.7"), "%s", p->err.data);
+    cr_assert_neq(access(e2e_path("p.db"), F_OK), 0, "something ran");
+}
