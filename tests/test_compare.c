@@ -303,4 +303,17 @@ Test(compare, rerun_refuses_another_python_and_survives_a_gone_cwd) {
     cr_assert_eq(p->status, 69 << 8, "exit %d: %s", p->status, p->err.data);
     cr_assert_not_null(strstr(p->err.data, "Python 2.7"), "%s", p->err.data);
     cr_assert_neq(access(e2e_path("p.db"), F_OK), 0, "something ran");
+
+    /* A recording made on another torch: the report starts by saying so. */
+    e2e_write_file(e2e_path("tv.db"), data, len);
+    cr_assert_eq(sqlite3_open(e2e_path("tv.db"), &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "UPDATE meta SET value = '2.12.0' WHERE key = 'torch_version'",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+    mkdir(e2e_path("c"), 0755);
+    E2eProc *v = dynrec((const char *[]){"rerun", "-o", "v.db", "tv.db", NULL});
+    cr_assert_eq(v->status, 0, "%s%s", v->out.data, v->err.data);
+    cr_assert_not_null(strstr(v->out.data, "recorded on torch 2.12.0, re-run on 2.13.0"), "%s",
+                       v->out.data);
 }
