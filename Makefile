@@ -26,7 +26,7 @@ DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(REPLAYER_
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
                 tests/e2e_util.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
-HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/default_dict.h
+HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/default_dict.h
 
 .PHONY: all setup demo test check unit asan bench clean format
 
@@ -61,6 +61,13 @@ asan:
 
 # Python sources compiled into the binary as C string constants.
 $(BUILD)/%_py.h: recorder/%.py
+	@mkdir -p $(BUILD)
+	@{ echo '/* generated from $< by the Makefile */'; \
+	  echo 'static const char dr_$*_py[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
+	  echo '    ;'; } > $@
+
+$(BUILD)/%_py.h: replayer/%.py
 	@mkdir -p $(BUILD)
 	@{ echo '/* generated from $< by the Makefile */'; \
 	  echo 'static const char dr_$*_py[] ='; \

@@ -28,6 +28,8 @@ static const char usage_main[] =
     "  show   print a summary of a trace (--json for scripts)\n"
     "  diff   compare Dynamo's decisions in two traces (exit 0 same, 1 different)\n"
     "  rerun  run a recorded program again under its recorded conditions, compare\n"
+    "  replay re-execute Dynamo's tracing of every recorded frame from the trace\n"
+    "         alone (no script, no data), compare\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -56,6 +58,13 @@ static const char usage_run[] =
     "  --set N=V      with --rerun-of: set torch._dynamo.config.N (inductor.N for\n"
     "                 torch._inductor.config) to the Python literal V, over the\n"
     "                 script's own setting\n"
+    "  --capture-values SIZE\n"
+    "                 keep the data of tensors up to SIZE bytes (K and M suffixes)\n"
+    "                 in the frame inputs captured at each compile for `dynrec\n"
+    "                 replay` (default 4K; 0 keeps shapes and strides only)\n"
+    "  --replay-of T  what `dynrec replay` runs: hand trace T's captured frames to\n"
+    "                 Dynamo instead of running a script (with --replay-backend,\n"
+    "                 --replay-frame, --replay-compile)\n"
     "  -h, --help     show this help\n"
     "\n"
     "exit status: the script's own; 2 for a usage error or a missing script;\n"
@@ -130,6 +139,47 @@ static const char usage_rerun[] =
     "recorded script is gone (use --from-trace --trust); 69 when the trace was\n"
     "recorded with another Python minor version; 77 for --from-trace without --trust.\n";
 
+static const char usage_replay[] =
+    "usage: dynrec replay [options] trace.db\n"
+    "\n"
+    "Re-executes Dynamo's tracing of every compile in the trace, from the trace\n"
+    "alone: the inputs each compiled frame started with were captured by `dynrec\n"
+    "run` (tensors as metadata plus small data, Python values, modules, functions\n"
+    "by reference).  A fresh interpreter restores the recorded Dynamo config,\n"
+    "rebuilds the user's functions and classes from the sources in the trace\n"
+    "(definitions only: imports, def, class, constants; never the main program),\n"
+    "rebuilds each frame's inputs and hands the frames to Dynamo in recorded\n"
+    "order, so recompiles, guard failures, automatic dynamic shapes and the\n"
+    "recompile limit come out as they did.  Only tracing runs: the compiled code\n"
+    "never runs on the rebuilt inputs.  The replay is recorded into a new trace\n"
+    "and compared with the recording as `dynrec diff` does (callbacks, cache\n"
+    "hits, exit status and output are not compared).\n"
+    "\n"
+    "options:\n"
+    "  -o PATH            the replay's trace (default <trace>-replay.db here)\n"
+    "  --frame QUALNAME   only that frame (and its resume functions)\n"
+    "  --compile ID       only the frame of compile ID (\"0/2\"), up to that compile\n"
+    "  --backend B        recorded (default: the recorded backend when it is one of\n"
+    "                     torch's or a function in the trace's sources), eager, or\n"
+    "                     any registered backend name\n"
+    "  --set NAME=VAL     set torch._dynamo.config.NAME (inductor.NAME) to the\n"
+    "                     Python literal VAL for the replay (what-if); repeatable\n"
+    "  --trust            replay even when the trace's sources are not on disk at\n"
+    "                     their recorded paths with their recorded text (their\n"
+    "                     definitions then come from the trace), and use code stored\n"
+    "                     compiled in the trace (lambdas the sources lack)\n"
+    "  --json             print the report as one JSON object\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "Set DYNREC_REPLAY_MAX_BYTES to allow tensors over 1 GiB.\n"
+    "\n"
+    "exit status: 0 every compile reproduced; 1 a divergence; 3 identical but some\n"
+    "frames could not be replayed (listed with why); 2 for a usage error; 65 when\n"
+    "the trace is unreadable or its captured values are malformed; 66 when it\n"
+    "holds no captured frames (recorded before dynrec 0.3.0); 69 when it was\n"
+    "recorded with another Python minor version; 77 when its sources are not on\n"
+    "disk as recorded and --trust was not given (nothing is run).\n";
+
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg) {
@@ -139,8 +189,21 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg) {
     return EX_USAGE_;
 }
 
+/* "4096", "4K", "1M" -> bytes; -1 when not a size. */
+static long parse_size(const char *s) {
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || v < 0) return -1;
+    long long mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1024, end++;
+    else if (*end == 'M' || *end == 'm') mul = 1024 * 1024, end++;
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end || v > (1ll << 30) / mul) return -1;
+    return (long)(v * mul);
+}
+
 static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
-    DrRunOptions o = {0};
+    DrRunOptions o = {.capture_values = -1};
     static char *set[64];
     o.set = set;
     o.cmd_argc = full_argc;
@@ -167,6 +230,16 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
             if (o.nset == (int)(sizeof set / sizeof *set))
                 return usage_error("run", "too many --set options%s", "");
             set[o.nset++] = argv[i];
+        } else if (strcmp(a, "--capture-values") == 0) {
+            if (++i >= argc || (o.capture_values = parse_size(argv[i])) < 0)
+                return usage_error("run", "--capture-values needs a size such as 4K or 1M (at "
+                                          "most 1G)%s", "");
+        } else if (strcmp(a, "--replay-of") == 0 || strcmp(a, "--replay-backend") == 0 ||
+                   strcmp(a, "--replay-frame") == 0 || strcmp(a, "--replay-compile") == 0) {
+            if (++i >= argc) return usage_error("run", "%s needs a value", a);
+            const char **dst = a[9] == 'o' ? &o.replay_of : a[9] == 'b' ? &o.replay_backend
+                               : a[9] == 'f' ? &o.replay_frame : &o.replay_compile;
+            *dst = argv[i];
         } else if (strcmp(a, "-m") == 0) {
             if (++i >= argc) return usage_error("run", "-m needs a module name%s", "");
             o.is_module = 1;
@@ -180,6 +253,15 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
         } else {
             break;
         }
+    }
+    if (o.replay_of) {
+        if (o.target || i < argc)
+            return usage_error("run", "--replay-of runs no script (extra argument %s)",
+                               o.target ? o.target : argv[i]);
+        o.target = "";
+        o.argc = 0;
+        o.argv = argv + i;
+        return dr_run(&o);
     }
     if (!o.target) {
         if (i >= argc) return usage_error("run", "no script given%s", "");
@@ -362,6 +444,43 @@ static int cmd_rerun(int argc, char **argv) {
     return dr_rerun(&o);
 }
 
+static int cmd_replay(int argc, char **argv) {
+    static char *set[64];
+    DrReplayOptions o = {.set = set, .self = "/proc/self/exe"};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_replay, stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--frame") == 0 ||
+                   strcmp(a, "--compile") == 0 || strcmp(a, "--backend") == 0) {
+            if (++i >= argc || !argv[i][0]) return usage_error("replay", "%s needs a value", a);
+            const char **dst = a[1] == 'o' ? &o.out : a[2] == 'f' ? &o.frame
+                               : a[2] == 'c' ? &o.compile : &o.backend;
+            *dst = argv[i];
+        } else if (strcmp(a, "--set") == 0) {
+            if (++i >= argc || !strchr(argv[i], '=') || argv[i][0] == '=')
+                return usage_error("replay", "--set needs NAME=VALUE%s", "");
+            if (o.nset == (int)(sizeof set / sizeof *set))
+                return usage_error("replay", "too many --set options%s", "");
+            set[o.nset++] = argv[i];
+        } else if (strcmp(a, "--trust") == 0) {
+            o.trust = 1;
+        } else if (strcmp(a, "--json") == 0) {
+            o.json = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("replay", "unknown option %s", a);
+        } else if (o.trace) {
+            return usage_error("replay", "one trace at a time (extra argument %s)", a);
+        } else {
+            o.trace = a;
+        }
+    }
+    if (!o.trace) return usage_error("replay", "no trace given%s", "");
+    if (o.backend && strcmp(o.backend, "recorded") == 0) o.backend = NULL;
+    return dr_replay(&o);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_main, stderr);
@@ -382,5 +501,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "show") == 0) return cmd_show(argc - 2, argv + 2);
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);
     if (strcmp(cmd, "rerun") == 0) return cmd_rerun(argc - 2, argv + 2);
+    if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -171,6 +171,8 @@ def _dynamo_config_loaded(cfg):
         if kept:
             _dynrec.meta("rerun.config_not_restored", ", ".join(kept))
     snap = {k: _config_repr(v) for k, v in cfg.get_config_copy().items()}
+    global config_start_snapshot  # what capture.py compares a compile's config with
+    config_start_snapshot = snap
     _dynrec.event("config", None, None, None, len(snap), "start",
                   json.dumps(snap, sort_keys=True), None, "config start")
     apply_overrides("", cfg)

@@ -20,6 +20,7 @@ Events (kind: what, the view that reads it):
   error         an exception inside Dynamo, suppressed or raised (v_errors)
   graph         a graph handed to the backend (v_graphs)
   config        the Dynamo config at start, and its changes at compiles
+  capture       the inputs of a frame about to be compiled (capture.py), for replay
   trace         each record of Dynamo's structured trace (torch.__trace)
 """
 
@@ -285,6 +286,9 @@ def _wrap_compile(orig):
         cid = kwargs.get("compile_id")
         cid = str(cid) if cid is not None else None
         cache_entries = kwargs.get("cache_entries", args[10] if len(args) > 10 else None)
+        if _cap_guard.on and len(args) >= 6:
+            # dynrec replay: the frame's inputs, before tracing changes anything.
+            _cap_guard(capture_frame, code, args[0], args[1], args[3], args[4], args[5], cid)  # noqa: F821
         t0 = _now()
         _tls.__dict__.setdefault("compiles", {})[cid] = {"graphs": 0, "attempts": 0}
         try:

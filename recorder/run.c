@@ -32,11 +32,13 @@
 #include "../schema/json.h"
 #include "../schema/trace.h"
 #include "adapter_py.h"
+#include "capture_py.h"
 #include "default_dict.h"
 #include "dynamo_py.h"
 #include "dynamo_spec_py.h"
 #include "hook.h"
 #include "output.h"
+#include "replay_py.h"
 #include "writer.h"
 
 #ifndef DR_DEFAULT_VENV
@@ -54,6 +56,7 @@ static struct {
     int finished;
     unsigned long seeds[2];  /* for _dynrec.seeds */
     char *config_start;      /* --rerun-of: the recorded config at start (JSON) */
+    DrTrace *source;         /* --replay-of: the trace being replayed, read-only */
 } R;
 
 const char *dr_run_python_version(void) { return Py_GetVersion(); }
@@ -165,6 +168,120 @@ static PyObject *m_event(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(values_doc,
+             "values(capture, rows): store a captured value tree; rows are tuples\n"
+             "(node, kind, type, value_json, data) with data bytes or None.");
+static PyObject *m_values(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "values(capture, rows) takes an int and a list");
+        return NULL;
+    }
+    long long capture = PyLong_AsLongLong(args[0]);
+    if (capture == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(args[1]);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(args[1], i); /* borrowed */
+        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 5) {
+            PyErr_SetString(PyExc_TypeError, "values: each row is a 5-tuple");
+            return NULL;
+        }
+        long long node = PyLong_AsLongLong(PyTuple_GET_ITEM(row, 0));
+        if (node == -1 && PyErr_Occurred()) return NULL;
+        const char *kind, *type, *value, *data;
+        Py_ssize_t kl, tl, vl, dl;
+        if (text_arg(PyTuple_GET_ITEM(row, 1), &kind, &kl, "kind") < 0 ||
+            text_arg(PyTuple_GET_ITEM(row, 2), &type, &tl, "type") < 0 ||
+            text_arg(PyTuple_GET_ITEM(row, 3), &value, &vl, "value") < 0 ||
+            text_arg(PyTuple_GET_ITEM(row, 4), &data, &dl, "data") < 0)
+            return NULL;
+        if (!kind || !type) {
+            PyErr_SetString(PyExc_TypeError, "values: kind and type must be str");
+            return NULL;
+        }
+        dr_rec_value(R.rec, capture, node, kind, type, value, value ? (size_t)vl : 0, data,
+                     data ? (size_t)dl : 0);
+    }
+    Py_RETURN_NONE;
+}
+
+/* Row callback of m_source_query: each row as a tuple of str/None. */
+static int query_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    PyObject *tup = PyTuple_New(n);
+    if (!tup) return 1;
+    for (int i = 0; i < n; i++) {
+        PyObject *o = v[i] ? PyUnicode_DecodeUTF8(v[i], (Py_ssize_t)strlen(v[i]), "replace")
+                           : Py_NewRef(Py_None);
+        if (!o) {
+            Py_DECREF(tup);
+            return 1;
+        }
+        PyTuple_SET_ITEM(tup, i, o);
+    }
+    int rc = PyList_Append(ud, tup);
+    Py_DECREF(tup);
+    return rc < 0;
+}
+
+PyDoc_STRVAR(source_query_doc,
+             "source_query(sql): the rows of a query on the trace being replayed, as\n"
+             "tuples of str or None.");
+static PyObject *m_source_query(PyObject *self, PyObject *sql) {
+    (void)self;
+    if (!R.source) {
+        PyErr_SetString(PyExc_RuntimeError, "no trace is being replayed");
+        return NULL;
+    }
+    const char *q = PyUnicode_Check(sql) ? PyUnicode_AsUTF8(sql) : NULL;
+    if (!q) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "source_query needs a str");
+        return NULL;
+    }
+    PyObject *rows = PyList_New(0);
+    if (!rows) return NULL;
+    DrError err = {0};
+    int rc = dr_trace_query(R.source, q, query_row, rows, &err);
+    if (PyErr_Occurred()) {
+        Py_DECREF(rows);
+        return NULL;
+    }
+    if (rc != DR_OK) {
+        Py_DECREF(rows);
+        PyErr_SetString(PyExc_OSError, err.msg);
+        return NULL;
+    }
+    return rows;
+}
+
+PyDoc_STRVAR(source_blob_doc,
+             "source_blob(id, max_len): a blob of the trace being replayed, decoded, as\n"
+             "bytes; OSError for a bad blob or one longer than max_len.");
+static PyObject *m_source_blob(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "source_blob(id, max_len) takes 2 arguments");
+        return NULL;
+    }
+    long long id = PyLong_AsLongLong(args[0]);
+    long long max = PyLong_AsLongLong(args[1]);
+    if (PyErr_Occurred()) return NULL;
+    if (!R.source || id <= 0 || max <= 0) {
+        PyErr_SetString(PyExc_ValueError, "source_blob: no such blob");
+        return NULL;
+    }
+    void *buf = NULL;
+    size_t len = 0;
+    DrError err = {0};
+    if (dr_trace_read_blob(R.source, id, (size_t)max, &buf, &len, &err) != DR_OK) {
+        PyErr_SetString(PyExc_OSError, err.msg);
+        return NULL;
+    }
+    PyObject *o = PyBytes_FromStringAndSize(buf, (Py_ssize_t)len);
+    free(buf);
+    return o;
+}
+
 PyDoc_STRVAR(file_doc, "file(path, role, data): store a file's text in the trace.");
 static PyObject *m_file(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -255,6 +372,7 @@ static void load_dynamo_adapter(void) {
         int start;
     } parts[] = {{dr_dynamo_py, "<dynrec dynamo adapter>", Py_file_input},
                  {dr_dynamo_spec_py, "<dynrec dynamo adapter: speculation>", Py_file_input},
+                 {dr_capture_py, "<dynrec dynamo adapter: capture>", Py_file_input},
                  {"install()", "<dynrec dynamo adapter: install>", Py_eval_input}};
     PyObject *mod = PyImport_ImportModule("_dynrec");
     PyObject *code = NULL, *res = mod ? Py_NewRef(Py_None) : NULL;
@@ -340,6 +458,9 @@ static PyMethodDef dynrec_methods[] = {
     {"event", (PyCFunction)(void (*)(void))m_event, METH_FASTCALL, event_doc},
     {"meta", (PyCFunction)(void (*)(void))m_meta, METH_FASTCALL, meta_doc},
     {"file", (PyCFunction)(void (*)(void))m_file, METH_FASTCALL, file_doc},
+    {"values", (PyCFunction)(void (*)(void))m_values, METH_FASTCALL, values_doc},
+    {"source_query", m_source_query, METH_O, source_query_doc},
+    {"source_blob", (PyCFunction)(void (*)(void))m_source_blob, METH_FASTCALL, source_blob_doc},
     {"now_ns", m_now, METH_NOARGS, now_doc},
     {"wrap_set_eval_frame", m_wrap, METH_O, wrap_doc},
     {"finish", (PyCFunction)(void (*)(void))m_finish, METH_FASTCALL, finish_doc},
@@ -362,6 +483,20 @@ static int set_run_attrs(PyObject *mod) {
     if (!seeds) return -1;
     int rc = PyObject_SetAttrString(mod, "seeds", seeds);
     Py_DECREF(seeds);
+    if (rc < 0) return -1;
+    PyObject *cv = PyLong_FromLong(o->capture_values >= 0 ? o->capture_values : 4096);
+    if (!cv) return -1;
+    rc = PyObject_SetAttrString(mod, "capture_values", cv);
+    Py_DECREF(cv);
+    if (rc < 0) return -1;
+    PyObject *replay = o->replay_of
+                           ? Py_BuildValue("{s:s,s:z,s:z,s:z}", "of", o->replay_of, "backend",
+                                           o->replay_backend, "frame", o->replay_frame,
+                                           "compile", o->replay_compile)
+                           : Py_NewRef(Py_None);
+    if (!replay) return -1;
+    rc = PyObject_SetAttrString(mod, "replay", replay);
+    Py_DECREF(replay);
     if (rc < 0) return -1;
     if (!o->rerun_of) return PyObject_SetAttrString(mod, "rerun", Py_None);
     PyObject *over = PyList_New(0);
@@ -524,7 +659,8 @@ static int write_start_meta(DrTrace *t, const DrRunOptions *o, const char *pytho
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "seed.random", num, err);
     snprintf(num, sizeof num, "%lu", si_seeds[1]);
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "seed.numpy", num, err);
-    if (rc == DR_OK && o->rerun_of) rc = dr_trace_set_meta(t, "rerun_of", o->rerun_of, err);
+    if (rc == DR_OK && o->replay_of) rc = dr_trace_set_meta(t, "replay_of", o->replay_of, err);
+    else if (rc == DR_OK && o->rerun_of) rc = dr_trace_set_meta(t, "rerun_of", o->rerun_of, err);
     for (int i = 0; rc == DR_OK && i < o->nset; i++) {
         const char *eq = strchr(o->set[i], '=');
         char key[300];
@@ -658,7 +794,46 @@ int dr_run(const DrRunOptions *o) {
     DrError err = {0};
 
     struct stat sb;
-    if (!opts.is_module && stat(opts.target, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    if (opts.replay_of) {
+        /* A replay runs the driver (replayer/replay.py), not the script: the
+         * trace's seeds and start config as in a re-run, and its script's
+         * name in meta so the two traces compare. */
+        opts.rerun_of = opts.replay_of;
+        DrError e = {0};
+        R.source = dr_trace_open(opts.replay_of, &e);
+        char *script = NULL, *module = NULL;
+        if (R.source) {
+            dr_trace_get_meta(R.source, "script", &script, NULL);
+            if (!script) dr_trace_get_meta(R.source, "module", &module, NULL);
+        }
+        if (!R.source || (!script && !module)) {
+            fprintf(stderr, "dynrec run: --replay-of: %s\n",
+                    R.source ? "the trace names no script" : e.msg);
+            free(script);
+            free(module);
+            dr_trace_free(R.source);
+            R.source = NULL;
+            return 2;
+        }
+        static char *replay_target; /* lives as long as opts */
+        free(replay_target);
+        replay_target = script ? script : module;
+        if (script) free(module);
+        char *cwd = NULL;
+        if (script && script[0] != '/' && dr_trace_get_meta(R.source, "cwd", &cwd, NULL) == DR_OK &&
+            cwd && cwd[0] == '/') {
+            /* As recorded, relative to the recorded cwd: the comparison
+             * names files relative to the script's directory. */
+            char *abs = NULL;
+            if (asprintf(&abs, "%s/%s", cwd, script) >= 0) {
+                free(replay_target);
+                replay_target = abs;
+            }
+        }
+        free(cwd);
+        opts.target = replay_target;
+        opts.is_module = script == NULL;
+    } else if (!opts.is_module && stat(opts.target, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         /* A directory with __main__.py: CPython runs it; its source is
          * stored at exit as the main module's file. */
     } else if (!opts.is_module) {
@@ -737,7 +912,9 @@ int dr_run(const DrRunOptions *o) {
     }
     PyStatus st = PyStatus_Ok();
     if (python) st = PyConfig_SetBytesString(&config, &config.executable, python);
-    if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(
+    if (!PyStatus_Exception(st) && opts.replay_of)
+        st = PyConfig_SetBytesString(&config, &config.run_command, dr_replay_py);
+    else if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(
         &config, opts.is_module ? &config.run_module : &config.run_filename, opts.target);
     char *argv0 = opts.is_module ? "-m" : (char *)opts.target;
     if (!PyStatus_Exception(st) && (append_args(&config.argv, 1, &argv0) < 0 ||
@@ -784,6 +961,8 @@ out:
     dr_hook_free();
     free(R.config_start);
     R.config_start = NULL;
+    dr_trace_free(R.source);
+    R.source = NULL;
     free(src);
     free(python);
     return status;

@@ -15,6 +15,11 @@ typedef struct DrRunOptions {
     const char *rerun_of;   /* --rerun-of: a trace whose seeds and start config to use */
     int nset;               /* --set NAME=VALUE overrides of the Dynamo config */
     char **set;
+    long capture_values;    /* --capture-values: tensor data kept per tensor, bytes (-1: 4096) */
+    const char *replay_of;  /* --replay-of: replay trace T's captured frames, not a script */
+    const char *replay_backend; /* --replay-backend: recorded (NULL), eager or a name */
+    const char *replay_frame;   /* --replay-frame: only frames of this qualname */
+    const char *replay_compile; /* --replay-compile: that frame's compiles up to this id */
 } DrRunOptions;
 
 /* Runs the script and returns its exit status, as `python` would; usage and

@@ -23,11 +23,12 @@
 
 #include "hook.h"
 
-enum { REC_EVENT = 1, REC_META, REC_FILE };
+enum { REC_EVENT = 1, REC_META, REC_FILE, REC_VALUE };
 #define NO_TEXT UINT32_MAX
 
 /* The strings of a record: an event uses all of them, meta the first two
- * (key, value), a file the first two (path, role). */
+ * (key, value), a file the first two (path, role), a value node the kind,
+ * its type (in S_TEXT) and its JSON value (in S_DATA). */
 enum { S_KIND, S_TEXT, S_COMPILE, S_DATA, S_KEY, S__N };
 
 /* One buffered record; its strings (each NUL-terminated, so the writer uses
@@ -186,6 +187,20 @@ void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *
     append(r, &h, str, data ? data : "");
 }
 
+void dr_rec_value(DrRecorder *r, int64_t capture, int64_t node, const char *kind,
+                  const char *type, const char *value, size_t value_len, const void *data,
+                  size_t data_len) {
+    if (!r) return;
+    RecHdr h = {.type = REC_VALUE,
+                .len = {(uint32_t)strlen(kind), (uint32_t)strlen(type), 0, (uint32_t)value_len},
+                .plen = data_len,
+                .num = capture,
+                .code = -1,
+                .code2 = node};
+    const char *str[S__N] = {kind, type, NULL, value, NULL};
+    append(r, &h, str, data);
+}
+
 static void fail(DrRecorder *r, const DrError *e) {
     if (r->failed) return;
     r->failed = 1;
@@ -215,6 +230,9 @@ static int write_record(DrRecorder *r, const RecHdr *h, const char *const str[S_
     if (h->type == REC_META) return dr_trace_set_meta(r->trace, str[S_KIND], str[S_TEXT], e);
     if (h->type == REC_FILE)
         return dr_trace_add_file(r->trace, str[S_KIND], str[S_TEXT], p, h->plen, e);
+    if (h->type == REC_VALUE)
+        return dr_trace_add_value(r->trace, h->num, h->code2, str[S_KIND], str[S_TEXT],
+                                  str[S_DATA], h->has_payload ? p : NULL, h->plen, e);
     DrEvent ev = {.t_ns = h->t_ns,
                   .thread = h->thread,
                   .kind = str[S_KIND],

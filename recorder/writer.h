@@ -65,6 +65,11 @@ typedef struct DrRecEvent {
 void dr_rec_event_full(DrRecorder *r, const DrRecEvent *ev);
 
 void dr_rec_meta(DrRecorder *r, const char *key, const char *value);
+/* One node of a captured frame's value tree (table value_nodes): data (may
+ * be NULL) is stored as a blob. */
+void dr_rec_value(DrRecorder *r, int64_t capture, int64_t node, const char *kind,
+                  const char *type, const char *value, size_t value_len, const void *data,
+                  size_t data_len);
 void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *data,
                  size_t len);
 

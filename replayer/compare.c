@@ -65,6 +65,7 @@ struct DrDiff {
     long ndivs, cap;
     long per_cat[DR_CAT__N], plus[DR_CAT__N], minus[DR_CAT__N];
     long skipped_cross_thread;
+    long compared_a; /* compiles of a that were compared */
     DrArena arena;
     int failed;
 };
@@ -274,6 +275,17 @@ static void count_lone_frame(DrDiff *d, const DrModel *m, const DrFrame *f, long
     }
 }
 
+static int skipped_frame(const DrDiff *d, const char *key) {
+    for (long i = 0; i < d->o.nskip; i++)
+        if (strcmp(d->o.skip_frames[i], key) == 0) return 1;
+    return 0;
+}
+
+/* How many of a frame's compiles are compared. */
+static long ncompared(const DrDiff *d, const DrFrame *f) {
+    return d->o.max_compiles > 0 && f->ncomp > d->o.max_compiles ? d->o.max_compiles : f->ncomp;
+}
+
 static void compare_frames(DrDiff *d) {
     const DrModel *A = d->a, *B = d->b;
     unsigned ign = d->o.ignore;
@@ -282,6 +294,9 @@ static void compare_frames(DrDiff *d) {
         const DrFrame *f = &A->frames[fa];
         snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", f->file, f->qualname, f->firstlineno);
         long fb = dr_map_get(&B->frame_map, key);
+        if (skipped_frame(d, key)) continue;
+        if (d->o.replay && f->ncomp == 0 && (fb < 0 || B->frames[fb].ncomp == 0)) continue;
+        d->compared_a += ncompared(d, f);
         if (fb < 0) {
             if (ign & (1u << DR_CAT_FRAMES)) continue;
             Div *v = add_div(d, DR_CAT_FRAMES, f->first_rank >= 0 ? f->first_rank : RANK_LATE);
@@ -298,9 +313,11 @@ static void compare_frames(DrDiff *d) {
          * its callback ran before Dynamo marked it skipped depends on thread
          * timing. */
         int counted = f->ncomp || g->ncomp;
+        long nfa = ncompared(d, f), nfb = ncompared(d, g);
         if (!(ign & (1u << DR_CAT_FRAMES)) && counted &&
-            (f->callbacks != g->callbacks || f->cache_hits != g->cache_hits ||
-             f->ncomp != g->ncomp)) {
+            (d->o.replay ? nfa != nfb
+                         : (f->callbacks != g->callbacks || f->cache_hits != g->cache_hits ||
+                            f->ncomp != g->ncomp))) {
             Div *v = add_div(d, DR_CAT_FRAMES, RANK_LATE);
             if (!v) return;
             v->fa = fa, v->fb = fb;
@@ -315,11 +332,11 @@ static void compare_frames(DrDiff *d) {
          * side's labels so that a frame with thousands of compiles stays
          * linear. */
         DrMap la = {0}, lb = {0};
-        for (long k = 0; k < f->ncomp; k++)
+        for (long k = 0; k < nfa; k++)
             d->failed |= dr_map_put(&la, A->compiles[f->comp[k]].label, f->comp[k]) != 0;
-        for (long j = 0; j < g->ncomp; j++)
+        for (long j = 0; j < nfb; j++)
             d->failed |= dr_map_put(&lb, B->compiles[g->comp[j]].label, g->comp[j]) != 0;
-        for (long k = 0; k < f->ncomp; k++) {
+        for (long k = 0; k < nfa; k++) {
             long ca = f->comp[k], cb = dr_map_get(&lb, A->compiles[ca].label);
             if (cb < 0) {
                 if (!(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, A, fa, ca, 0, B, fb);
@@ -327,7 +344,7 @@ static void compare_frames(DrDiff *d) {
                 compare_compile(d, fa, fb, ca, cb);
             }
         }
-        for (long j = 0; j < g->ncomp; j++) {
+        for (long j = 0; j < nfb; j++) {
             long cb = g->comp[j];
             if (dr_map_get(&la, B->compiles[cb].label) < 0 && !(ign & (1u << DR_CAT_COMPILES)))
                 lone_compile(d, B, fb, cb, 1, A, fa);
@@ -339,7 +356,8 @@ static void compare_frames(DrDiff *d) {
     for (long fb = 0; fb < B->nframes; fb++) {
         const DrFrame *g = &B->frames[fb];
         snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", g->file, g->qualname, g->firstlineno);
-        if (dr_map_get(&A->frame_map, key) >= 0) continue;
+        if (dr_map_get(&A->frame_map, key) >= 0 || skipped_frame(d, key)) continue;
+        if (d->o.replay && g->ncomp == 0) continue;
         Div *v = add_div(d, DR_CAT_FRAMES, g->first_rank >= 0 ? g->first_rank : RANK_LATE);
         if (!v) return;
         v->fb = fb;
@@ -444,6 +462,29 @@ void dr_diff_free(DrDiff *d) {
 }
 
 int dr_diff_identical(const DrDiff *d) { return d->ndivs == 0; }
+
+void dr_diff_reproduced(const DrDiff *d, long *reproduced, long *total) {
+    *total = d->compared_a;
+    *reproduced = d->compared_a;
+    if (!d->ndivs || !d->a->ncompiles) return;
+    char *hit = calloc((size_t)d->a->ncompiles, 1);
+    if (!hit) {
+        *reproduced = -1;
+        return;
+    }
+    for (long i = 0; i < d->ndivs; i++) {
+        const Div *v = &d->divs[i];
+        if (v->ca >= 0) {
+            hit[v->ca] = 1;
+        } else if (v->fa >= 0 && v->fb < 0) {
+            const DrFrame *f = &d->a->frames[v->fa];
+            for (long k = 0; k < ncompared(d, f); k++) hit[f->comp[k]] = 1;
+        }
+    }
+    for (long c = 0; c < d->a->ncompiles; c++) *reproduced -= hit[c];
+    if (*reproduced < 0) *reproduced = 0;
+    free(hit);
+}
 long dr_diff_count(const DrDiff *d, int cat) {
     return cat >= 0 && cat < DR_CAT__N ? d->per_cat[cat] : 0;
 }

@@ -70,6 +70,13 @@ typedef struct {
     unsigned ignore; /* bit (1u << DR_CAT_x) set: category not compared */
     int context;     /* decisions shown before the first divergence */
     const char *label_a, *label_b; /* how the report names the two sides */
+    /* b replays a (dynrec replay): only frames Dynamo compiled are compared,
+     * and their compiles, not callbacks or cache hits (a replay hands Dynamo
+     * the compiles only). */
+    int replay;
+    const char *const *skip_frames; /* frame keys "file\x1fqualname\x1fline" left out */
+    long nskip;
+    long max_compiles; /* > 0: compare only the first N compiles of each frame */
 } DrCompareOptions;
 
 /* Compares two models.  Returns NULL only when out of memory. */
@@ -79,6 +86,9 @@ void dr_diff_free(DrDiff *d);
 
 /* 1 when no compared category differs. */
 int dr_diff_identical(const DrDiff *d);
+/* Of the compiles of a that were compared (*total), how many have no
+ * divergence (*reproduced; -1 when out of memory). */
+void dr_diff_reproduced(const DrDiff *d, long *reproduced, long *total);
 /* Number of divergences in category cat. */
 long dr_diff_count(const DrDiff *d, int cat);
 

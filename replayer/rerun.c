@@ -820,3 +820,370 @@ static void json_header(Rerun *r, FILE *out, const char *trace, const char *newp
     dr_json_string(out, r->exit_status);
     fputs("},\n  ", out);
 }
+
+/* ---- dynrec replay -------------------------------------------------------------- */
+
+typedef struct {
+    Rerun *r;
+    DrModel *m;
+    DrStrVec keys, reasons, names;
+} Skips;
+
+static int skip_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    Skips *s = ud;
+    if (n < 4 || !v[0] || !v[1] || !v[2]) return 0;
+    char *rel = dr_model_relname(s->m, &s->r->arena, v[0]);
+    if (!rel) return 0;
+    DrBuf b = {0};
+    dr_buf_printf(&b, "%s\x1f%s\x1f%ld", rel, v[1], atol(v[2]));
+    if (!b.failed) {
+        dr_vec_push(&s->keys, dr_arena_strdup(&s->r->arena, b.s));
+        dr_vec_push(&s->reasons, dr_arena_strdup(&s->r->arena, v[3] ? v[3] : "?"));
+        char name[700];
+        snprintf(name, sizeof name, "%.300s (%.300s:%ld)", v[1], rel, atol(v[2]));
+        dr_vec_push(&s->names, dr_arena_strdup(&s->r->arena, name));
+    }
+    dr_buf_free(&b);
+    return 0;
+}
+
+/* Frame keys of a that --frame / --compile did not choose: every frame of
+ * a whose key is not among the replay's chosen ones (meta replay.frames). */
+typedef struct {
+    Rerun *r;
+    DrModel *m;
+    DrMap chosen;
+    long max_captures;
+} Chosen;
+
+static int chosen_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    Chosen *c = ud;
+    if (n < 4 || !v[0] || !v[1] || !v[2]) return 0;
+    char *rel = dr_model_relname(c->m, &c->r->arena, v[0]);
+    if (!rel) return 0;
+    DrBuf b = {0};
+    dr_buf_printf(&b, "%s\x1f%s\x1f%ld", rel, v[1], atol(v[2]));
+    if (!b.failed) dr_map_put(&c->chosen, b.s, 1);
+    dr_buf_free(&b);
+    long k = v[3] ? atol(v[3]) : 0;
+    if (k > c->max_captures) c->max_captures = k;
+    return 0;
+}
+
+/* Sources must be on disk at their recorded paths with their recorded text
+ * for a replay without --trust; the first that is not is named in *why. */
+static int sources_on_disk(Rerun *r, Files *f, char *why, size_t whylen) {
+    for (long i = 0; i < f->path.n; i++) {
+        char *abs = dr_path_normalize(&r->arena, r->cwd, f->path.v[i]);
+        size_t curlen = 0, oldlen = 0;
+        char *cur = abs ? read_file(abs, &curlen) : NULL;
+        if (!cur) {
+            snprintf(why, whylen, "%.300s is not on disk", abs ? abs : f->path.v[i]);
+            return 0;
+        }
+        void *old = NULL;
+        int same = dr_trace_read_blob(r->t, atoll(f->blob.v[i]), 64u << 20, &old, &oldlen,
+                                      NULL) == DR_OK &&
+                   oldlen == curlen && memcmp(old, cur, curlen) == 0;
+        free(old);
+        free(cur);
+        if (!same) {
+            snprintf(why, whylen, "%.300s differs from the copy in the trace", abs);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static char *replay_out(Rerun *r, const char *trace) {
+    const char *base = strrchr(trace, '/');
+    base = base ? base + 1 : trace;
+    size_t stem = strlen(base);
+    if (stem > 3 && strcmp(base + stem - 3, ".db") == 0) stem -= 3;
+    if (stem > 200) stem = 200;
+    for (int i = 1; i < 10000; i++) {
+        char buf[300];
+        if (i == 1) snprintf(buf, sizeof buf, "%.*s-replay.db", (int)stem, base);
+        else snprintf(buf, sizeof buf, "%.*s-replay-%d.db", (int)stem, base, i);
+        if (access(buf, F_OK) != 0) return dr_arena_strdup(&r->arena, buf);
+    }
+    return NULL;
+}
+
+static int run_replay_child(const DrReplayOptions *o, const char *out, const char *trace,
+                            DrStrVec *env) {
+    DrStrVec argv = {0};
+    const char *fixed[] = {"dynrec", "run", "-q", "-o", out, "--replay-of", trace};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) dr_vec_push(&argv, (char *)fixed[i]);
+    for (int i = 0; i < o->nset; i++) {
+        dr_vec_push(&argv, "--set");
+        dr_vec_push(&argv, o->set[i]);
+    }
+    const char *opt[3][2] = {{"--replay-backend", o->backend},
+                             {"--replay-frame", o->frame},
+                             {"--replay-compile", o->compile}};
+    for (int i = 0; i < 3; i++)
+        if (opt[i][1]) {
+            dr_vec_push(&argv, (char *)opt[i][0]);
+            dr_vec_push(&argv, (char *)opt[i][1]);
+        }
+    if (terminate(&argv) != 0) {
+        dr_vec_free(&argv);
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(2, 1); /* the report owns stdout */
+        signal(SIGINT, SIG_DFL);
+        execve(o->self, argv.v, env->v);
+        fprintf(stderr, "dynrec replay: cannot run %s: %s\n", o->self, strerror(errno));
+        _exit(127);
+    }
+    dr_vec_free(&argv);
+    if (pid < 0) return -1;
+    void (*old)(int) = signal(SIGINT, SIG_IGN);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            st = -1;
+            break;
+        }
+    signal(SIGINT, old);
+    return st;
+}
+
+int dr_replay(const DrReplayOptions *o) {
+    Rerun R = {0}, *r = &R;
+    Files files = {0};
+    DrStrVec env = {0};
+    Skips sk = {0};
+    Chosen ch = {0};
+    DrTrace *nt = NULL;
+    DrModel *ma = NULL, *mb = NULL;
+    DrDiff *d = NULL;
+    int rc = 1;
+    DrError err = {0};
+    char *new_torch = NULL, *notes = NULL;
+
+    r->t = dr_trace_open(o->trace, &err);
+    if (!r->t) {
+        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        return DR_RERUN_EX_DATAERR;
+    }
+    if (!(ma = dr_model_load(r->t, &err))) {
+        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    r->cwd = ma->cwd ? ma->cwd : "/";
+    r->python_version = ma->python_version;
+    r->torch_version = ma->torch_version;
+    int rmaj, rmin, maj, min;
+    if (python_minor(r->python_version, &rmaj, &rmin) == 0 &&
+        python_minor(dr_run_python_version(), &maj, &min) == 0 && (rmaj != maj || rmin != min)) {
+        fprintf(stderr, "dynrec replay: %s was recorded with Python %d.%d; this dynrec runs "
+                        "Python %d.%d: replay it with a dynrec built for Python %d.%d\n",
+                o->trace, rmaj, rmin, maj, min, rmaj, rmin);
+        rc = DR_RERUN_EX_UNAVAILABLE;
+        goto done;
+    }
+    char *ncap = NULL;
+    dr_trace_query_text(r->t, "SELECT count(*) FROM v_captures", &ncap, NULL);
+    long ncaptures = ncap ? atol(ncap) : 0;
+    free(ncap);
+    if (ncaptures == 0) {
+        if (dr_trace_schema_version(r->t) < 2)
+            fprintf(stderr, "dynrec replay: %s predates input capture (written by schema %d; "
+                            "dynrec 0.3.0 captures frame inputs): record it again to replay it\n",
+                    o->trace, dr_trace_schema_version(r->t));
+        else
+            fprintf(stderr, "dynrec replay: %s holds no captured frames: Dynamo compiled "
+                            "nothing in that run\n", o->trace);
+        rc = DR_RERUN_EX_NOINPUT;
+        goto done;
+    }
+    if (load_files(r, &files, &err) != DR_OK) {
+        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    char why[700];
+    if (!o->trust && !sources_on_disk(r, &files, why, sizeof why)) {
+        fprintf(stderr, "dynrec replay: %s; nothing was run. Replay runs the definitions "
+                        "(imports, def, class) of the sources stored in %s; if you trust "
+                        "where the file came from, add --trust\n", why, o->trace);
+        rc = DR_RERUN_EX_NOPERM;
+        goto done;
+    }
+    if (o->nset) {
+        DrRerunOptions ro = {.nset = o->nset, .set = o->set};
+        if ((rc = check_sets(&ro)) != 0) goto done;
+    }
+    const char *outp = o->out ? o->out : replay_out(r, o->trace);
+    char *newpath = outp ? absolute(r, outp) : NULL;
+    char *tracepath = absolute(r, o->trace);
+    if (!newpath || !tracepath) {
+        fprintf(stderr, "dynrec replay: cannot name the new trace; give one with -o\n");
+        goto done;
+    }
+    if (build_env(r, &env, &err) != DR_OK) {
+        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    if (o->trust) {
+        env.v[env.n] = "DYNREC_REPLAY_TRUST=1"; /* terminate() left room for the NULL */
+        env.n++;
+        if (terminate(&env) != 0) goto done;
+    }
+    int st = run_replay_child(o, newpath, tracepath, &env);
+    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+        fprintf(stderr, "dynrec replay: the replay did not finish%s\n",
+                st != -1 && WIFSIGNALED(st) ? " (killed by a signal)" : "");
+        goto done;
+    }
+    if (WEXITSTATUS(st) == DR_RERUN_EX_DATAERR || WEXITSTATUS(st) == DR_RERUN_EX_USAGE) {
+        rc = WEXITSTATUS(st); /* the child said why */
+        goto done;
+    }
+    if (WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "dynrec replay: the replay failed (exit status %d); its trace is %s\n",
+                WEXITSTATUS(st), newpath);
+        goto done;
+    }
+    nt = dr_trace_open(newpath, &err);
+    if (!nt) {
+        fprintf(stderr, "dynrec replay: the replay left no readable trace: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    if (!(mb = dr_model_load(nt, &err))) {
+        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    sk.r = r;
+    sk.m = ma;
+    dr_trace_query(nt, "SELECT json_extract(data, '$.filename'), json_extract(data, '$.qualname'),"
+                   " json_extract(data, '$.firstlineno'), text FROM v_ev"
+                   " WHERE kind = 'replay_skip' ORDER BY seq", skip_row, &sk, NULL);
+    DrCompareOptions co = {.label_a = o->trace, .label_b = newpath, .replay = 1,
+                           .ignore = (1u << DR_CAT_EXIT) | (1u << DR_CAT_OUTPUT)};
+    DrStrVec skip_all = {0};
+    for (long i = 0; i < sk.keys.n; i++) dr_vec_push(&skip_all, sk.keys.v[i]);
+    if (o->frame || o->compile) {
+        ch.r = r;
+        ch.m = ma;
+        dr_trace_query(nt, "SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),"
+                       " json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]')"
+                       " FROM meta m, json_each(m.value) j WHERE m.key = 'replay.frames'"
+                       " AND json_valid(m.value)", chosen_row, &ch, NULL);
+        char key[8192];
+        for (long f = 0; f < ma->nframes; f++) {
+            const DrFrame *fr = &ma->frames[f];
+            snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", fr->file, fr->qualname, fr->firstlineno);
+            if (dr_map_get(&ch.chosen, key) < 0)
+                dr_vec_push(&skip_all, dr_arena_strdup(&r->arena, key));
+        }
+        if (o->compile) co.max_compiles = ch.max_captures > 0 ? ch.max_captures : 1;
+    }
+    co.skip_frames = (const char *const *)skip_all.v;
+    co.nskip = skip_all.n;
+    d = dr_compare(ma, mb, &co, &err);
+    if (!d) {
+        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        dr_vec_free(&skip_all);
+        goto done;
+    }
+    long reproduced = 0, total = 0;
+    dr_diff_reproduced(d, &reproduced, &total);
+    dr_trace_get_meta(nt, "torch_version", &new_torch, NULL);
+    dr_trace_query_text(nt, "SELECT value FROM meta WHERE key = 'replay.notes' AND "
+                        "json_valid(value)", &notes, NULL);
+    DrStrVec note_lines = {0};
+    if (notes) {
+        DrStrVec tmp = {0};
+        if (parse_string_array(&r->arena, notes, &tmp) == 0)
+            for (long i = 0; i < tmp.n; i++) dr_vec_push(&note_lines, tmp.v[i]);
+        dr_vec_free(&tmp);
+    }
+    FILE *out = stdout;
+    if (o->json) {
+        fputs("{\n  \"replay\": {\"of\": ", out);
+        dr_json_string(out, o->trace);
+        fputs(", \"trace\": ", out);
+        dr_json_string(out, newpath);
+        fputs(", \"recorded_torch\": ", out);
+        dr_json_string(out, r->torch_version);
+        fputs(", \"torch\": ", out);
+        dr_json_string(out, new_torch);
+        fprintf(out, ", \"reproduced\": %ld, \"compared\": %ld, \"not_replayable\": [", reproduced,
+                total);
+        for (long i = 0; i < sk.names.n; i++) {
+            fputs(i ? ", {\"frame\": " : "{\"frame\": ", out);
+            dr_json_string(out, sk.names.v[i]);
+            fputs(", \"reason\": ", out);
+            dr_json_string(out, sk.reasons.v[i]);
+            fputc('}', out);
+        }
+        fputs("], \"notes\": [", out);
+        for (long i = 0; i < note_lines.n; i++) {
+            if (i) fputs(", ", out);
+            dr_json_string(out, note_lines.v[i]);
+        }
+        fputs("]},\n  ", out);
+        dr_diff_print_json_fields(d, out);
+        fputs("\n}\n", out);
+    } else {
+        fprintf(out, "replay of %s -> %s\n", o->trace, newpath);
+        if (r->torch_version && new_torch && strcmp(r->torch_version, new_torch) != 0)
+            fprintf(out, "  recorded on torch %.100s, replayed on %.100s\n", r->torch_version,
+                    new_torch);
+        if (o->backend) fprintf(out, "  --backend %s\n", o->backend);
+        for (int i = 0; i < o->nset; i++) fprintf(out, "  --set %s\n", o->set[i]);
+        for (long i = 0; i < note_lines.n; i++) {
+            char line[400];
+            snprintf(line, sizeof line, "%s", note_lines.v[i]);
+            for (char *p = line; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+            fprintf(out, "  note: %s\n", line);
+        }
+        fprintf(out, "  reproduced %ld/%ld compile%s", reproduced, total, total == 1 ? "" : "s");
+        if (sk.names.n) {
+            fprintf(out, "; %ld frame%s not replayable:", sk.names.n, sk.names.n == 1 ? "" : "s");
+            for (long i = 0; i < sk.names.n; i++) {
+                char line[400];
+                snprintf(line, sizeof line, "%s", sk.reasons.v[i]);
+                for (char *p = line; *p; p++)
+                    if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+                fprintf(out, "\n    %s: %s", sk.names.v[i], line);
+            }
+        }
+        fputc('\n', out);
+        dr_diff_print(d, out, 0);
+    }
+    dr_vec_free(&note_lines);
+    dr_vec_free(&skip_all);
+    rc = !dr_diff_identical(d) ? 1 : sk.names.n ? DR_REPLAY_EX_PARTIAL : 0;
+    if (fflush(stdout) != 0) rc = 1;
+done:
+    free(new_torch);
+    free(notes);
+    dr_map_free(&ch.chosen);
+    dr_vec_free(&sk.keys);
+    dr_vec_free(&sk.reasons);
+    dr_vec_free(&sk.names);
+    dr_diff_free(d);
+    dr_model_free(mb);
+    dr_model_free(ma);
+    dr_trace_free(nt);
+    free_files(&files);
+    dr_vec_free(&env);
+    dr_trace_free(r->t);
+    dr_arena_free(&r->arena);
+    return rc;
+}

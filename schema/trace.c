@@ -25,6 +25,11 @@
 
 #include "codec.h"
 
+#define VALUE_NODES_DDL(temp)                                                      \
+    "CREATE " temp "TABLE value_nodes(capture INTEGER NOT NULL, node INTEGER NOT NULL,\n" \
+    "  kind_id INTEGER NOT NULL REFERENCES strings, type_id INTEGER NOT NULL REFERENCES strings,\n" \
+    "  value TEXT, blob_id INTEGER REFERENCES blobs, PRIMARY KEY(capture, node)) WITHOUT ROWID;\n"
+
 /* Version 1.  Tables may change with migrations; the views are the stable
  * read interface (see SCHEMA.md).  Changing this: bump DR_SCHEMA_VERSION,
  * add an upgrade step to migrations[], document it in SCHEMA.md. */
@@ -49,7 +54,8 @@ static const char DDL_V1[] =
     "  compile_id INTEGER REFERENCES strings, num INTEGER,\n"
     "  text_id INTEGER REFERENCES strings, data_id INTEGER REFERENCES strings,\n"
     "  key_id INTEGER REFERENCES strings, blob_id INTEGER REFERENCES blobs);\n"
-    ;
+    /* Version 2: the value trees of captured frame inputs (dynrec replay). */
+    VALUE_NODES_DDL("");
 
 /* The views: the stable read interface.  The writer stores them in the file
  * for the plain sqlite3 CLI; the reader never uses a file's own views (they
@@ -118,13 +124,21 @@ static const char VIEWS_V1[] =
     "  FROM v_ev e WHERE e.kind = 'graph';\n"
     "CREATE VIEW v_canonical AS SELECT seq, key FROM v_ev WHERE key IS NOT NULL;\n"
     "CREATE VIEW v_files AS SELECT p.text AS path, r.text AS role, f.size, f.blob_id\n"
-    "  FROM files f JOIN strings p ON p.id = f.path_id JOIN strings r ON r.id = f.role_id;\n";
+    "  FROM files f JOIN strings p ON p.id = f.path_id JOIN strings r ON r.id = f.role_id;\n"
+    "CREATE VIEW v_captures AS SELECT e.num AS capture, e.compile_id, v.filename, v.qualname,\n"
+    "  v.firstlineno, json_extract(e.data, '$.replayable') AS replayable, e.text AS reason,\n"
+    "  json_extract(e.data, '$.nodes') AS nodes, json_extract(e.data, '$.data_bytes') AS\n"
+    "  data_bytes, e.blob_id AS code_blob, e.seq\n"
+    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'capture';\n"
+    "CREATE VIEW v_values AS SELECT n.capture, n.node, k.text AS kind, y.text AS type, n.value,\n"
+    "  n.blob_id FROM value_nodes n JOIN strings k ON k.id = n.kind_id\n"
+    "  JOIN strings y ON y.id = n.type_id;\n";
 
 /* Statements the writer prepares once.  Adding one: add its SQL to
  * stmt_sql[] at the same index. */
 enum {
     ST_BEGIN, ST_COMMIT, ST_META, ST_STRING, ST_BLOB, ST_DICT, ST_CODE,
-    ST_COUNT, ST_EVENT, ST_FILE, ST__N
+    ST_COUNT, ST_EVENT, ST_FILE, ST_VALUE, ST__N
 };
 static const char *const stmt_sql[ST__N] = {
     [ST_BEGIN] = "BEGIN",
@@ -142,6 +156,8 @@ static const char *const stmt_sql[ST__N] = {
                  " code2_id, compile_id, data_id, key_id)"
                  " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     [ST_FILE] = "INSERT INTO files(path_id, role_id, size, blob_id) VALUES(?1, ?2, ?3, ?4)",
+    [ST_VALUE] = "INSERT OR IGNORE INTO value_nodes(capture, node, kind_id, type_id, value,"
+                 " blob_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
 };
 
 /* One slot of the writer's string table: open addressing on the hash. */
@@ -486,6 +502,24 @@ int dr_trace_add_file(DrTrace *t, const char *path, const char *role, const void
     return step_done(t, st, "storing a file", err);
 }
 
+int dr_trace_add_value(DrTrace *t, int64_t capture, int64_t node, const char *kind,
+                       const char *type, const char *value, const void *data, size_t len,
+                       DrError *err) {
+    int64_t k = dr_trace_intern(t, kind, -1, err);
+    int64_t y = k < 0 ? -1 : dr_trace_intern(t, type, -1, err);
+    int64_t b = 0;
+    if (y < 0 || (data && (b = dr_trace_put_blob(t, data, len, err)) < 0))
+        return err ? err->code : DR_ERR_SQL;
+    sqlite3_stmt *st = t->st[ST_VALUE];
+    sqlite3_bind_int64(st, 1, capture);
+    sqlite3_bind_int64(st, 2, node);
+    sqlite3_bind_int64(st, 3, k);
+    sqlite3_bind_int64(st, 4, y);
+    if (value) sqlite3_bind_text(st, 5, value, -1, SQLITE_STATIC);
+    if (b) sqlite3_bind_int64(st, 6, b);
+    return step_done(t, st, "writing a captured value", err);
+}
+
 int dr_trace_close(DrTrace *t, int complete, DrError *err) {
     if (!t) return DR_OK;
     int rc = DR_OK;
@@ -634,6 +668,8 @@ DrTrace *dr_trace_open(const char *path, DrError *err) {
         goto fail;
     }
     t->schema_version = (int)ver;
+    /* Version 1 predates captured values: an empty TEMP table stands in. */
+    if (ver < 2 && exec(t, VALUE_NODES_DDL("TEMP "), err) != DR_OK) goto fail;
     if (define_temp_views(t, err) != DR_OK) goto fail;
     /* quick_check reads every page: it turns a truncated or damaged file
      * into one clear message here instead of odd failures later. */

@@ -34,9 +34,9 @@
  * release version.  Bump it only when an older reader would misread a newer
  * file; add the migration to schema/schema.sql's notes and to migrations[] in
  * trace.c, and a test that opens a file of the previous version. */
-#define DR_SCHEMA_VERSION 1
+#define DR_SCHEMA_VERSION 2
 
-#define DR_VERSION "0.2.0"
+#define DR_VERSION "0.3.0"
 
 typedef struct DrTrace DrTrace;
 
@@ -106,6 +106,12 @@ int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err);
  * "script"; returns DR_OK or an error. */
 int dr_trace_add_file(DrTrace *t, const char *path, const char *role, const void *data,
                       size_t len, DrError *err);
+
+/* Stores one node of a captured frame's value tree (table value_nodes);
+ * data, when not NULL, becomes a blob.  Returns DR_OK or an error. */
+int dr_trace_add_value(DrTrace *t, int64_t capture, int64_t node, const char *kind,
+                       const char *type, const char *value, const void *data, size_t len,
+                       DrError *err);
 
 /* Commits anything pending, sets meta complete=1 when complete is non-zero,
  * switches the file out of WAL mode and closes it.  Frees t in every case.

@@ -1,0 +1,398 @@
+"""dynrec's capture of a compiled frame's inputs, for `dynrec replay`.
+
+Runs in _dynrec's namespace after dynamo.py.  At each compile (dynamo.py's
+_compile hook, before Dynamo starts tracing) capture_frame() stores what the
+frame starts with -- its locals, closure cells and the module globals its
+code can reach -- as a typed value tree: rows of the value_nodes table
+(schema/SCHEMA.md), one per object, with its kind, its type's name, a JSON
+value naming its children by node number, and a blob for tensor data and
+marshalled code.  Shared objects are one node; cycles refer back to an
+earlier node.  Nothing is pickled and no repr() is stored as data: an object
+of a type not listed here becomes an "opaque" node with its type name, and
+the frame is marked not replayable with that reason.
+
+The capture event (kind "capture", num = the capture number) holds, in its
+data, whether the frame is replayable, how the backend was given, fullgraph,
+and the Dynamo config names that differ from the config at start.
+"""
+
+import dataclasses
+import enum
+import marshal
+import sys
+import types
+
+_cap_guard = Guarded("capture")  # noqa: F821 -- dynamo.py
+_capture_bytes = int(getattr(_dynrec, "capture_values", 4096))  # noqa: F821
+_capture_count = [0]
+_MAX_NODES = 50000   # per frame; more and the frame is not replayable
+_MAX_ITEMS = 20000   # per container
+_MAX_DEPTH = 200
+_module_names = {}   # id(globals) -> (len(globals), direct names of each code)
+_DIM_MARKS = ("_dynamo_dynamic_indices", "_dynamo_static_indices",
+              "_dynamo_weak_dynamic_indices", "_dynamo_unbacked_indices")
+
+
+class _TooBig(Exception):
+    pass
+
+
+def _type_name(t):
+    mod = getattr(t, "__module__", None) or "?"
+    return "%s.%s" % (mod, getattr(t, "__qualname__", getattr(t, "__name__", "?")))
+
+
+def _resolves(module, qualname, obj):
+    """module.qualname names obj (looked up without importing anything)."""
+    m = sys.modules.get(module) if isinstance(module, str) else None
+    if m is None or not isinstance(qualname, str) or "<" in qualname:
+        return False
+    cur = m
+    for part in qualname.split("."):
+        cur = getattr(cur, part, None)
+        if cur is None:
+            return False
+    return cur is obj
+
+
+class _Capture:
+    def __init__(self, limit):
+        self.rows = []   # (node, kind, type, value, data)
+        self.memo = {}   # id(obj) -> node
+        self.keep = []   # the objects, alive until the capture is written
+        self.opaque = []  # (path, type name) of hard opaque values
+        self.limit = limit
+        self.data_bytes = 0
+        self.depth = 0
+        self.soft = False  # capturing a value the frame does not read directly
+
+    def node(self, obj, path):
+        n = self.memo.get(id(obj))
+        if n is not None:
+            return n
+        if len(self.rows) >= _MAX_NODES:
+            raise _TooBig("more than %d values" % _MAX_NODES)
+        n = len(self.rows)
+        self.memo[id(obj)] = n
+        self.keep.append(obj)
+        self.rows.append(None)
+        self.depth += 1
+        try:
+            if self.depth > _MAX_DEPTH:
+                kind, value, data = "opaque", {"why": "nested deeper than %d" % _MAX_DEPTH}, None
+            else:
+                kind, value, data = self.describe(obj, path)
+        finally:
+            self.depth -= 1
+        if kind == "opaque" and not self.soft:
+            self.opaque.append((path, _type_name(type(obj))))
+        self.rows[n] = (n, kind, _type_name(type(obj)), json.dumps(value), data)  # noqa: F821
+        return n
+
+    def items(self, seq, path):
+        if len(seq) > _MAX_ITEMS:
+            raise _TooBig("%s holds %d items (at most %d are captured)" % (path, len(seq), _MAX_ITEMS))
+        return [self.node(x, "%s[%d]" % (path, i)) for i, x in enumerate(seq)]
+
+    def ref(self, obj):
+        """module + qualname of a function or class, when that names it."""
+        module = getattr(obj, "__module__", None)
+        qualname = getattr(obj, "__qualname__", None)
+        if module is None and isinstance(getattr(obj, "__self__", None), types.ModuleType):
+            module = obj.__self__.__name__
+        if _resolves(module, qualname, obj):
+            return {"module": module, "qualname": qualname}
+        return None
+
+    def describe(self, obj, path):
+        t = type(obj)
+        if obj is None:
+            return "none", None, None
+        if obj is Ellipsis:
+            return "ellipsis", None, None
+        if t is bool:
+            return "bool", obj, None
+        if t is int:
+            return "int", obj, None
+        if t is float:
+            return "float", repr(obj), None
+        if t is complex:
+            return "complex", [repr(obj.real), repr(obj.imag)], None
+        if t is str:
+            return "str", obj, None
+        if t in (bytes, bytearray):
+            return ("bytes" if t is bytes else "bytearray"), len(obj), bytes(obj)
+        if t in (tuple, list, set, frozenset):
+            return t.__name__, self.items(list(obj), path), None
+        if isinstance(obj, torch.Tensor):  # noqa: F821
+            return self.tensor(obj, path)
+        if t is torch.Size:  # noqa: F821
+            return "size", [int(x) for x in obj], None
+        if t is torch.dtype:  # noqa: F821
+            return "dtype", str(obj), None
+        if t is torch.device:  # noqa: F821
+            return "device", str(obj), None
+        if t is slice:
+            return "slice", self.items([obj.start, obj.stop, obj.step], path), None
+        if t is range:
+            return "range", [obj.start, obj.stop, obj.step], None
+        if t is dict or t.__module__ == "collections" and t.__name__ == "OrderedDict":
+            if len(obj) > _MAX_ITEMS:
+                raise _TooBig("%s holds %d items" % (path, len(obj)))
+            return "dict", [[self.node(k, path + ".key"), self.node(v, "%s[%r]" % (path, k))]
+                            for k, v in list(obj.items())], None
+        if isinstance(obj, tuple) and hasattr(t, "_fields"):
+            cls = self.ref(t)
+            if cls is not None:
+                return "namedtuple", {"class": cls, "items": self.items(list(obj), path)}, None
+        if isinstance(obj, enum.Enum):
+            cls = self.ref(t)
+            if cls is not None:
+                return "enum", {"class": cls, "name": obj.name}, None
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            cls = self.ref(t)
+            if cls is not None:
+                return "dataclass", {"class": cls, "fields": {
+                    f.name: self.node(getattr(obj, f.name), path + "." + f.name)
+                    for f in dataclasses.fields(obj) if hasattr(obj, f.name)}}, None
+        if isinstance(obj, torch.nn.Module):  # noqa: F821
+            cls = self.ref(t)
+            if cls is not None:
+                return "module", {"class": cls, "dict": self.node(obj.__dict__, path + ".__dict__")}, None
+        if t is types.ModuleType:
+            return "pymodule", obj.__name__, None
+        if isinstance(obj, type):
+            r = self.ref(obj)
+            if r is not None:
+                return "class", r, None
+        if t is types.FunctionType:
+            return self.function(obj, path)
+        if t is types.BuiltinFunctionType or t.__name__ in ("builtin_function_or_method",
+                                                               "method_descriptor",
+                                                               "wrapper_descriptor"):
+            r = self.ref(obj)
+            if r is not None:
+                return "function", r, None
+        if t is types.MethodType:
+            return "method", {"self": self.node(obj.__self__, path + ".__self__"),
+                              "func": self.node(obj.__func__, path + ".__func__")}, None
+        return "opaque", None, None
+
+    def function(self, fn, path):
+        r = self.ref(fn)
+        if r is not None:
+            return "function", r, None
+        # A lambda or a nested function: its code, closure and defaults.
+        value = {"module": fn.__module__, "qualname": fn.__qualname__, "name": fn.__name__,
+                 "filename": fn.__code__.co_filename, "firstlineno": fn.__code__.co_firstlineno,
+                 "closure": [self.cell(c, "%s.<cell %d>" % (path, i))
+                             for i, c in enumerate(fn.__closure__ or ())],
+                 "defaults": self.node(fn.__defaults__, path + ".__defaults__"),
+                 "kwdefaults": self.node(fn.__kwdefaults__, path + ".__kwdefaults__")}
+        return "function", value, marshal.dumps(fn.__code__)
+
+    def cell(self, c, path):
+        n = self.memo.get(id(c))
+        if n is not None:
+            return n
+        n = len(self.rows)
+        self.memo[id(c)] = n
+        self.keep.append(c)
+        self.rows.append(None)
+        try:
+            inner = c.cell_contents
+            value = self.node(inner, path)
+        except ValueError:  # an empty cell
+            value = None
+        self.rows[n] = (n, "cell", "builtins.cell", json.dumps(value), None)  # noqa: F821
+        return n
+
+    def tensor(self, t, path):
+        cls = type(t)
+        if cls not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided or (  # noqa: F821
+                t.is_quantized or t.is_nested):
+            return "opaque", None, None
+        value = {"shape": list(t.shape), "stride": list(t.stride()),
+                 "offset": t.storage_offset(), "dtype": str(t.dtype), "device": str(t.device),
+                 "requires_grad": bool(t.requires_grad), "leaf": bool(t.is_leaf),
+                 "param": cls is torch.nn.Parameter}  # noqa: F821
+        if t._is_view() and t._base is not None:
+            value["view_of"] = self.node(t._base, path + "._base")
+        marks = {}
+        for name in _DIM_MARKS:
+            s = getattr(t, name, None)
+            if isinstance(s, (set, frozenset)) and all(type(i) is int for i in s):
+                marks[name] = sorted(s)
+        rng = getattr(t, "_dynamo_dynamic_range", None)
+        if isinstance(rng, (set, frozenset)):
+            marks["_dynamo_dynamic_range"] = sorted(
+                [r.dim, r.min, r.max] for r in rng if hasattr(r, "dim"))
+        if marks:
+            value["marks"] = marks
+        if t.is_leaf and t.grad is not None:
+            value["grad"] = self.node(t.grad, path + ".grad")
+        data = None
+        nbytes = t.numel() * t.element_size()
+        if nbytes <= self.limit and t.device.type in ("cpu", "cuda"):
+            with torch.no_grad():  # noqa: F821
+                flat = t.detach().cpu().contiguous().reshape(-1)
+                data = ctypes.string_at(flat.data_ptr(), nbytes) if nbytes else b""
+            value["data"] = nbytes
+            self.data_bytes += nbytes
+        return "tensor", value, data
+
+
+import ctypes  # noqa: E402
+
+
+def _code_names(code, out, seen):
+    if id(code) in seen or len(seen) > 2000:
+        return
+    seen.add(id(code))
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            _code_names(c, out, seen)
+
+
+def _module_reach(g):
+    """Names of g that the code of g's own functions and classes loads."""
+    name = g.get("__name__")
+    cached = _module_names.get(id(g))
+    if cached is not None and cached[0] == len(g):
+        return cached[1]
+    names, seen = set(), set()
+    for v in list(g.values()):
+        fn = v
+        if isinstance(v, type) and getattr(v, "__module__", None) == name:
+            for attr in list(vars(v).values()):
+                f = getattr(attr, "__func__", attr)
+                if isinstance(f, types.FunctionType) and f.__globals__ is g:
+                    _code_names(f.__code__, names, seen)
+            continue
+        fn = getattr(fn, "__wrapped__", fn)
+        if isinstance(fn, types.FunctionType) and fn.__globals__ is g:
+            _code_names(fn.__code__, names, seen)
+    _module_names[id(g)] = (len(g), names)
+    return names
+
+
+def _user_code(code):
+    fn = code.co_filename
+    if not fn or fn.startswith("<"):
+        return False
+    return os.path.realpath(fn) in _stored_files  # noqa: F821 -- dynamo.py
+
+
+def _backend(compiler_fn):
+    """How the backend was given: a registered name, or a function by reference."""
+    fn, seen = compiler_fn, 0
+    while fn is not None and seen < 10:
+        if type(fn).__name__ in ("_TorchCompileInductorWrapper", "_TorchCompileWrapper"):
+            d = {"name": fn.compiler_name, "dynamic": getattr(fn, "dynamic", None)}
+            if type(fn).__name__ == "_TorchCompileInductorWrapper":
+                opts = {k: v for k, v in getattr(fn, "config", {}).items()
+                        if isinstance(v, (bool, int, float, str, type(None)))}
+                d["options"] = opts
+                return d
+            inner = getattr(fn, "compiler_fn", None)
+            r = _Capture(0).ref(inner) if inner is not None else None
+            if r is not None and not _is_registered(fn.compiler_name):
+                d["function"] = r
+            return d
+        inner = getattr(fn, "_torchdynamo_orig_backend", None) or getattr(fn, "compiler_fn", None)
+        if inner is None or inner is fn:
+            break
+        fn, seen = inner, seen + 1
+    d = {"name": getattr(fn, "__name__", type(fn).__name__), "dynamic": None}
+    r = _Capture(0).ref(fn)
+    if r is not None:
+        d["function"] = r
+    return d
+
+
+def _is_registered(name):
+    try:
+        from torch._dynamo.backends.registry import _COMPILER_FNS, _lazy_import
+
+        _lazy_import()
+        return name in _COMPILER_FNS
+    except Exception:
+        return False
+
+
+def _config_now():
+    start = globals().get("config_start_snapshot") or {}
+    try:
+        now = _config_snapshot()  # noqa: F821 -- dynamo.py
+    except Exception:
+        return {}
+    return {k: v for k, v in now.items() if start.get(k) != v}
+
+
+def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, cid):
+    """Stores the inputs of the frame about to be compiled (see the top)."""
+    _capture_count[0] += 1
+    no = _capture_count[0]
+    c = _Capture(_capture_bytes)
+    reason = None
+    root = {"module": f_globals.get("__name__") if isinstance(f_globals, dict) else None}
+    try:
+        c.rows.append(None)
+        root["locals"] = c.node(dict(f_locals), "locals") if f_locals is not None else None
+        root["closure"] = [c.cell(cell, "closure %s" % name)
+                           for cell, name in zip(closure or (), code.co_freevars)]
+        direct, seen = set(), set()
+        _code_names(code, direct, seen)
+        g = {}
+        if isinstance(f_globals, dict):
+            for name in sorted(direct):
+                if name in f_globals and not name.startswith("__"):
+                    g[name] = f_globals[name]
+            root["globals"] = c.node(g, "globals")
+            # Globals only the module's other code reads: a value that cannot
+            # be captured is left out rather than blocking the replay.
+            c.soft = True
+            soft = {}
+            for name in sorted(_module_reach(f_globals) - direct):
+                if name not in f_globals or name.startswith("__"):
+                    continue
+                mark = len(c.rows)
+                try:
+                    soft[c.node(name, "globals.key")] = c.node(f_globals[name], name)
+                except _TooBig:
+                    del c.rows[mark:]
+                    c.memo = {k: v for k, v in c.memo.items() if v < mark}
+            n = len(c.rows)
+            c.rows.append((n, "dict", "builtins.dict",
+                           json.dumps([[k, v] for k, v in soft.items()]), None))  # noqa: F821
+            root["soft_globals"] = n
+            c.soft = False
+    except _TooBig as exc:
+        reason = str(exc)
+    except RecursionError:
+        reason = "values nested too deeply"
+    if reason is None and c.opaque:
+        path, tname = c.opaque[0]
+        reason = "%s of type %s" % (path, tname)
+    c.rows[0] = (0, "frame", "frame", json.dumps(root), None)  # noqa: F821
+    if reason is None and root.get("closure") is not None and len(root["closure"]) != len(code.co_freevars):
+        reason = "closure cells missing"
+    user = _user_code(code)
+    data = {"replayable": reason is None, "nodes": len(c.rows), "data_bytes": c.data_bytes,
+            "backend": _backend(compiler_fn), "fullgraph": bool(one_graph),
+            "config": _config_now(), "user_code": user,
+            "thread_name": threading.current_thread().name}  # noqa: F821
+    if reason is not None:
+        data["reason"] = reason
+    payload = None
+    if not user:
+        try:
+            payload = marshal.dumps(code)
+        except Exception:
+            data["replayable"] = False
+            data["reason"] = reason = "its code object cannot be marshalled"
+    if reason is None or c.rows[-1] is not None:
+        _dynrec.values(no, [r for r in c.rows if r is not None])  # noqa: F821
+    emit("capture", code=code, cid=cid, num=no, text=reason, data=data,  # noqa: F821
+         payload=payload, key="capture %s %s" % (cid, code.co_qualname))

@@ -1,0 +1,1031 @@
+"""dynrec replay's driver: Dynamo's tracing of every captured frame, again.
+
+Runs as the program of `dynrec run --replay-of TRACE` (the recorder records
+it like any program).  It reads the trace being replayed through
+_dynrec.source_query / _dynrec.source_blob, rebuilds the user's modules from
+the sources stored in the trace -- definitions only: imports, def, class and
+constant assignments; never the script's main program -- then, for each
+captured compile in recorded order, rebuilds the frame's inputs from their
+value tree (capture.py wrote it), restores the Dynamo config of that compile
+and calls the frame's code under torch.compile with the recorded backend, on
+a thread of the recorded name.  Dynamo's cache, automatic dynamic shapes and
+recompile limit carry over from one compile to the next as they did.
+
+Tracing only: the code Dynamo compiles is replaced, before it runs, by code
+that returns None, so nothing of the user's program runs on the rebuilt
+inputs.  Resume functions after a graph break are the ones Dynamo generates
+here, looked up by name.
+
+Everything read from the trace is untrusted: node numbers, kinds and JSON
+shapes are checked, tensor sizes are bounded before anything is allocated
+(DYNREC_REPLAY_MAX_BYTES, default 1 GiB per tensor and 4 times that in all),
+and a malformed tree stops the replay with exit status 65 and one line
+naming the capture and node.  Code stored marshalled in the trace (a lambda
+or a function the sources do not define) is used only under --trust.
+"""
+
+import ast
+import dataclasses
+import enum
+import importlib
+import importlib.abc
+import importlib.util
+import json
+import marshal
+import math
+import os
+import sys
+import threading
+import types
+
+import _dynrec
+
+_R = _dynrec.replay  # set by the runner
+_query = _dynrec.source_query  # noqa: F821
+_blob = _dynrec.source_blob  # noqa: F821
+_TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
+_MAX_BYTES = 1 << 30
+try:
+    _MAX_BYTES = max(1, int(os.environ.get("DYNREC_REPLAY_MAX_BYTES", _MAX_BYTES)))
+except ValueError:
+    pass
+_MAX_TOTAL = 4 * _MAX_BYTES
+_MAX_NODES = 1000000
+_MAX_CODE = 16 << 20
+
+
+class Refused(Exception):
+    """The trace is malformed: the replay stops (exit status 65)."""
+
+
+class NotReplayable(Exception):
+    """This frame cannot be replayed here; the others go on."""
+
+
+def _say(msg):
+    sys.stderr.write("dynrec replay: %s\n" % msg)
+    sys.stderr.flush()
+
+
+def _event(kind, num, text, data, cid=None):
+    _dynrec.event(kind, None, None, cid, num, text,  # noqa: F821
+                  json.dumps(data, sort_keys=True), None, None)
+
+
+# ---- the trace ------------------------------------------------------------------
+
+
+def _int(s, what):
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        raise Refused("%s is not a number" % what)
+
+
+def _meta():
+    return {k: v for k, v in _query("SELECT key, value FROM meta") if k is not None}
+
+
+def _captures():
+    rows = _query(
+        "SELECT e.num, e.compile_id, v.filename, v.qualname, v.firstlineno, e.data, e.blob_id,"
+        " e.text FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id"
+        " WHERE e.kind = 'capture' ORDER BY e.seq")
+    caps = []
+    for num, cid, filename, qualname, line, data, blob, text in rows:
+        try:
+            d = json.loads(data) if data else {}
+        except ValueError:
+            d = {}
+        if not isinstance(d, dict):
+            d = {}
+        caps.append({"no": _int(num, "a capture number"), "cid": cid or "?",
+                     "filename": filename or "", "qualname": qualname or "?",
+                     "line": _int(line or 0, "a first line"), "data": d,
+                     "blob": int(blob) if blob else None, "reason": text})
+    return caps
+
+
+# ---- the user's modules, definitions only ---------------------------------------
+
+_SAFE_CALLS = {"namedtuple", "NamedTuple", "TypeVar", "ParamSpec"}
+
+
+def _simple(node):
+    """An expression that only names or builds constants."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_simple(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is None or _simple(k) for k in node.keys) and all(
+            _simple(v) for v in node.values)
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _simple(node.value)
+    if isinstance(node, ast.UnaryOp):
+        return _simple(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _simple(node.left) and _simple(node.right)
+    if isinstance(node, ast.Subscript):
+        return _simple(node.value) and _simple(node.slice)
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+        return name in _SAFE_CALLS and all(_simple(a) for a in node.args) and all(
+            _simple(k.value) for k in node.keywords)
+    return False
+
+
+def _definitions(body):
+    """The statements of a module body that define things."""
+    out = []
+    for st in body:
+        if isinstance(st, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                           ast.ClassDef)):
+            out.append(st)
+        elif isinstance(st, ast.Assign) and _simple(st.value) and all(
+                isinstance(t, (ast.Name, ast.Tuple)) for t in st.targets):
+            out.append(st)
+        elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and (
+                st.value is None or _simple(st.value)):
+            out.append(st)
+        elif isinstance(st, ast.Try):
+            inner = _definitions(st.body)
+            if inner:
+                out.extend(inner)
+    return out
+
+
+class _Sources:
+    def __init__(self, meta):
+        self.cwd = meta.get("cwd") or "/"
+        script = meta.get("script")
+        self.script = os.path.normpath(os.path.join(self.cwd, script)) if script else None
+        self.root = os.path.dirname(self.script) if self.script else self.cwd
+        self.text = {}    # absolute path -> source text
+        self.codes = {}   # (filename, qualname, firstlineno) -> code object
+        self.modules = {}  # module name -> absolute path
+        self.notes = []
+        for path, role, blob in _query(
+                "SELECT path, role, blob_id FROM v_files WHERE role IN ('script', 'main', 'source')"
+                " ORDER BY rowid"):
+            if not path or not blob:
+                continue
+            p = os.path.normpath(os.path.join(self.cwd, path))
+            try:
+                self.text[p] = _blob(_int(blob, "a blob id"), _MAX_CODE).decode("utf-8", "replace")
+            except OSError as exc:
+                self.notes.append("source %s unreadable: %s" % (p, exc))
+                continue
+            if p == self.script:
+                continue
+            rel = os.path.relpath(p, self.root)
+            if rel.startswith("..") or not rel.endswith(".py"):
+                continue
+            name = rel[:-3].replace(os.sep, ".")
+            if name.endswith(".__init__"):
+                name = name[:-9]
+            if all(part.isidentifier() for part in name.split(".")):
+                self.modules[name] = p
+
+    def index(self, code):
+        stack = [code]
+        while stack:
+            c = stack.pop()
+            self.codes.setdefault((c.co_filename, c.co_qualname, c.co_firstlineno), c)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+    def fill(self, module, path):
+        """Runs the definitions of path's stored source in module."""
+        try:
+            tree = ast.parse(self.text[path], path)
+        except SyntaxError as exc:
+            self.notes.append("%s does not parse: %s" % (path, exc))
+            return
+        for st in _definitions(tree.body):
+            code = compile(ast.Module(body=[st], type_ignores=[]), path, "exec")
+            self.index(code)
+            try:
+                exec(code, module.__dict__)
+            except Exception as exc:  # an import of a file not stored, a decorator
+                self.notes.append("%s:%d: %s: %s" % (os.path.basename(path), st.lineno,
+                                                      type(exc).__name__, exc))
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the user's modules from the trace's sources."""
+
+    def __init__(self, sources):
+        self.sources = sources
+
+    def find_spec(self, name, path=None, target=None):
+        p = self.sources.modules.get(name)
+        if p is None:
+            pkg = name + "."
+            if any(m.startswith(pkg) for m in self.sources.modules):
+                spec = importlib.util.spec_from_loader(name, self, is_package=True)
+                spec.submodule_search_locations = []
+                return spec
+            return None
+        spec = importlib.util.spec_from_loader(name, self, origin=p,
+                                               is_package=p.endswith("__init__.py"))
+        spec.has_location = True
+        return spec
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        p = self.sources.modules.get(module.__name__)
+        if p is not None:
+            module.__file__ = p
+            self.sources.fill(module, p)
+
+
+# ---- values -----------------------------------------------------------------
+
+
+def _ref(d, modules):
+    if not isinstance(d, dict) or not isinstance(d.get("module"), str) or not isinstance(
+            d.get("qualname"), str):
+        raise Refused("a reference needs module and qualname")
+    mod, qual = d["module"], d["qualname"]
+    if "<" in qual:
+        raise NotReplayable("%s.%s is not reachable by name" % (mod, qual))
+    m = modules.get(mod)
+    if m is None:
+        try:
+            m = importlib.import_module(mod)
+        except Exception as exc:
+            raise NotReplayable("module %s cannot be imported here (%s)" % (mod, exc))
+    cur = m
+    for part in qual.split("."):
+        try:
+            cur = getattr(cur, part)
+        except AttributeError:
+            raise NotReplayable("%s has no %s" % (mod, qual))
+    return cur
+
+
+def _dtype(name):
+    if not isinstance(name, str) or not name.startswith("torch."):
+        raise Refused("bad dtype %r" % (name,))
+    dt = getattr(torch, name[6:], None)  # noqa: F821
+    if not isinstance(dt, torch.dtype):  # noqa: F821
+        raise Refused("bad dtype %r" % (name,))
+    return dt
+
+
+def _ints(v, what, lo=0, hi=1 << 62):
+    if not isinstance(v, list) or len(v) > 64 or not all(
+            type(x) is int and lo <= x <= hi for x in v):
+        raise Refused("%s must be a short list of integers in [%d, %d]" % (what, lo, hi))
+    return v
+
+
+class _Builder:
+    def __init__(self, cap, sources, modules):
+        self.cap = cap
+        self.no = cap["no"]
+        self.sources = sources
+        self.modules = modules
+        self.rows = {}
+        self.built = {}
+        self.busy = set()
+        self.total = 0
+        rows = _query("SELECT node, kind, type, value, blob_id FROM v_values WHERE capture = %d"
+                      " ORDER BY node LIMIT %d" % (self.no, _MAX_NODES + 1))
+        if len(rows) > _MAX_NODES:
+            raise Refused("capture %d has more than %d values" % (self.no, _MAX_NODES))
+        for node, kind, typ, value, blob in rows:
+            n = _int(node, "a node number")
+            try:
+                v = json.loads(value) if value is not None else None
+            except ValueError:
+                raise Refused("node %s: its value is not JSON" % n)
+            self.rows[n] = (kind, typ or "?", v, int(blob) if blob else None)
+
+    def fail(self, n, msg):
+        return Refused("capture %d node %d: %s" % (self.no, n, msg))
+
+    def child(self, n, c):
+        if type(c) is not int or c not in self.rows:
+            raise self.fail(n, "refers to node %r, which is not there" % (c,))
+        return self.get(c)
+
+    def get(self, n):
+        if n in self.built:
+            return self.built[n]
+        if n in self.busy:
+            raise self.fail(n, "a cycle through an immutable value")
+        if n not in self.rows:
+            raise Refused("capture %d: node %d is missing" % (self.no, n))
+        self.busy.add(n)
+        try:
+            v = self.make(n, *self.rows[n])
+        finally:
+            self.busy.discard(n)
+        self.built[n] = v
+        return v
+
+    def make(self, n, kind, typ, v, blob):
+        kid = lambda c: self.child(n, c)  # noqa: E731
+        if kind == "none":
+            return None
+        if kind == "ellipsis":
+            return Ellipsis
+        if kind == "bool":
+            if type(v) is not bool:
+                raise self.fail(n, "bool without a boolean")
+            return v
+        if kind == "int":
+            if type(v) is not int:
+                raise self.fail(n, "int without an integer")
+            return v
+        if kind == "float":
+            try:
+                return float(v)
+            except (TypeError, ValueError):
+                raise self.fail(n, "float without a number")
+        if kind == "complex":
+            if not isinstance(v, list) or len(v) != 2:
+                raise self.fail(n, "complex needs two parts")
+            try:
+                return complex(float(v[0]), float(v[1]))
+            except (TypeError, ValueError):
+                raise self.fail(n, "complex needs two numbers")
+        if kind == "str":
+            if type(v) is not str:
+                raise self.fail(n, "str without a string")
+            return v
+        if kind in ("bytes", "bytearray"):
+            if type(v) is not int or v < 0 or v > _MAX_CODE:
+                raise self.fail(n, "bytes with a bad length")
+            data = self.data(n, blob, v)
+            return data if kind == "bytes" else bytearray(data)
+        if kind in ("list", "set"):
+            if not isinstance(v, list):
+                raise self.fail(n, "%s without a list of nodes" % kind)
+            out = [] if kind == "list" else set()
+            self.built[n] = out  # before the items: a list may hold itself
+            for c in v:
+                x = kid(c)
+                if kind == "list":
+                    out.append(x)
+                else:
+                    try:
+                        out.add(x)
+                    except TypeError:
+                        raise self.fail(n, "a set item is not hashable")
+            return out
+        if kind in ("tuple", "frozenset"):
+            if not isinstance(v, list):
+                raise self.fail(n, "%s without a list of nodes" % kind)
+            items = [kid(c) for c in v]
+            try:
+                return tuple(items) if kind == "tuple" else frozenset(items)
+            except TypeError:
+                raise self.fail(n, "a frozenset item is not hashable")
+        if kind == "dict":
+            if not isinstance(v, list):
+                raise self.fail(n, "dict without a list of pairs")
+            import collections
+
+            out = collections.OrderedDict() if typ == "collections.OrderedDict" else {}
+            self.built[n] = out
+            for pair in v:
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise self.fail(n, "dict item is not a pair")
+                k = kid(pair[0])
+                try:
+                    out[k] = kid(pair[1])
+                except TypeError:
+                    raise self.fail(n, "a dict key is not hashable")
+            return out
+        if kind == "size":
+            return torch.Size(_ints(v, "torch.Size"))  # noqa: F821
+        if kind == "dtype":
+            return _dtype(v)
+        if kind == "device":
+            return self.device(n, v)
+        if kind == "slice":
+            if not isinstance(v, list) or len(v) != 3:
+                raise self.fail(n, "slice needs three nodes")
+            return slice(*[kid(c) for c in v])
+        if kind == "range":
+            if not isinstance(v, list) or len(v) != 3 or not all(type(x) is int for x in v) or (
+                    v[2] == 0):
+                raise self.fail(n, "range needs start, stop and a non-zero step")
+            return range(*v)
+        if kind == "namedtuple":
+            cls = self.cls(n, v)
+            if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_make")):
+                raise self.fail(n, "%s is not a namedtuple class" % typ)
+            items = v.get("items")
+            if not isinstance(items, list):
+                raise self.fail(n, "namedtuple without items")
+            try:
+                return cls._make([kid(c) for c in items])
+            except TypeError as exc:
+                raise self.fail(n, "namedtuple %s: %s" % (typ, exc))
+        if kind == "enum":
+            cls = self.cls(n, v)
+            if not (isinstance(cls, type) and issubclass(cls, enum.Enum)) or not isinstance(
+                    v.get("name"), str):
+                raise self.fail(n, "%s is not an enum" % typ)
+            try:
+                return cls[v["name"]]
+            except KeyError:
+                raise NotReplayable("%s has no member %s here" % (typ, v["name"]))
+        if kind == "dataclass":
+            cls = self.cls(n, v)
+            if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+                raise self.fail(n, "%s is not a dataclass" % typ)
+            fields = v.get("fields")
+            if not isinstance(fields, dict):
+                raise self.fail(n, "dataclass without fields")
+            obj = object.__new__(cls)
+            self.built[n] = obj
+            for name, c in fields.items():
+                object.__setattr__(obj, name, kid(c))
+            return obj
+        if kind == "module":
+            cls = self.cls(n, v)
+            if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):  # noqa: F821
+                raise self.fail(n, "%s is not a torch.nn.Module class" % typ)
+            obj = object.__new__(cls)
+            self.built[n] = obj
+            d = kid(v.get("dict"))
+            if not isinstance(d, dict) or not all(type(k) is str for k in d):
+                raise self.fail(n, "module attributes are not a dict of names")
+            obj.__dict__.update(d)
+            return obj
+        if kind == "pymodule":
+            if not isinstance(v, str):
+                raise self.fail(n, "module without a name")
+            if v in self.modules:
+                return self.modules[v]
+            try:
+                return importlib.import_module(v)
+            except Exception as exc:
+                raise NotReplayable("module %s cannot be imported here (%s)" % (v, exc))
+        if kind == "class":
+            return _ref(v, self.modules)
+        if kind == "function":
+            return self.function(n, v, blob)
+        if kind == "method":
+            if not isinstance(v, dict):
+                raise self.fail(n, "method without self and func")
+            fn, obj = kid(v.get("func")), kid(v.get("self"))
+            if not callable(fn):
+                raise self.fail(n, "method of something not callable")
+            return types.MethodType(fn, obj)
+        if kind == "cell":
+            cell = types.CellType()
+            self.built[n] = cell
+            if v is not None:
+                cell.cell_contents = kid(v)
+            return cell
+        if kind == "tensor":
+            return self.tensor(n, v, blob)
+        if kind == "opaque":
+            raise NotReplayable("a value of type %s" % typ)
+        if kind == "frame":
+            raise self.fail(n, "a frame inside a value")
+        raise self.fail(n, "unknown kind %r" % (kind,))
+
+    def cls(self, n, v):
+        if not isinstance(v, dict):
+            raise self.fail(n, "needs a class")
+        return _ref(v.get("class"), self.modules)
+
+    def data(self, n, blob, nbytes):
+        if blob is None:
+            raise self.fail(n, "its data is missing")
+        try:
+            data = _blob(blob, max(nbytes, 1))
+        except OSError as exc:
+            raise self.fail(n, "its data: %s" % exc)
+        if len(data) != nbytes:
+            raise self.fail(n, "its data holds %d bytes, not %d" % (len(data), nbytes))
+        return data
+
+    def device(self, n, v):
+        if not isinstance(v, str) or len(v) > 64:
+            raise self.fail(n, "bad device")
+        try:
+            dev = torch.device(v)  # noqa: F821
+        except Exception:
+            raise self.fail(n, "bad device %r" % v)
+        if dev.type not in ("cpu", "meta"):
+            mod = getattr(torch, dev.type, None)  # noqa: F821
+            ok = getattr(mod, "is_available", None)
+            if ok is None or not ok():
+                raise NotReplayable("a tensor on %s, which this machine does not have" % v)
+        return dev
+
+    def function(self, n, v, blob):
+        if not isinstance(v, dict):
+            raise self.fail(n, "function without a reference")
+        if "name" not in v:
+            return _ref(v, self.modules)
+        # A lambda or nested function: its code from the sources, else the
+        # marshalled copy (only under --trust).
+        code = self.sources.codes.get((v.get("filename"), v.get("qualname"), v.get("firstlineno")))
+        if code is None:
+            code = _unmarshal(blob, "function %s" % v.get("qualname"))
+        mod = self.modules.get(v.get("module")) or sys.modules.get(v.get("module") or "")
+        g = mod.__dict__ if mod is not None else {"__builtins__": __builtins__}
+        closure = v.get("closure") or []
+        if not isinstance(closure, list) or len(closure) != len(code.co_freevars):
+            raise self.fail(n, "closure does not match the code's free variables")
+        cells = tuple(self.child(n, c) for c in closure)
+        if not all(isinstance(c, types.CellType) for c in cells):
+            raise self.fail(n, "closure holds something other than cells")
+        fn = types.FunctionType(code, g, str(v["name"]), None, cells or None)
+        self.built[n] = fn
+        d = self.child(n, v.get("defaults"))
+        if d is not None and not isinstance(d, tuple):
+            raise self.fail(n, "defaults are not a tuple")
+        fn.__defaults__ = d
+        kd = self.child(n, v.get("kwdefaults"))
+        if kd is not None and not isinstance(kd, dict):
+            raise self.fail(n, "keyword defaults are not a dict")
+        fn.__kwdefaults__ = kd
+        fn.__qualname__ = str(v.get("qualname"))
+        return fn
+
+    def tensor(self, n, v, blob):
+        if not isinstance(v, dict):
+            raise self.fail(n, "tensor without metadata")
+        shape = _ints(v.get("shape"), "shape", 0, 1 << 48)
+        stride = _ints(v.get("stride"), "stride", 0, 1 << 48)
+        offset = v.get("offset")
+        if len(stride) != len(shape) or type(offset) is not int or not 0 <= offset < 1 << 48:
+            raise self.fail(n, "stride or offset do not fit the shape")
+        dt = _dtype(v.get("dtype"))
+        dev = self.device(n, v.get("device"))
+        numel = math.prod(shape)
+        elsize = torch.empty((), dtype=dt).element_size()  # noqa: F821
+        extent = 0 if numel == 0 else offset + 1 + sum((d - 1) * s for d, s in zip(shape, stride))
+        nbytes = extent * elsize
+        if nbytes > _MAX_BYTES or numel * elsize > _MAX_BYTES:
+            raise self.fail(n, "a tensor of shape %s needs %d bytes, over the replay limit of %d"
+                            " (DYNREC_REPLAY_MAX_BYTES)" % (shape, max(nbytes, numel * elsize),
+                                                            _MAX_BYTES))
+        self.total += nbytes
+        if self.total > _MAX_TOTAL:
+            raise self.fail(n, "the tensors of this frame need more than %d bytes" % _MAX_TOTAL)
+        rg = v.get("requires_grad") is True
+        if rg and not (dt.is_floating_point or dt.is_complex):
+            raise self.fail(n, "requires_grad on an integer tensor")
+        with torch.no_grad():  # noqa: F821
+            base = v.get("view_of")
+            if base is not None:
+                b = self.child(n, base)
+                if not isinstance(b, torch.Tensor) or b.dtype != dt:  # noqa: F821
+                    raise self.fail(n, "a view of something other than a tensor of its dtype")
+                if b.untyped_storage().nbytes() < nbytes:
+                    raise self.fail(n, "a view beyond its base's storage")
+                t = b.as_strided(shape, stride, offset)
+            else:
+                storage = torch.zeros(extent, dtype=dt, device=dev).untyped_storage()  # noqa: F821
+                t = torch.empty(0, dtype=dt, device=dev)  # noqa: F821
+                t.set_(storage, offset, shape, stride)
+            if "data" in v:
+                want = numel * elsize
+                if v["data"] != want:
+                    raise self.fail(n, "data of %r bytes for %d elements" % (v["data"], numel))
+                if want:
+                    raw = self.data(n, blob, want)
+                    src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)  # noqa: F821
+                    t.copy_(src.view(dt).reshape(shape))
+        if base is None:
+            if rg and v.get("leaf") is False:
+                t = t.requires_grad_(True).clone()
+            elif rg:
+                t.requires_grad_(True)
+        if v.get("param") is True:
+            t = torch.nn.Parameter(t, requires_grad=rg)  # noqa: F821
+        self.built[n] = t
+        for name, val in (v.get("marks") or {}).items():
+            if name == "_dynamo_dynamic_range":
+                from torch._dynamo.decorators import _DimRange
+
+                t._dynamo_dynamic_range = {_DimRange(*_ints(r, name, -(1 << 62)))
+                                           for r in val if isinstance(r, list) and len(r) == 3}
+            elif name.startswith("_dynamo_") and name.endswith("_indices"):
+                setattr(t, name, set(_ints(val, name, 0, 64)))
+        g = v.get("grad")
+        if g is not None:
+            grad = self.child(n, g)
+            if isinstance(grad, torch.Tensor) and grad.shape == t.shape:  # noqa: F821
+                t.grad = grad
+        return t
+
+
+def _unmarshal(blob, what):
+    if blob is None:
+        raise NotReplayable("%s: no code stored" % what)
+    if not _TRUST:
+        raise NotReplayable("%s: its code is stored compiled in the trace; --trust uses it" % what)
+    try:
+        code = marshal.loads(_blob(blob, _MAX_CODE))
+    except Exception as exc:
+        raise NotReplayable("%s: its stored code does not load (%s)" % (what, exc))
+    if not isinstance(code, types.CodeType):
+        raise NotReplayable("%s: its stored code is not a code object" % what)
+    return code
+
+
+# ---- running a compile ------------------------------------------------------------
+
+_kept = []  # compiled code replaced by stubs, kept alive (Dynamo's cleanups key on it)
+
+
+def _stub(code):
+    """code with a body that returns None at once, same locals layout."""
+    import dis
+
+    consts = list(code.co_consts)
+    if None not in consts:
+        consts.append(None)
+    i = next(k for k, c in enumerate(consts) if c is None)
+    op = dis.opmap
+    body = bytes([op["RESUME"], 0, op["LOAD_CONST"], i, op["RETURN_VALUE"], 0])
+    return code.replace(co_code=body, co_consts=tuple(consts), co_linetable=b"",
+                        co_exceptiontable=b"")
+
+
+def _install_stub():
+    import torch._dynamo.convert_frame as cf
+    import torch._dynamo.utils as du
+
+    orig = cf._compile
+
+    def _compile(code, *args, **kwargs):
+        result = orig(code, *args, **kwargs)
+        gc = getattr(result, "guarded_code", None)
+        if gc is not None:
+            _kept.append(gc.code)
+            stub = _stub(gc.code)
+            du.orig_code_map[stub] = code
+            gc.code = stub
+        return result
+
+    cf._compile = _compile
+
+
+class _Backends:
+    def __init__(self, choice, sources, modules):
+        self.choice = choice
+        self.modules = modules
+        self.ctx = {}
+        self.notes = []
+
+    def get(self, desc, fullgraph):
+        if not isinstance(desc, dict):
+            desc = {}
+        key = json.dumps([desc, fullgraph], sort_keys=True, default=str)
+        c = self.ctx.get(key)
+        if c is not None:
+            return c
+        dyn = desc.get("dynamic")
+        dyn = dyn if dyn in (True, False) else None
+        name = desc.get("name") if isinstance(desc.get("name"), str) else "eager"
+        kw = {}
+        if self.choice == "eager":
+            backend = "eager"
+        elif self.choice not in (None, "recorded"):
+            backend = self.choice
+        elif name == "inductor":
+            backend = "inductor"
+            opts = desc.get("options")
+            if isinstance(opts, dict) and opts:
+                kw["options"] = {k: v for k, v in opts.items()
+                                 if isinstance(v, (bool, int, float, str))}
+        elif isinstance(desc.get("function"), dict):
+            try:
+                backend = _ref(desc["function"], self.modules)
+            except (NotReplayable, Refused) as exc:
+                self.notes.append("backend %s cannot be rebuilt (%s); eager instead" % (name, exc))
+                backend = "eager"
+        else:
+            from torch._dynamo.backends.registry import list_backends
+
+            if name in list_backends(exclude_tags=()) or name == "inductor":
+                backend = name
+            else:
+                self.notes.append("backend %s is not one of torch's; eager instead" % name)
+                backend = "eager"
+        made = lambda fn: torch.compile(fn, backend=backend, fullgraph=bool(fullgraph),  # noqa: E731,F821
+                                        dynamic=dyn, **kw)
+        self.ctx[key] = made
+        return made
+
+
+class _Threads:
+    """Runs each replayed compile on a thread of the recorded name, one at a
+    time, so per-thread state (Dynamo's config) follows the recording."""
+
+    def __init__(self):
+        self.workers = {}
+
+    def run(self, name, fn):
+        if not name or name == "MainThread":
+            return fn()
+        w = self.workers.get(name)
+        if w is None:
+            import queue
+
+            q = queue.Queue()
+
+            def loop():
+                while True:
+                    job = q.get()
+                    if job is None:
+                        return
+                    job()
+
+            t = threading.Thread(target=loop, name=name, daemon=True)
+            t.start()
+            w = self.workers[name] = q
+        done = threading.Event()
+        box = []
+
+        def job():
+            try:
+                box.append(fn())
+            finally:
+                done.set()
+
+        w.put(job)
+        done.wait()
+        return box[0] if box else None
+
+    def stop(self):
+        for q in self.workers.values():
+            q.put(None)
+
+
+def _args(code, f_locals):
+    """Positional and keyword arguments that give code these locals at entry."""
+    nargs = code.co_argcount
+    names = code.co_varnames
+    pos = [f_locals[n] for n in names[:code.co_posonlyargcount]]
+    kw = {}
+    for n in names[code.co_posonlyargcount:nargs]:
+        pos.append(f_locals[n])
+    k = nargs
+    for n in names[k:k + code.co_kwonlyargcount]:
+        kw[n] = f_locals[n]
+    k += code.co_kwonlyargcount
+    if code.co_flags & 0x04:  # CO_VARARGS
+        star = f_locals[names[k]]
+        if not isinstance(star, tuple):
+            raise NotReplayable("*%s is not a tuple" % names[k])
+        pos.extend(star)
+        k += 1
+    if code.co_flags & 0x08:  # CO_VARKEYWORDS
+        extra = f_locals[names[k]]
+        if not isinstance(extra, dict):
+            raise NotReplayable("**%s is not a dict" % names[k])
+        kw.update(extra)
+    return pos, kw
+
+
+def _config(cap, applied, start):
+    """The Dynamo config as it was at this compile (names that differed
+    from the start); names set for an earlier compile go back."""
+    cfg = torch._dynamo.config  # noqa: F821
+    want = cap["data"].get("config")
+    want = want if isinstance(want, dict) else {}
+    for name in list(applied):
+        if name not in want and name in start:
+            try:
+                setattr(cfg, name, start[name])
+            except Exception:
+                pass
+            applied.discard(name)
+    for name, text in want.items():
+        if not isinstance(text, str) or text[:2] in ("'/", '"/') or name not in start:
+            continue
+        try:
+            setattr(cfg, name, ast.literal_eval(text))
+            applied.add(name)
+        except Exception:
+            pass
+
+
+def _find_code(cap, frame, sources, modules):
+    key = (cap["filename"], cap["qualname"], cap["line"])
+    code = sources.codes.get(key)
+    if code is not None:
+        return code
+    # A resume function after a graph break: the one Dynamo made here.
+    g = frame["globals_ns"]
+    if cap["qualname"].startswith("torch_dynamo_resume_in_"):
+        found = None
+        for name, v in list(g.items()):
+            c = getattr(v, "__code__", None)
+            if name.startswith("__resume_at_") and c is not None and (
+                    c.co_name == cap["qualname"] and c.co_firstlineno == cap["line"]):
+                found = c
+        if found is not None:
+            return found
+    # Code of an installed library: from its module.
+    mod = sys.modules.get(frame.get("module") or "")
+    if mod is not None and not cap["data"].get("user_code"):
+        for v in list(vars(mod).values()):
+            for f in [v] + (list(vars(v).values()) if isinstance(v, type) else []):
+                c = getattr(getattr(f, "__func__", f), "__code__", None)
+                if c is not None and (c.co_filename, c.co_qualname, c.co_firstlineno) == key:
+                    return c
+    return _unmarshal(cap["blob"], "%s (%s:%d)" % (cap["qualname"], cap["filename"], cap["line"]))
+
+
+def _frame(cap, sources, modules):
+    b = _Builder(cap, sources, modules)
+    if 0 not in b.rows or b.rows[0][0] != "frame" or not isinstance(b.rows[0][2], dict):
+        raise Refused("capture %d: no frame node" % cap["no"])
+    root = b.rows[0][2]
+    b.built[0] = None
+    modname = root.get("module")
+    mod = modules.get(modname) if isinstance(modname, str) else None
+    if mod is None and isinstance(modname, str):
+        try:
+            mod = importlib.import_module(modname)
+        except Exception as exc:
+            raise NotReplayable("module %s cannot be imported here (%s)" % (modname, exc))
+    ns = mod.__dict__ if mod is not None else {"__builtins__": __builtins__, "__name__": modname}
+    f_locals = b.child(0, root.get("locals"))
+    if not isinstance(f_locals, dict):
+        raise Refused("capture %d: locals are not a dict" % cap["no"])
+    closure = root.get("closure") or []
+    if not isinstance(closure, list):
+        raise Refused("capture %d: closure is not a list" % cap["no"])
+    cells = [b.child(0, c) for c in closure]
+    if not all(isinstance(c, types.CellType) for c in cells):
+        raise Refused("capture %d: closure holds something other than cells" % cap["no"])
+    g = b.child(0, root.get("globals")) if root.get("globals") is not None else {}
+    if not isinstance(g, dict):
+        raise Refused("capture %d: globals are not a dict" % cap["no"])
+    soft = {}
+    sg = root.get("soft_globals")
+    if sg is not None and sg in b.rows and b.rows[sg][0] == "dict" and isinstance(
+            b.rows[sg][2], list):
+        for pair in b.rows[sg][2]:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise Refused("capture %d: bad global" % cap["no"])
+            try:
+                soft[b.child(sg, pair[0])] = b.child(sg, pair[1])
+            except NotReplayable:
+                pass
+    return {"locals": f_locals, "cells": tuple(cells), "globals": g, "soft": soft,
+            "globals_ns": ns, "module": modname}
+
+
+def _selected(caps, frame, compile_id):
+    """The captures --frame / --compile choose."""
+    if frame:
+        short = frame.rsplit(".", 1)[-1]
+        caps = [c for c in caps if c["qualname"] == frame or c["qualname"].startswith(
+            "torch_dynamo_resume_in_%s_at_" % short)]
+    if compile_id:
+        want = compile_id.strip("[]")
+        f, _, k = want.partition("/")
+        hit = [c for c in caps if c["cid"].strip("[]") == want]
+        if not hit:
+            return None
+        key = (hit[0]["filename"], hit[0]["qualname"], hit[0]["line"])
+        try:
+            last = int(k.split("_")[0])
+        except ValueError:
+            last = 0
+        caps = [c for c in caps if (c["filename"], c["qualname"], c["line"]) == key and
+                c["cid"].strip("[]").split("/")[0] == f and
+                int((c["cid"].strip("[]").split("/") + ["0"])[1].split("_")[0] or 0) <= last]
+    return caps
+
+
+def main():
+    global torch
+    import torch  # noqa: F401
+    import torch._dynamo
+
+    meta = _meta()
+    caps = _captures()
+    if not caps:
+        _say("%s holds no captured frames: it predates input capture (dynrec 0.3.0) or "
+             "Dynamo compiled nothing" % _R["of"])
+        _dynrec.meta("replay.captures", "0")  # noqa: F821
+        return 0
+    sel = _selected(caps, _R.get("frame"), _R.get("compile"))
+    if sel is None:
+        _say("no compile %s in %s" % (_R.get("compile"), _R["of"]))
+        return 2
+    if not sel:
+        _say("no frame %s in %s" % (_R.get("frame"), _R["of"]))
+        return 2
+    counts = {}
+    for c in sel:
+        k = (c["filename"], c["qualname"], c["line"])
+        counts[k] = counts.get(k, 0) + 1
+    _dynrec.meta("replay.frames", json.dumps([list(k) + [n] for k, n in counts.items()]))  # noqa: F821
+    sources = _Sources(meta)
+    finder = _Finder(sources)
+    sys.meta_path.insert(0, finder)
+    main_mod = types.ModuleType("__main__")
+    main_mod.__file__ = sources.script
+    main_mod.__builtins__ = __builtins__
+    driver_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = main_mod
+    modules = {"__main__": main_mod}
+    try:
+        if sources.script in sources.text:
+            sources.fill(main_mod, sources.script)
+        for name in sorted(sources.modules):
+            try:
+                modules[name] = importlib.import_module(name)
+            except Exception as exc:
+                sources.notes.append("module %s: %s: %s" % (name, type(exc).__name__, exc))
+        _install_stub()
+        return _replay(sel, sources, modules)
+    finally:
+        if driver_main is not None:
+            sys.modules["__main__"] = driver_main
+
+
+def _replay(caps, sources, modules):
+    backends = _Backends(_R.get("backend"), sources, modules)
+    threads = _Threads()
+    start = torch._dynamo.config.get_config_copy()  # noqa: F821
+    applied = set()
+    skipped_frames = {}
+    tty = sys.stderr.isatty()
+    replayed = 0
+    for i, cap in enumerate(caps):
+        fkey = (cap["filename"], cap["qualname"], cap["line"])
+        if tty:
+            sys.stderr.write("\rdynrec replay: compile %d/%d %s" % (i + 1, len(caps),
+                                                                   cap["qualname"][:40]))
+            sys.stderr.flush()
+        reason = skipped_frames.get(fkey)
+        if reason is None and not cap["data"].get("replayable", False):
+            reason = cap["reason"] or cap["data"].get("reason") or "not captured"
+        if reason is None:
+            try:
+                frame = _frame(cap, sources, modules)
+                code = _find_code(cap, frame, sources, modules)
+                if len(frame["cells"]) != len(code.co_freevars):
+                    raise NotReplayable("its closure has %d cells, its code %d" % (
+                        len(frame["cells"]), len(code.co_freevars)))
+                pos, kw = _args(code, frame["locals"])
+            except NotReplayable as exc:
+                reason = str(exc)
+            except KeyError as exc:
+                reason = "argument %s was not captured" % exc
+        if reason is not None:
+            if fkey not in skipped_frames:
+                skipped_frames[fkey] = reason
+                _event("replay_skip", cap["no"], reason,
+                       {"filename": cap["filename"], "qualname": cap["qualname"],
+                        "firstlineno": cap["line"], "compile_id": cap["cid"]}, cap["cid"])
+            continue
+        ns = frame["globals_ns"]
+        for k, v in frame["soft"].items():
+            if isinstance(k, str):
+                ns[k] = v
+        for k, v in frame["globals"].items():
+            if isinstance(k, str):
+                ns[k] = v
+        fn = types.FunctionType(code, ns, code.co_name, None, frame["cells"] or None)
+        compiled = backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"))(fn)
+        _config(cap, applied, start)
+
+        def call(compiled=compiled, pos=pos, kw=kw):
+            try:
+                compiled(*pos, **kw)
+            except Exception:
+                pass  # the recorder has the error; the replay goes on
+
+        threads.run(cap["data"].get("thread_name"), call)
+        replayed += 1
+    threads.stop()
+    if tty:
+        sys.stderr.write("\r\033[K")
+    notes = sources.notes + backends.notes
+    _dynrec.meta("replay.captures", str(len(caps)))  # noqa: F821
+    _dynrec.meta("replay.replayed", str(replayed))  # noqa: F821
+    _dynrec.meta("replay.notes", json.dumps(notes[:50]))  # noqa: F821
+    return 0
+
+
+try:
+    _status = main()
+except Refused as _exc:
+    _say("%s is malformed: %s; nothing more was replayed" % (_R["of"], _exc))
+    _status = 65
+sys.exit(_status)
