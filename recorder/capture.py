@@ -176,6 +176,11 @@ class _Capture:
         if t is types.MethodType:
             return "method", {"self": self.node(obj.__self__, path + ".__self__"),
                               "func": self.node(obj.__func__, path + ".__func__")}, None
+        if _user_class(t):
+            # An instance of a class the sources define, plain attributes only.
+            cls = self.ref(t)
+            if cls is not None:
+                return "object", {"class": cls, "dict": self.node(obj.__dict__, path + ".__dict__")}, None
         return "opaque", None, None
 
     def function(self, fn, path):
@@ -275,6 +280,32 @@ def _module_reach(g):
             _code_names(fn.__code__, names, seen)
     _module_names[id(g)] = (len(g), names)
     return names
+
+
+def _user_class(t):
+    """A class defined in a user file (whose source the trace stores), whose
+    instances are plain: attributes in __dict__, object's __new__, no slots."""
+    mod = sys.modules.get(getattr(t, "__module__", None) or "")
+    f = getattr(mod, "__file__", None)
+    if not isinstance(f, str) or os.path.realpath(f) not in _stored_files:  # noqa: F821
+        return False
+    return (t.__new__ is object.__new__ and "__slots__" not in vars(t)
+            and isinstance(getattr(t, "__dict__", None), types.MappingProxyType)
+            and all(getattr(b, "__module__", "") != "builtins" or b is object for b in t.__mro__))
+
+
+def _global_state():
+    """The global torch state Dynamo guards on (GLOBAL_STATE)."""
+    st = {"grad": torch.is_grad_enabled(), "default_dtype": str(torch.get_default_dtype()),  # noqa: F821
+          "deterministic": torch.are_deterministic_algorithms_enabled(),  # noqa: F821
+          "deterministic_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),  # noqa: F821
+          "num_threads": torch.get_num_threads()}  # noqa: F821
+    try:
+        st["autocast_cpu"] = [torch.is_autocast_enabled("cpu"),  # noqa: F821
+                              str(torch.get_autocast_dtype("cpu"))]  # noqa: F821
+    except Exception:
+        pass
+    return st
 
 
 def _user_code(code):
@@ -381,7 +412,7 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
     user = _user_code(code)
     data = {"replayable": reason is None, "nodes": len(c.rows), "data_bytes": c.data_bytes,
             "backend": _backend(compiler_fn), "fullgraph": bool(one_graph),
-            "config": _config_now(), "user_code": user,
+            "config": _config_now(), "user_code": user, "global_state": _global_state(),
             "thread_name": threading.current_thread().name}  # noqa: F821
     if reason is not None:
         data["reason"] = reason

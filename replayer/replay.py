@@ -31,6 +31,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import json
+import linecache
 import marshal
 import math
 import os
@@ -179,6 +180,10 @@ class _Sources:
             except OSError as exc:
                 self.notes.append("source %s unreadable: %s" % (p, exc))
                 continue
+            # Dynamo quotes source lines (user stacks, side effects): they
+            # come from the trace, as if the files were there.
+            lines = self.text[p].splitlines(True)
+            linecache.cache[p] = (len(self.text[p]), None, lines, p)
             if p == self.script:
                 continue
             rel = os.path.relpath(p, self.root)
@@ -460,6 +465,17 @@ class _Builder:
             d = kid(v.get("dict"))
             if not isinstance(d, dict) or not all(type(k) is str for k in d):
                 raise self.fail(n, "module attributes are not a dict of names")
+            obj.__dict__.update(d)
+            return obj
+        if kind == "object":
+            cls = self.cls(n, v)
+            if not isinstance(cls, type) or cls.__new__ is not object.__new__:
+                raise self.fail(n, "%s is not a plain class" % typ)
+            obj = object.__new__(cls)
+            self.built[n] = obj
+            d = kid(v.get("dict"))
+            if not isinstance(d, dict) or not all(type(k) is str for k in d):
+                raise self.fail(n, "object attributes are not a dict of names")
             obj.__dict__.update(d)
             return obj
         if kind == "pymodule":
@@ -819,6 +835,49 @@ def _config(cap, applied, start):
             pass
 
 
+class _GlobalState:
+    """The global torch state of the compile (grad mode, default dtype, ...)
+    around the replayed call, restored after it."""
+
+    def __init__(self, st):
+        self.st = st if isinstance(st, dict) else {}
+
+    def __enter__(self):
+        st, t = self.st, torch  # noqa: F821
+        self.old = {"grad": t.is_grad_enabled(), "dtype": t.get_default_dtype(),
+                    "det": (t.are_deterministic_algorithms_enabled(),
+                            t.is_deterministic_algorithms_warn_only_enabled()),
+                    "threads": t.get_num_threads()}
+        if type(st.get("grad")) is bool:
+            t.set_grad_enabled(st["grad"])
+        dt = st.get("default_dtype")
+        if isinstance(dt, str) and dt in ("torch.float32", "torch.float64", "torch.float16",
+                                          "torch.bfloat16"):
+            t.set_default_dtype(_dtype(dt))
+        if type(st.get("deterministic")) is bool:
+            t.use_deterministic_algorithms(st["deterministic"],
+                                           warn_only=st.get("deterministic_warn_only") is True)
+        n = st.get("num_threads")
+        if type(n) is int and 1 <= n <= 4096:
+            t.set_num_threads(n)
+        self.autocast = None
+        ac = st.get("autocast_cpu")
+        if isinstance(ac, list) and len(ac) == 2 and ac[0] is True:
+            self.autocast = t.autocast("cpu", dtype=_dtype(ac[1]))
+            self.autocast.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        t, o = torch, self.old  # noqa: F821
+        if self.autocast is not None:
+            self.autocast.__exit__(*exc)
+        t.set_grad_enabled(o["grad"])
+        t.set_default_dtype(o["dtype"])
+        t.use_deterministic_algorithms(o["det"][0], warn_only=o["det"][1])
+        t.set_num_threads(o["threads"])
+        return False
+
+
 def _find_code(cap, frame, sources, modules):
     key = (cap["filename"], cap["qualname"], cap["line"])
     code = sources.codes.get(key)
@@ -962,7 +1021,7 @@ def _replay(caps, sources, modules):
     backends = _Backends(_R.get("backend"), sources, modules)
     threads = _Threads()
     start = torch._dynamo.config.get_config_copy()  # noqa: F821
-    applied = set()
+    applied = {}  # thread name -> config names set there
     skipped_frames = {}
     tty = sys.stderr.isatty()
     replayed = 0
@@ -1003,15 +1062,18 @@ def _replay(caps, sources, modules):
                 ns[k] = v
         fn = types.FunctionType(code, ns, code.co_name, None, frame["cells"] or None)
         compiled = backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"))(fn)
-        _config(cap, applied, start)
+        tname = cap["data"].get("thread_name")
 
-        def call(compiled=compiled, pos=pos, kw=kw):
+        def call(compiled=compiled, pos=pos, kw=kw, cap=cap):
+            # Dynamo's config is per thread: set where the compile runs.
+            _config(cap, applied.setdefault(tname, set()), start)
             try:
-                compiled(*pos, **kw)
+                with _GlobalState(cap["data"].get("global_state")):
+                    compiled(*pos, **kw)
             except Exception:
                 pass  # the recorder has the error; the replay goes on
 
-        threads.run(cap["data"].get("thread_name"), call)
+        threads.run(tname, call)
         replayed += 1
     threads.stop()
     if tty:
