@@ -89,6 +89,14 @@ class _Capture:
         self.rows[n] = (n, kind, _type_name(type(obj)), json.dumps(value), data)  # noqa: F821
         return n
 
+    def named(self, mapping, label):
+        """A dict node of str keys whose values are named label % key in reasons."""
+        n = len(self.rows)
+        self.rows.append(None)
+        pairs = [[self.node(k, "name"), self.node(v, label % (k,))] for k, v in list(mapping.items())]
+        self.rows[n] = (n, "dict", "builtins.dict", json.dumps(pairs), None)  # noqa: F821
+        return n
+
     def items(self, seq, path):
         if len(seq) > _MAX_ITEMS:
             raise _TooBig("%s holds %d items (at most %d are captured)" % (path, len(seq), _MAX_ITEMS))
@@ -231,7 +239,7 @@ class _Capture:
         rng = getattr(t, "_dynamo_dynamic_range", None)
         if isinstance(rng, (set, frozenset)):
             marks["_dynamo_dynamic_range"] = sorted(
-                [r.dim, r.min, r.max] for r in rng if hasattr(r, "dim"))
+                ([r.dim, r.min, r.max] for r in rng if hasattr(r, "dim")), key=repr)
         if marks:
             value["marks"] = marks
         if t.is_leaf and t.grad is not None:
@@ -309,8 +317,9 @@ def _global_state():
 
 
 def _user_code(code):
+    """Code the stored sources define (a resume function's code they do not)."""
     fn = code.co_filename
-    if not fn or fn.startswith("<"):
+    if not fn or fn.startswith("<") or code.co_name.startswith("torch_dynamo_resume_in_"):
         return False
     return os.path.realpath(fn) in _stored_files  # noqa: F821 -- dynamo.py
 
@@ -370,8 +379,8 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
     root = {"module": f_globals.get("__name__") if isinstance(f_globals, dict) else None}
     try:
         c.rows.append(None)
-        root["locals"] = c.node(dict(f_locals), "locals") if f_locals is not None else None
-        root["closure"] = [c.cell(cell, "closure %s" % name)
+        root["locals"] = c.named(f_locals or {}, "argument %r")
+        root["closure"] = [c.cell(cell, "closure variable %r" % name)
                            for cell, name in zip(closure or (), code.co_freevars)]
         direct, seen = set(), set()
         _code_names(code, direct, seen)
@@ -380,7 +389,7 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
             for name in sorted(direct):
                 if name in f_globals and not name.startswith("__"):
                     g[name] = f_globals[name]
-            root["globals"] = c.node(g, "globals")
+            root["globals"] = c.named(g, "global %r")
             # Globals only the module's other code reads: a value that cannot
             # be captured is left out rather than blocking the replay.
             c.soft = True
@@ -390,7 +399,7 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
                     continue
                 mark = len(c.rows)
                 try:
-                    soft[c.node(name, "globals.key")] = c.node(f_globals[name], name)
+                    soft[c.node(name, "name")] = c.node(f_globals[name], "global %r" % name)
                 except _TooBig:
                     del c.rows[mark:]
                     c.memo = {k: v for k, v in c.memo.items() if v < mark}

@@ -290,6 +290,45 @@ def _ints(v, what, lo=0, hi=1 << 62):
     return v
 
 
+_SCALARS = {
+    "none": lambda v: v is None, "ellipsis": lambda v: v is None,
+    "bool": lambda v: type(v) is bool, "int": lambda v: type(v) is int,
+    "float": lambda v: isinstance(v, str) and len(v) < 40,
+    "complex": lambda v: isinstance(v, list) and len(v) == 2,
+    "str": lambda v: isinstance(v, str),
+    "bytes": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
+    "bytearray": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
+    "size": lambda v: isinstance(v, list) and len(v) <= 64,
+    "range": lambda v: isinstance(v, list) and len(v) == 3,
+}
+# Kinds whose value is a JSON object, with the fields that name nodes.
+_OBJECTS = {
+    "namedtuple": ("items",), "enum": (), "dataclass": ("fields",), "module": ("dict",),
+    "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"),
+    "method": ("self", "func"), "tensor": ("view_of", "grad"),
+    "frame": ("locals", "closure", "globals", "soft_globals"),
+}
+
+
+def _tensor_bytes(b, n, v):
+    """Checks a tensor node's metadata; returns (shape, stride, offset,
+    dtype, numel, element size, storage extent in elements)."""
+    shape = _ints(v.get("shape"), "shape", 0, 1 << 48)
+    stride = _ints(v.get("stride"), "stride", 0, 1 << 48)
+    offset = v.get("offset")
+    if len(stride) != len(shape) or type(offset) is not int or not 0 <= offset < 1 << 48:
+        raise b.fail(n, "stride or offset do not fit the shape")
+    dt = _dtype(v.get("dtype"))
+    numel = math.prod(shape)
+    elsize = torch.empty((), dtype=dt).element_size()  # noqa: F821
+    extent = 0 if numel == 0 else offset + 1 + sum((d - 1) * s for d, s in zip(shape, stride))
+    need = max(extent, numel) * elsize
+    if need > _MAX_BYTES:
+        raise b.fail(n, "a tensor of shape %s needs %d bytes, over the replay limit of %d"
+                     " (DYNREC_REPLAY_MAX_BYTES)" % (shape, need, _MAX_BYTES))
+    return shape, stride, offset, dt, numel, elsize, extent
+
+
 class _Builder:
     def __init__(self, cap, sources, modules):
         self.cap = cap
@@ -311,6 +350,47 @@ class _Builder:
             except ValueError:
                 raise Refused("node %s: its value is not JSON" % n)
             self.rows[n] = (kind, typ or "?", v, int(blob) if blob else None)
+
+    def check(self):
+        """The whole tree's shape, before anything is built or run: known
+        kinds, JSON of the right form, references to nodes that exist,
+        tensor sizes within the limits."""
+        for n, (kind, typ, v, blob) in self.rows.items():
+            kids = []
+            if kind in _SCALARS:
+                if not _SCALARS[kind](v):
+                    raise self.fail(n, "%s with a value of the wrong type" % kind)
+            elif kind in ("list", "tuple", "set", "frozenset", "slice"):
+                if not isinstance(v, list) or (kind == "slice" and len(v) != 3):
+                    raise self.fail(n, "%s without a list of nodes" % kind)
+                kids = v
+            elif kind == "dict":
+                if not isinstance(v, list) or not all(isinstance(p, list) and len(p) == 2
+                                                      for p in v):
+                    raise self.fail(n, "dict without a list of pairs")
+                kids = [c for p in v for c in p]
+            elif kind == "cell":
+                kids = [] if v is None else [v]
+            elif kind in _OBJECTS:
+                if not isinstance(v, dict):
+                    raise self.fail(n, "%s without an object of fields" % kind)
+                for key in _OBJECTS[kind]:
+                    c = v.get(key)
+                    if isinstance(c, list) and key in ("items", "closure"):
+                        kids.extend(c)
+                    elif isinstance(c, dict) and key == "fields":
+                        kids.extend(c.values())
+                    elif c is not None:
+                        kids.append(c)
+                if kind == "tensor":
+                    _tensor_bytes(self, n, v)
+            elif kind not in ("class", "opaque", "pymodule", "dtype", "device"):
+                raise self.fail(n, "unknown kind %r" % (kind,))
+            for c in kids:
+                if type(c) is not int or c not in self.rows:
+                    raise self.fail(n, "refers to node %r, which is not there" % (c,))
+        if 0 not in self.rows or self.rows[0][0] != "frame":
+            raise Refused("capture %d: no frame node" % self.no)
 
     def fail(self, n, msg):
         return Refused("capture %d node %d: %s" % (self.no, n, msg))
@@ -576,21 +656,9 @@ class _Builder:
     def tensor(self, n, v, blob):
         if not isinstance(v, dict):
             raise self.fail(n, "tensor without metadata")
-        shape = _ints(v.get("shape"), "shape", 0, 1 << 48)
-        stride = _ints(v.get("stride"), "stride", 0, 1 << 48)
-        offset = v.get("offset")
-        if len(stride) != len(shape) or type(offset) is not int or not 0 <= offset < 1 << 48:
-            raise self.fail(n, "stride or offset do not fit the shape")
-        dt = _dtype(v.get("dtype"))
+        shape, stride, offset, dt, numel, elsize, extent = _tensor_bytes(self, n, v)
         dev = self.device(n, v.get("device"))
-        numel = math.prod(shape)
-        elsize = torch.empty((), dtype=dt).element_size()  # noqa: F821
-        extent = 0 if numel == 0 else offset + 1 + sum((d - 1) * s for d, s in zip(shape, stride))
         nbytes = extent * elsize
-        if nbytes > _MAX_BYTES or numel * elsize > _MAX_BYTES:
-            raise self.fail(n, "a tensor of shape %s needs %d bytes, over the replay limit of %d"
-                            " (DYNREC_REPLAY_MAX_BYTES)" % (shape, max(nbytes, numel * elsize),
-                                                            _MAX_BYTES))
         self.total += nbytes
         if self.total > _MAX_TOTAL:
             raise self.fail(n, "the tensors of this frame need more than %d bytes" % _MAX_TOTAL)
@@ -630,8 +698,11 @@ class _Builder:
             if name == "_dynamo_dynamic_range":
                 from torch._dynamo.decorators import _DimRange
 
-                t._dynamo_dynamic_range = {_DimRange(*_ints(r, name, -(1 << 62)))
-                                           for r in val if isinstance(r, list) and len(r) == 3}
+                if not isinstance(val, list) or not all(
+                        isinstance(r, list) and len(r) == 3 and type(r[0]) is int and all(
+                            x is None or type(x) is int for x in r[1:]) for r in val):
+                    raise self.fail(n, "%s must be a list of [dim, min, max]" % name)
+                t._dynamo_dynamic_range = {_DimRange(*r) for r in val}
             elif name.startswith("_dynamo_") and name.endswith("_indices"):
                 setattr(t, name, set(_ints(val, name, 0, 64)))
         g = v.get("grad")
@@ -885,13 +956,19 @@ def _find_code(cap, frame, sources, modules):
         return code
     # A resume function after a graph break: the one Dynamo made here.
     g = frame["globals_ns"]
-    if cap["qualname"].startswith("torch_dynamo_resume_in_"):
+    if "torch_dynamo_resume_in_" in cap["qualname"]:
         found = None
         for name, v in list(g.items()):
-            c = getattr(v, "__code__", None)
-            if name.startswith("__resume_at_") and c is not None and (
-                    c.co_name == cap["qualname"] and c.co_firstlineno == cap["line"]):
-                found = c
+            if not name.startswith("__resume_at_"):
+                continue
+            # The function, or (when it has free variables) the factory
+            # that holds its code in a cell.
+            codes = [getattr(v, "__code__", None)] + [
+                getattr(c, "cell_contents", None) for c in (getattr(v, "__closure__", None) or ())]
+            for c in codes:
+                if isinstance(c, types.CodeType) and c.co_qualname == cap["qualname"] and (
+                        c.co_firstlineno == cap["line"]):
+                    found = c
         if found is not None:
             return found
     # Code of an installed library: from its module.
@@ -993,6 +1070,9 @@ def main():
         k = (c["filename"], c["qualname"], c["line"])
         counts[k] = counts.get(k, 0) + 1
     _dynrec.meta("replay.frames", json.dumps([list(k) + [n] for k, n in counts.items()]))  # noqa: F821
+    for c in sel:  # a malformed tree stops the replay before anything runs
+        if c["data"].get("replayable"):
+            _Builder(c, None, None).check()
     sources = _Sources(meta)
     finder = _Finder(sources)
     sys.meta_path.insert(0, finder)
@@ -1088,6 +1168,6 @@ def _replay(caps, sources, modules):
 try:
     _status = main()
 except Refused as _exc:
-    _say("%s is malformed: %s; nothing more was replayed" % (_R["of"], _exc))
+    _say("%s is malformed: %s; the replay stopped there" % (_R["of"], _exc))
     _status = 65
 sys.exit(_status)
