@@ -1023,12 +1023,35 @@ def _frame(cap, sources, modules):
             "globals_ns": ns, "module": modname}
 
 
+def _with_parents(all_caps, sel):
+    """sel, plus the earlier compiles of the frames whose graph breaks made
+    the resume functions in sel: Dynamo makes a resume function's code when
+    it compiles its parent, so those replay too (they are not compared)."""
+    import re
+
+    chosen = {id(c) for c in sel}
+    order = {id(c): i for i, c in enumerate(all_caps)}
+    todo = [c for c in sel]
+    while todo:
+        c = todo.pop()
+        m = re.match(r"torch_dynamo_resume_in_(.+)_at_\d+$", c["qualname"].rsplit(".", 1)[-1])
+        if not m:
+            continue
+        parent = m.group(1)
+        for p in all_caps[:order[id(c)]]:
+            if p["qualname"].rsplit(".", 1)[-1] == parent and id(p) not in chosen:
+                chosen.add(id(p))
+                todo.append(p)
+    return [c for c in all_caps if id(c) in chosen]
+
+
 def _selected(caps, frame, compile_id):
     """The captures --frame / --compile choose."""
     if frame:
         short = frame.rsplit(".", 1)[-1]
-        caps = [c for c in caps if c["qualname"] == frame or c["qualname"].startswith(
-            "torch_dynamo_resume_in_%s_at_" % short)]
+        caps = [c for c in caps if c["qualname"] == frame or c["qualname"].endswith("." + frame)
+                or c["qualname"].rsplit(".", 1)[-1].startswith(
+                    "torch_dynamo_resume_in_%s_at_" % short)]
     if compile_id:
         want = compile_id.strip("[]")
         f, _, k = want.partition("/")
@@ -1070,6 +1093,8 @@ def main():
         k = (c["filename"], c["qualname"], c["line"])
         counts[k] = counts.get(k, 0) + 1
     _dynrec.meta("replay.frames", json.dumps([list(k) + [n] for k, n in counts.items()]))  # noqa: F821
+    if _R.get("frame") or _R.get("compile"):
+        sel = _with_parents(caps, sel)
     for c in sel:  # a malformed tree stops the replay before anything runs
         if c["data"].get("replayable"):
             _Builder(c, None, None).check()

@@ -1091,6 +1091,9 @@ int dr_replay(const DrReplayOptions *o) {
         }
         if (o->compile) co.max_compiles = ch.max_captures > 0 ? ch.max_captures : 1;
     }
+    /* Nothing compiled (every frame skipped): Dynamo never started, so the
+     * replay has no config to compare. */
+    if (mb->ncompiles == 0) co.ignore |= 1u << DR_CAT_CONFIG;
     co.skip_frames = (const char *const *)skip_all.v;
     co.nskip = skip_all.n;
     d = dr_compare(ma, mb, &co, &err);

@@ -1,0 +1,303 @@
+#define _GNU_SOURCE
+/* test_replay.c -- end-to-end tests of `dynrec replay`.
+ *
+ * Real torch, the real binary: each example and each scenario script under
+ * tests/scripts/replay/ is recorded in its own directory, its sources are
+ * moved away, and `dynrec replay --trust` must reproduce every compile from
+ * the trace alone: exit 0, and the replay's views hold as many guards,
+ * guard failures, graph breaks and side effects per compile, with the same
+ * graph break reasons.  Then the what-if (--set), the refusals (sources
+ * missing without --trust, malformed value trees, another Python, a trace
+ * from before input capture) and a frame that cannot be replayed. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "e2e_util.h"
+
+TestSuite(replay, .init = e2e_setup, .fini = e2e_teardown, .timeout = 240);
+
+static E2eProc *sh(const char *cmd, int timeout_ms) {
+    return e2e_run_in((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL, timeout_ms);
+}
+
+static E2eProc *dynrec(const char *const *args) {
+    const char *argv[20] = {e2e_bin};
+    for (int i = 0; args[i] && i < 18; i++) argv[i + 1] = args[i];
+    return e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+}
+
+/* Records dir/script into dir/t.db (cwd dir), then moves every .py of dir
+ * into dir/gone: the replay has nothing but the trace. */
+static void record_and_hide(const char *dir, const char *script) {
+    E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q -o t.db '%s' >/dev/null && mkdir gone && "
+                            "mv *.py gone/", e2e_path(dir), e2e_bin, script),
+                    E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, e2e_fmt("recording %s: %s", script, p->err.data));
+}
+
+static void copy_example_to(const char *name, const char *dir) {
+    mkdir(e2e_path(dir), 0755);
+    size_t len = 0;
+    char *src = e2e_slurp(e2e_example_path(name), &len);
+    cr_assert_not_null(src, "examples/%s is missing", name);
+    e2e_write_file(e2e_path(e2e_fmt("%s/%s", dir, name)), src, len);
+}
+
+/* One number per compile id of a view, as "0/0=12 0/1=3 ...". */
+static char *per_compile(DrTrace *t, const char *view) {
+    int n = 0;
+    char *s = e2e_sql_lines(t, &n, "SELECT compile_id || '=' || count(*) FROM %s"
+                            " GROUP BY compile_id ORDER BY compile_id", view);
+    return s ? s : "";
+}
+
+/* The replay reproduced everything, and its views say so too. */
+static void assert_reproduced(const char *dir, const char *what) {
+    const char *trace = e2e_fmt("%s/t.db", dir), *out = e2e_fmt("%s/r.db", dir);
+    E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", out, trace, NULL});
+    cr_assert_eq(r->status, 0, "%s: replay exit %s:\n%s%s", what, e2e_status_text(r->status),
+                 r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "\nidentical: "), "%s:\n%s", what, r->out.data);
+    DrTrace *a = e2e_open(e2e_path(trace)), *b = e2e_open(e2e_path(out));
+    long long na = e2e_sql_int(a, "SELECT count(*) FROM v_compiles");
+    cr_assert_gt(na, 0, "%s: nothing was compiled", what);
+    char *line = e2e_fmt("reproduced %lld/%lld compile", na, na);
+    cr_assert_not_null(strstr(r->out.data, line), "%s: want '%s':\n%s", what, line, r->out.data);
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles"), na, "%s", what);
+    static const char *const views[] = {"v_guards", "v_guard_failures", "v_graph_breaks",
+                                        "v_side_effects", "v_graphs"};
+    for (size_t i = 0; i < sizeof views / sizeof *views; i++)
+        /* Whether a thread's compile fails a guard of another thread's
+         * entry depends on timing; the comparison counts those apart. */
+        if (!(i == 1 && strstr(what, "thread")))
+            cr_assert_str_eq(per_compile(b, views[i]), per_compile(a, views[i]), "%s: %s per compile",
+                         what, views[i]);
+    int n1 = 0, n2 = 0;
+    char *br_a = e2e_sql_lines(a, &n1, "SELECT reason FROM v_graph_breaks ORDER BY compile_id, seq");
+    char *br_b = e2e_sql_lines(b, &n2, "SELECT reason FROM v_graph_breaks ORDER BY compile_id, seq");
+    cr_assert_str_eq(br_b ? br_b : "", br_a ? br_a : "", "%s: graph break reasons", what);
+    cr_assert_str_eq(e2e_meta(b, "replay_of"), e2e_path(trace));
+    /* The replay runs no main program: nothing the script prints shows. */
+    cr_assert_null(strstr(r->err.data, "imported"), "%s:\n%s", what, r->err.data);
+}
+
+static void example_replays(const char *name) {
+    copy_example_to(name, "w");
+    record_and_hide("w", name);
+    assert_reproduced("w", name);
+}
+
+Test(replay, quickstart) { example_replays("quickstart.py"); }
+Test(replay, shape_recompiles) { example_replays("shape_recompiles.py"); }
+Test(replay, two_threads) { example_replays("two_threads.py"); }
+Test(replay, graph_breaks) { example_replays("graph_breaks.py"); }
+Test(replay, dynamic_shapes) { example_replays("dynamic_shapes.py"); }
+Test(replay, hot_loop) { example_replays("hot_loop.py"); }
+Test(replay, closure_cell) { example_replays("closure_cell.py"); }
+Test(replay, cond_side_effect) { example_replays("cond_side_effect.py"); }
+Test(replay, suppressed_error) { example_replays("suppressed_error.py"); }
+Test(replay, backend_raises) { example_replays("backend_raises.py"); }
+/* Inductor compiles twice over do not fit the suite's timeout under ASan. */
+Test(replay, inductor_model) {
+    if (e2e_asan) {
+        printf("replay.inductor_model: skipped under ASan (two inductor compiles)\n");
+        return;
+    }
+    example_replays("inductor_model.py");
+}
+
+/* A scenario script of tests/scripts/replay/ (with the others beside it). */
+static void scenario(const char *script) {
+    static const char *const all[] = {"modes.py", "models.py", "uses_models.py", "closures.py",
+                                      "opaque_arg.py"};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        e2e_copy_script(e2e_fmt("replay/%s", all[i]));
+    record_and_hide("replay", script);
+}
+
+/* train/eval submodules, an int argument, a global, grad mode. */
+Test(replay, module_modes_int_global_grad) {
+    scenario("modes.py");
+    assert_reproduced("replay", "modes.py");
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    /* Each change was a recompile whose guard failure the replay reproduced. */
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(DISTINCT compile_id) FROM v_guard_failures"), 4);
+    char *reasons = e2e_sql(b, "SELECT group_concat(reason, ' | ') FROM v_guard_failures");
+    cr_assert_not_null(strstr(reasons, "training"), "%s", reasons);
+    cr_assert_not_null(strstr(reasons, "SCALE"), "%s", reasons);
+    cr_assert_not_null(strstr(reasons, "k"), "%s", reasons);
+    cr_assert_not_null(strstr(reasons, "GLOBAL_STATE"), "%s", reasons);
+}
+
+/* The model class in a file of its own, whose main-program print never runs. */
+Test(replay, model_in_a_separate_user_file) {
+    scenario("uses_models.py");
+    assert_reproduced("replay", "uses_models.py");
+}
+
+/* Closures mutated across a graph break (resume functions), automatic
+ * dynamic after a recompile, mark_dynamic. */
+Test(replay, closures_graph_breaks_dynamic) {
+    scenario("closures.py");
+    assert_reproduced("replay", "closures.py");
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_gt(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname LIKE "
+                                "'%torch_dynamo_resume_in_step%'"), 0);
+}
+
+/* What-if: without automatic dynamic shapes the second size of `grow`
+ * is compiled static: the replay diverges at that compile. */
+Test(replay, what_if_set_diverges_naming_the_compile) {
+    scenario("closures.py");
+    E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db", "--frame",
+                                         "grow", "--set", "automatic_dynamic_shapes=False",
+                                         "replay/t.db", NULL});
+    cr_assert_eq(r->status, 256, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "--set automatic_dynamic_shapes=False"), "%s",
+                       r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "different: first divergence in guards"), "%s",
+                       r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "compile #1 of grow"), "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "/1 in a, 0/1 in b"), "%s", r->out.data);
+    /* --compile replays that frame up to that compile, and agrees; for a
+     * resume function (frame 1) its parent's compiles replay first. */
+    for (int i = 0; i < 2; i++) {
+        E2eProc *c = dynrec((const char *[]){"replay", "--trust", "-o", "replay/c.db",
+                                             "--compile", i ? "1/1" : "2/1", "--json",
+                                             "replay/t.db", NULL});
+        cr_assert_eq(c->status, 0, "%s%s", c->out.data, c->err.data);
+        cr_assert_not_null(strstr(c->out.data, "\"reproduced\": 2, \"compared\": 2"), "%s",
+                           c->out.data);
+    }
+}
+
+/* An argument of a type the capture does not support: that frame is listed
+ * as not replayable (exit 3); the other frame replays. */
+Test(replay, unsupported_argument_is_not_replayable) {
+    scenario("opaque_arg.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE replayable = 0"), 1);
+    E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db",
+                                         "replay/t.db", NULL});
+    cr_assert_eq(r->status, 3 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 1/1 compile; 1 frame not replayable:"),
+                       "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "with_lock (opaque_arg.py:9): argument 'lock' of "
+                                           "type _thread.lock"), "%s", r->out.data);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname = 'plain'"), 1);
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname = 'with_lock'"),
+                 0);
+}
+
+/* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */
+Test(replay, missing_sources_need_trust) {
+    copy_example_to("shape_recompiles.py", "w");
+    record_and_hide("w", "shape_recompiles.py");
+    E2eProc *r = dynrec((const char *[]){"replay", "-o", "w/r.db", "w/t.db", NULL});
+    cr_assert_eq(r->status, 77 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "shape_recompiles.py is not on disk; nothing was run"),
+                       "%s", r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "--trust"), "%s", r->err.data);
+    cr_assert_neq(access(e2e_path("w/r.db"), F_OK), 0, "a replay ran without --trust");
+    /* With the sources back at their recorded paths, no --trust is needed. */
+    E2eProc *mv = sh(e2e_fmt("mv '%s'/gone/*.py '%s'/", e2e_path("w"), e2e_path("w")), 10000);
+    e2e_assert_exit(mv, 0, "moving the sources back");
+    E2eProc *ok = dynrec((const char *[]){"replay", "-o", "w/r.db", "w/t.db", NULL});
+    cr_assert_eq(ok->status, 0, "%s%s", ok->out.data, ok->err.data);
+}
+
+/* A copy of w/t.db with sql applied; the replay must refuse it (65) with a
+ * message containing want, and no compile may have run when before is 0. */
+static void refused(const char *sql, const char *want, int any_before) {
+    const char *copy = e2e_fmt("w/f%d.db", (int)(strlen(sql) % 1000));
+    size_t len = 0;
+    char *data = e2e_slurp(e2e_path("w/t.db"), &len);
+    e2e_write_file(e2e_path(copy), data, len);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(e2e_path(copy), &db), SQLITE_OK);
+    char *msg = NULL;
+    cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK, "%s: %s", sql, msg);
+    sqlite3_close(db);
+    const char *out = e2e_fmt("%s-r.db", copy);
+    E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", out, copy, NULL});
+    cr_assert_eq(r->status, 65 << 8, "%s: exit %s:\n%s%s", sql, e2e_status_text(r->status),
+                 r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "is malformed: "), "%s", r->err.data);
+    cr_assert_not_null(strstr(r->err.data, want), "%s: want %s:\n%s", sql, want, r->err.data);
+    if (!any_before) {
+        DrTrace *t = e2e_open(e2e_path(out));
+        cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles"), 0, "%s", sql);
+    }
+}
+
+#define KIND(k) "(SELECT id FROM strings WHERE text = '" k "')"
+#define ADD_KIND(k) "INSERT INTO strings(id, text) SELECT max(id) + 1, '" k "' FROM strings " \
+    "WHERE NOT EXISTS (SELECT 1 FROM strings WHERE text = '" k "');"
+
+Test(replay, malformed_value_trees_are_refused) {
+    copy_example_to("shape_recompiles.py", "w");
+    record_and_hide("w", "shape_recompiles.py");
+    /* A 2^40-element tensor: refused before anything is allocated. */
+    refused("UPDATE value_nodes SET value = json_set(value, '$.shape', json('[1099511627776]'))"
+            " WHERE kind_id = " KIND("tensor"),
+            "over the replay limit", 0);
+    refused("UPDATE value_nodes SET value = '[-1, 2]' WHERE kind_id = " KIND("tensor"),
+            "tensor without an object of fields", 0);
+    refused("UPDATE value_nodes SET value = '\"three\"' WHERE node = 0",
+            "frame without an object of fields", 0);
+    refused("UPDATE value_nodes SET value = '[[1, 99999]]' WHERE node = 1", "which is not there", 0);
+    refused(ADD_KIND("bogus") "UPDATE value_nodes SET kind_id = " KIND("bogus") " WHERE node = 2",
+            "unknown kind 'bogus'", 0);
+    refused("UPDATE value_nodes SET value = '{' WHERE node = 3", "is not JSON", 0);
+    /* A tuple holding itself: found while building the last capture. */
+    refused(ADD_KIND("tuple") "UPDATE value_nodes SET kind_id = " KIND("tuple") ", value = '[2]'"
+            " WHERE node = 2 AND capture = (SELECT max(capture) FROM value_nodes)",
+            "a cycle through an immutable value", 1);
+}
+
+Test(replay, other_python_and_old_traces_are_refused) {
+    copy_example_to("shape_recompiles.py", "w");
+    record_and_hide("w", "shape_recompiles.py");
+    size_t len = 0;
+    char *data = e2e_slurp(e2e_path("w/t.db"), &len);
+    e2e_write_file(e2e_path("w/py.db"), data, len);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(e2e_path("w/py.db"), &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "UPDATE meta SET value = '3.9.1 (x)' WHERE key = "
+                                  "'python_version'", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    E2eProc *r = dynrec((const char *[]){"replay", "--trust", "w/py.db", NULL});
+    cr_assert_eq(r->status, 69 << 8, "%s%s", r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "recorded with Python 3.9"), "%s", r->err.data);
+    /* A version-1 trace (dynrec 0.1.0) still opens, and replay says why it
+     * cannot be replayed. */
+    char *old = e2e_fmt("%s/../tests/data/v1-shape_recompiles.db", e2e_examples);
+    E2eProc *o = dynrec((const char *[]){"replay", old, NULL});
+    cr_assert_eq(o->status, 66 << 8, "%s%s", o->out.data, o->err.data);
+    cr_assert_not_null(strstr(o->err.data, "predates input capture"), "%s", o->err.data);
+    E2eProc *s = dynrec((const char *[]){"show", old, NULL});
+    cr_assert_eq(s->status, 0, "%s", s->err.data);
+    DrTrace *t = e2e_open(old);
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_values"), 0);
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_captures"), 0);
+}
+
+Test(replay, usage_errors) {
+    E2eProc *h = dynrec((const char *[]){"replay", "--help", NULL});
+    cr_assert_eq(h->status, 0);
+    cr_assert_not_null(strstr(h->out.data, "usage: dynrec replay"));
+    E2eProc *n = dynrec((const char *[]){"replay", NULL});
+    cr_assert_eq(n->status, 2 << 8);
+    E2eProc *m = dynrec((const char *[]){"replay", "missing.db", NULL});
+    cr_assert_eq(m->status, 65 << 8, "%s", m->err.data);
+    cr_assert_not_null(strstr(m->err.data, "missing.db"), "%s", m->err.data);
+}
