@@ -168,6 +168,7 @@ class _Sources:
         self.text = {}    # absolute path -> source text
         self.codes = {}   # (filename, qualname, firstlineno) -> code object
         self.modules = {}  # module name -> absolute path
+        self.main = self.script  # the file of __main__ (`-m`: role "main")
         self.notes = []
         for path, role, blob in _query(
                 "SELECT path, role, blob_id FROM v_files WHERE role IN ('script', 'main', 'source')"
@@ -184,7 +185,9 @@ class _Sources:
             # come from the trace, as if the files were there.
             lines = self.text[p].splitlines(True)
             linecache.cache[p] = (len(self.text[p]), None, lines, p)
-            if p == self.script:
+            if role == "main" and not self.script:
+                self.main = p
+            if p == self.main:
                 continue
             rel = os.path.relpath(p, self.root)
             if rel.startswith("..") or not rel.endswith(".py"):
@@ -1108,8 +1111,9 @@ def main():
     sys.modules["__main__"] = main_mod
     modules = {"__main__": main_mod}
     try:
-        if sources.script in sources.text:
-            sources.fill(main_mod, sources.script)
+        if sources.main in sources.text:
+            main_mod.__file__ = sources.main
+            sources.fill(main_mod, sources.main)
         for name in sorted(sources.modules):
             try:
                 modules[name] = importlib.import_module(name)

@@ -140,6 +140,10 @@ static const struct {
                        "LIMIT 20"},
     {"side effects", "SELECT compile_id, status, description FROM v_side_effects ORDER BY seq "
                      "LIMIT 20"},
+    {"frame inputs captured for dynrec replay (not replayable first)",
+     "SELECT compile_id, qualname, CASE WHEN replayable THEN 'replayable' ELSE "
+     "'not replayable: ' || coalesce(reason, '?') END, nodes || ' values', "
+     "data_bytes || ' bytes of tensor data' FROM v_captures ORDER BY replayable, seq LIMIT 20"},
 };
 
 static int show_dynamo(DrTrace *t, FILE *out, int json, DrError *err) {
