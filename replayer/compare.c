@@ -463,15 +463,11 @@ void dr_diff_free(DrDiff *d) {
 
 int dr_diff_identical(const DrDiff *d) { return d->ndivs == 0; }
 
-void dr_diff_reproduced(const DrDiff *d, long *reproduced, long *total) {
-    *total = d->compared_a;
-    *reproduced = d->compared_a;
-    if (!d->ndivs || !d->a->ncompiles) return;
-    char *hit = calloc((size_t)d->a->ncompiles, 1);
-    if (!hit) {
-        *reproduced = -1;
-        return;
-    }
+/* 1 for each compile of a with a divergence (calloc'd; NULL when out of
+ * memory). */
+static char *diverged_mask(const DrDiff *d) {
+    char *hit = calloc((size_t)d->a->ncompiles + 1, 1);
+    if (!hit) return NULL;
     for (long i = 0; i < d->ndivs; i++) {
         const Div *v = &d->divs[i];
         if (v->ca >= 0) {
@@ -481,9 +477,78 @@ void dr_diff_reproduced(const DrDiff *d, long *reproduced, long *total) {
             for (long k = 0; k < ncompared(d, f); k++) hit[f->comp[k]] = 1;
         }
     }
+    return hit;
+}
+
+/* 1 for each compile of a that was compared (calloc'd, or NULL). */
+static char *compared_mask(const DrDiff *d) {
+    const DrModel *A = d->a, *B = d->b;
+    char *cmp = calloc((size_t)A->ncompiles + 1, 1);
+    if (!cmp) return NULL;
+    char key[8192];
+    for (long fa = 0; fa < A->nframes; fa++) {
+        const DrFrame *f = &A->frames[fa];
+        snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", f->file, f->qualname, f->firstlineno);
+        long fb = dr_map_get(&B->frame_map, key);
+        if (skipped_frame(d, key)) continue;
+        for (long k = 0; k < ncompared(d, f); k++) cmp[f->comp[k]] = 1;
+        (void)fb;
+    }
+    return cmp;
+}
+
+void dr_diff_reproduced(const DrDiff *d, long *reproduced, long *total) {
+    *total = d->compared_a;
+    *reproduced = d->compared_a;
+    if (!d->ndivs || !d->a->ncompiles) return;
+    char *hit = diverged_mask(d);
+    if (!hit) {
+        *reproduced = -1;
+        return;
+    }
     for (long c = 0; c < d->a->ncompiles; c++) *reproduced -= hit[c];
     if (*reproduced < 0) *reproduced = 0;
     free(hit);
+}
+
+/* Items of a compile's category whose canonical line starts with prefix. */
+static long count_prefixed(const DrStrVec *v, const char *prefix) {
+    long n = 0;
+    for (long i = 0; i < v->n; i++) n += strncmp(v->v[i], prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+int dr_diff_print_compiles(const DrDiff *d, FILE *out, long max) {
+    const DrModel *A = d->a;
+    char *hit = diverged_mask(d), *cmp = compared_mask(d);
+    if (!hit || !cmp) {
+        free(hit);
+        free(cmp);
+        return -1;
+    }
+    long shown = 0, total = 0;
+    for (long r = 0; r < A->ncompiles; r++) total += cmp[A->by_rank[r]];
+    for (long r = 0; r < A->ncompiles && shown < max; r++) {
+        long ci = A->by_rank[r];
+        if (!cmp[ci]) continue;
+        const DrCompile *c = &A->compiles[ci];
+        const DrStrVec *it = c->items;
+        fprintf(out, "    %-10s ", hit[ci] ? "DIVERGED" : "reproduced");
+        dr_text_safe(out, c->cid ? c->cid : "?");
+        fputc(' ', out);
+        dr_text_safe(out, A->frames[c->frame].qualname);
+        fprintf(out, ": %s, %ld guards, %ld guard failures, %ld graph breaks, %ld graphs, "
+                     "%ld speculation steps, side effects %ld applied %ld dropped, %ld errors\n",
+                c->outcome ? c->outcome : "?", it[DR_CAT_GUARDS].n, it[DR_CAT_GUARD_FAILURES].n,
+                it[DR_CAT_GRAPH_BREAKS].n, it[DR_CAT_GRAPHS].n, it[DR_CAT_SPECULATION].n,
+                count_prefixed(&it[DR_CAT_SIDE_EFFECTS], "applied"),
+                count_prefixed(&it[DR_CAT_SIDE_EFFECTS], "dropped"), it[DR_CAT_ERRORS].n);
+        shown++;
+    }
+    if (shown < total) fprintf(out, "    ... and %ld more\n", total - shown);
+    free(hit);
+    free(cmp);
+    return ferror(out) ? -1 : 0;
 }
 long dr_diff_count(const DrDiff *d, int cat) {
     return cat >= 0 && cat < DR_CAT__N ? d->per_cat[cat] : 0;

@@ -89,6 +89,11 @@ int dr_diff_identical(const DrDiff *d);
 /* Of the compiles of a that were compared (*total), how many have no
  * divergence (*reproduced; -1 when out of memory). */
 void dr_diff_reproduced(const DrDiff *d, long *reproduced, long *total);
+/* One line per compared compile of a, in trace order (at most max): whether
+ * it was reproduced, its outcome and how many guards, guard failures, graph
+ * breaks, graphs, speculation steps, side effects (applied, dropped) and
+ * errors it has.  Returns 0, or -1 on a write error or out of memory. */
+int dr_diff_print_compiles(const DrDiff *d, FILE *out, long max);
 /* Number of divergences in category cat. */
 long dr_diff_count(const DrDiff *d, int cat);
 

@@ -1166,7 +1166,8 @@ int dr_replay(const DrReplayOptions *o) {
                 fprintf(out, "\n    %s: %s", sk.names.v[i], line);
             }
         }
-        fputc('\n', out);
+        fputs(total ? ":\n" : "\n", out);
+        dr_diff_print_compiles(d, out, 200);
         dr_diff_print(d, out, 0);
     }
     dr_vec_free(&note_lines);
