@@ -255,6 +255,24 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 # ---- values -----------------------------------------------------------------
 
 
+def _import(name):
+    """A module a value names.  Without --trust only one the sources'
+    definitions imported, or a submodule of a package they imported: a trace
+    cannot make the replay import anything else."""
+    if not isinstance(name, str) or not name or len(name) > 200:
+        raise Refused("a module name that is not a name")
+    m = sys.modules.get(name)
+    if m is not None:
+        return m
+    if not _TRUST and name.split(".", 1)[0] not in sys.modules:
+        raise NotReplayable("module %s is not imported by the trace's sources; --trust imports it"
+                            % name)
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:
+        raise NotReplayable("module %s cannot be imported here (%s)" % (name, exc))
+
+
 def _ref(d, modules):
     if not isinstance(d, dict) or not isinstance(d.get("module"), str) or not isinstance(
             d.get("qualname"), str):
@@ -264,10 +282,7 @@ def _ref(d, modules):
         raise NotReplayable("%s.%s is not reachable by name" % (mod, qual))
     m = modules.get(mod)
     if m is None:
-        try:
-            m = importlib.import_module(mod)
-        except Exception as exc:
-            raise NotReplayable("module %s cannot be imported here (%s)" % (mod, exc))
+        m = _import(mod)
     cur = m
     for part in qual.split("."):
         try:
@@ -566,10 +581,7 @@ class _Builder:
                 raise self.fail(n, "module without a name")
             if v in self.modules:
                 return self.modules[v]
-            try:
-                return importlib.import_module(v)
-            except Exception as exc:
-                raise NotReplayable("module %s cannot be imported here (%s)" % (v, exc))
+            return _import(v)
         if kind == "class":
             return _ref(v, self.modules)
         if kind == "function":
@@ -822,6 +834,7 @@ class _Threads:
 
     def __init__(self):
         self.workers = {}
+        self.threads = []
 
     def run(self, name, fn):
         if not name or name == "MainThread":
@@ -842,6 +855,7 @@ class _Threads:
             t = threading.Thread(target=loop, name=name, daemon=True)
             t.start()
             w = self.workers[name] = q
+            self.threads.append(t)
         done = threading.Event()
         box = []
 
@@ -856,8 +870,12 @@ class _Threads:
         return box[0] if box else None
 
     def stop(self):
+        """Ends the threads and waits for them: none may still run while
+        the interpreter exits."""
         for q in self.workers.values():
             q.put(None)
+        for t in self.threads:
+            t.join()
 
 
 def _args(code, f_locals):
@@ -994,10 +1012,7 @@ def _frame(cap, sources, modules):
     modname = root.get("module")
     mod = modules.get(modname) if isinstance(modname, str) else None
     if mod is None and isinstance(modname, str):
-        try:
-            mod = importlib.import_module(modname)
-        except Exception as exc:
-            raise NotReplayable("module %s cannot be imported here (%s)" % (modname, exc))
+        mod = _import(modname)
     ns = mod.__dict__ if mod is not None else {"__builtins__": __builtins__, "__name__": modname}
     f_locals = b.child(0, root.get("locals"))
     if not isinstance(f_locals, dict):
