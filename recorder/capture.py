@@ -23,6 +23,7 @@ import sys
 import types
 
 _cap_guard = Guarded("capture")  # noqa: F821 -- dynamo.py
+_hooks["capture"] = "active"  # noqa: F821 -- meta hook.capture
 _capture_bytes = int(getattr(_dynrec, "capture_values", 4096))  # noqa: F821
 _capture_count = [0]
 _MAX_NODES = 50000   # per frame; more and the frame is not replayable
@@ -432,7 +433,8 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
         except Exception:
             data["replayable"] = False
             data["reason"] = reason = "its code object cannot be marshalled"
-    if reason is None or c.rows[-1] is not None:
-        _dynrec.values(no, [r for r in c.rows if r is not None])  # noqa: F821
+    # Also for a frame that is not replayable: what could be captured still
+    # tells what the frame was called with.
+    _dynrec.values(no, [r for r in c.rows if r is not None])  # noqa: F821
     emit("capture", code=code, cid=cid, num=no, text=reason, data=data,  # noqa: F821
          payload=payload, key="capture %s %s" % (cid, code.co_qualname))

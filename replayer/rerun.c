@@ -995,14 +995,21 @@ int dr_replay(const DrReplayOptions *o) {
     dr_trace_query_text(r->t, "SELECT count(*) FROM v_captures", &ncap, NULL);
     long ncaptures = ncap ? atol(ncap) : 0;
     free(ncap);
+    ncap = NULL;
     if (ncaptures == 0) {
         if (dr_trace_schema_version(r->t) < 2)
             fprintf(stderr, "dynrec replay: %s predates input capture (written by schema %d; "
                             "dynrec 0.3.0 captures frame inputs): record it again to replay it\n",
                     o->trace, dr_trace_schema_version(r->t));
+        else if (dr_trace_get_meta(r->t, "hook.capture", &ncap, NULL) == DR_OK && ncap &&
+                 strcmp(ncap, "active") != 0)
+            fprintf(stderr, "dynrec replay: %s holds no captured frames: the capture was "
+                            "switched off in that run (%.100s; see its recorder_error events)\n",
+                    o->trace, ncap);
         else
             fprintf(stderr, "dynrec replay: %s holds no captured frames: Dynamo compiled "
                             "nothing in that run\n", o->trace);
+        free(ncap);
         rc = DR_RERUN_EX_NOINPUT;
         goto done;
     }

@@ -301,3 +301,37 @@ Test(replay, usage_errors) {
     cr_assert_eq(m->status, 65 << 8, "%s", m->err.data);
     cr_assert_not_null(strstr(m->err.data, "missing.db"), "%s", m->err.data);
 }
+
+/* --capture-values: 0 keeps no tensor data (the replay fills zeros and still
+ * reproduces); a failing capture switches itself off, the program runs on
+ * unchanged, and replay says why there is nothing to replay. */
+Test(replay, capture_values_and_a_failing_capture) {
+    copy_example_to("shape_recompiles.py", "w");
+    E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q --capture-values 0 -o t.db shape_recompiles.py"
+                            " && mkdir gone && mv *.py gone/", e2e_path("w"), e2e_bin),
+                    E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, p->err.data);
+    DrTrace *t = e2e_open(e2e_path("w/t.db"));
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'tensor'"), 0);
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'tensor' AND "
+                                "(blob_id IS NOT NULL OR json_extract(value, '$.data') IS NOT NULL)"),
+                 0);
+    assert_reproduced("w", "shape_recompiles.py with --capture-values 0");
+    E2eProc *bad = dynrec((const char *[]){"run", "--capture-values", "lots", "x.py", NULL});
+    cr_assert_eq(bad->status, 2 << 8, "%s", bad->err.data);
+
+    e2e_copy_example("shape_recompiles.py");
+    const char *args[] = {"shape_recompiles.py", NULL};
+    setenv("DYNREC_FAULT_HOOK", "capture", 1);
+    E2eProc *r = e2e_same_as_python(args, NULL, E2E_TORCH_TIMEOUT_MS);
+    unsetenv("DYNREC_FAULT_HOOK");
+    e2e_assert_exit(r, 0, r->err.data);
+    DrTrace *f = e2e_open(e2e_path("T.db"));
+    cr_assert_str_eq(e2e_meta(f, "hook.capture"), "disabled after an error");
+    cr_assert_eq(e2e_sql_int(f, "SELECT count(*) FROM v_captures"), 0);
+    cr_assert_eq(e2e_sql_int(f, "SELECT count(*) FROM v_compiles"), 4);
+    cr_assert_eq(e2e_sql_int(f, "SELECT count(*) FROM v_ev WHERE kind = 'recorder_error'"), 1);
+    E2eProc *rp = dynrec((const char *[]){"replay", "--trust", "T.db", NULL});
+    cr_assert_eq(rp->status, 66 << 8, "%s%s", rp->out.data, rp->err.data);
+    cr_assert_not_null(strstr(rp->err.data, "the capture was switched off"), "%s", rp->err.data);
+}
