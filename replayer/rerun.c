@@ -1173,9 +1173,12 @@ int dr_replay(const DrReplayOptions *o) {
                 fprintf(out, "\n    %s: %s", sk.names.v[i], line);
             }
         }
-        fputs(total ? ":\n" : "\n", out);
-        dr_diff_print_compiles(d, out, 200);
+        fputc('\n', out);
         dr_diff_print(d, out, 0);
+        if (total) {
+            fputs("per compile:\n", out);
+            dr_diff_print_compiles(d, out, 200);
+        }
     }
     dr_vec_free(&note_lines);
     dr_vec_free(&skip_all);
