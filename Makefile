@@ -96,11 +96,14 @@ $(BUILD)/tests: $(TEST_SRC) $(TEST_LIB_SRC) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -Ischema -Irecorder -Wno-strict-prototypes -o $@ $(TEST_SRC) $(TEST_LIB_SRC) -lcriterion $(LIBS)
 
 bench: setup
-	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/writer_bench
+	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/writer_bench $(BUILD)/open_bench
 	bench/run_all.sh
 
 $(BUILD)/writer_bench: bench/writer_bench.c $(TEST_LIB_SRC) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -o $@ bench/writer_bench.c $(TEST_LIB_SRC) $(LIBS)
+
+$(BUILD)/open_bench: bench/open_bench.c $(SCHEMA_SRC) $(VIEWER_SRC) $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -o $@ bench/open_bench.c $(SCHEMA_SRC) $(VIEWER_SRC) $(LIBS)
 
 $(BUILD)/dict_bench: bench/dict_bench.c schema/codec.c schema/error.c
 	$(CC) $(ALL_CFLAGS) -o $@ $^ -lzstd

@@ -74,12 +74,16 @@ static const char usage_show[] =
     "usage: dynrec show [options] trace.db\n"
     "\n"
     "Prints a summary of a trace: the run (command, versions, duration, exit\n"
-    "status, complete or cut short), the code objects with the most evaluations,\n"
-    "and the number of events of each kind.  Nothing in the trace is executed.\n"
+    "status, complete or cut short), what Dynamo decided (guard failures first),\n"
+    "the script's own code objects with the most evaluations (Dynamo's compiled\n"
+    "code named by its compile: `compiled 0/1 of f`), and the number of events\n"
+    "of each kind.  Nothing in the trace is executed.\n"
     "\n"
     "options:\n"
-    "  --json         print the same as one JSON object\n"
-    "  --top N        list N code objects (default 10)\n"
+    "  --json            print the same as one JSON object\n"
+    "  --top N           list N of the script's code objects (default 10)\n"
+    "  --top-library N   also list the N code objects with the most evaluations\n"
+    "                    anywhere, standard library and site-packages included\n"
     "  -h, --help     show this help\n"
     "\n"
     "exit status: 0; 2 for a usage error; 65 when the file is missing, not a\n"
@@ -282,13 +286,15 @@ static int cmd_show(int argc, char **argv) {
             return 0;
         } else if (strcmp(a, "--json") == 0) {
             o.json = 1;
-        } else if (strcmp(a, "--top") == 0) {
+        } else if (strcmp(a, "--top") == 0 || strcmp(a, "--top-library") == 0) {
             char *end;
-            if (++i >= argc) return usage_error("show", "--top needs a number%s", "");
+            if (++i >= argc) return usage_error("show", "%s needs a number", a);
             long n = strtol(argv[i], &end, 10);
             if (*end || n <= 0 || n > 100000)
-                return usage_error("show", "--top needs a positive number, not %s", argv[i]);
-            o.top = (int)n;
+                return usage_error("show", "--top and --top-library need a positive number, "
+                                           "not %s", argv[i]);
+            if (a[5]) o.top_library = (int)n;
+            else o.top = (int)n;
         } else if (a[0] == '-' && a[1]) {
             return usage_error("show", "unknown option %s", a);
         } else if (path) {

@@ -76,6 +76,8 @@ struct DrRecorder {
     _Atomic int state;
     int failed;
     DrError fail;
+    int64_t fail_ns; /* when the first write failed */
+    long flushes;
     /* writer thread only */
     CodeRow *codes;
     size_t ncodes;
@@ -205,6 +207,19 @@ static void fail(DrRecorder *r, const DrError *e) {
     if (r->failed) return;
     r->failed = 1;
     r->fail = *e;
+    r->fail_ns = dr_rec_now(r);
+}
+
+/* Test knob: DYNREC_FAULT_WRITE=N makes the Nth write of buffered records
+ * (flushes with something to write) fail as a full disk would, to show that the program goes on and what was
+ * committed before stays readable. */
+static long fault_write_at(void) {
+    static long at = -1;
+    if (at < 0) {
+        const char *v = getenv("DYNREC_FAULT_WRITE");
+        at = v && *v ? atol(v) : 0;
+    }
+    return at;
 }
 
 /* Splits a record into its strings and payload; returns its padded size. */
@@ -315,6 +330,9 @@ static void flush(DrRecorder *r) {
         DrError e = {0};
         /* Counts first: that writes the code objects the events refer to. */
         int rc = dr_trace_begin(r->trace, &e);
+        if (rc == DR_OK && full.len && ++r->flushes == fault_write_at())
+            rc = dr_error(&e, DR_ERR_FULL, "%s: the disk is full (injected by DYNREC_FAULT_WRITE)",
+                          dr_trace_path(r->trace));
         if (rc == DR_OK) rc = write_counts(r, &e);
         for (size_t off = 0; rc == DR_OK && off < full.len;) {
             const RecHdr *h = (const RecHdr *)(full.buf + off);
@@ -345,6 +363,20 @@ static void close_trace(DrRecorder *r, int exit_status, int exit_signal) {
             rc = dr_trace_set_meta_int(r->trace, "exit_signal", exit_signal, &e);
         if (rc == DR_OK) rc = dr_trace_commit(r->trace, &e);
         if (rc != DR_OK) fail(r, &e);
+    }
+    if (r->failed) {
+        /* Say in meta why recording stopped, when the disk takes it (a full
+         * one may not; readers then say when the last event was). */
+        char why[400];
+        snprintf(why, sizeof why, "%.3f s: %.300s", (double)r->fail_ns / 1e9,
+                 r->fail.code == DR_ERR_FULL ? "the disk was full" : r->fail.msg);
+        DrError e2 = {0};
+        dr_trace_rollback(r->trace);
+        if (dr_trace_begin(r->trace, &e2) == DR_OK &&
+            dr_trace_set_meta(r->trace, "stopped", why, &e2) == DR_OK)
+            dr_trace_commit(r->trace, &e2);
+        else
+            dr_trace_rollback(r->trace);
     }
     if (dr_trace_close(r->trace, !r->failed, &e) != DR_OK) fail(r, &e);
     r->trace = NULL;

@@ -28,6 +28,7 @@ const char *dr_strerror(int code) {
     case DR_ERR_CORRUPT: return "truncated or corrupt";
     case DR_ERR_BLOB: return "corrupt blob";
     case DR_ERR_SQL: return "sqlite error";
+    case DR_ERR_FULL: return "disk full";
     }
     return "unknown error";
 }

@@ -17,6 +17,7 @@ typedef enum {
     DR_ERR_CORRUPT,    /* truncated or corrupt database */
     DR_ERR_BLOB,       /* one blob is corrupt or oversized (that item only) */
     DR_ERR_SQL,        /* any other SQLite failure */
+    DR_ERR_FULL,       /* the disk (or the file system's quota) is full */
     /* Adding a code: update dr_strerror in error.c. */
 } DrStatus;
 

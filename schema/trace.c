@@ -183,6 +183,11 @@ struct DrTrace {
 };
 
 static int sql_err(DrTrace *t, DrError *err, int rc, const char *what) {
+    int full = (rc & 0xff) == SQLITE_FULL ||
+               ((rc & 0xff) == SQLITE_IOERR && t && t->db && sqlite3_system_errno(t->db) == ENOSPC);
+    if (full)
+        return dr_error(err, DR_ERR_FULL, "%s: %s failed: the disk is full",
+                        t && t->path ? t->path : "trace", what);
     int code = (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) ? DR_ERR_CORRUPT
                : rc == SQLITE_NOMEM                          ? DR_ERR_NOMEM
                : (rc == SQLITE_FULL || rc == SQLITE_IOERR || rc == SQLITE_CANTOPEN ||
@@ -336,6 +341,12 @@ int dr_trace_commit(DrTrace *t, DrError *err) {
     int rc = step_done(t, t->st[ST_COMMIT], "commit", err);
     if (rc == DR_OK) t->in_txn = 0;
     return rc;
+}
+
+void dr_trace_rollback(DrTrace *t) {
+    if (!t || !t->in_txn) return;
+    sqlite3_exec(t->db, "ROLLBACK", NULL, NULL, NULL); /* may fail: no transaction left */
+    t->in_txn = 0;
 }
 
 int dr_trace_set_meta(DrTrace *t, const char *key, const char *value, DrError *err) {
@@ -590,7 +601,14 @@ static int check_header(const char *path, DrError *err) {
         return dr_error(err, DR_ERR_CORRUPT, "%s: corrupt header (page size %u); record it again",
                         path, pgsz);
     uint32_t npages = be32(h + 28);
-    if (npages && be32(h + 24) == be32(h + 92) &&
+    /* A trace whose recording stopped early (a full disk, a killed run) may
+     * keep its latest pages in the -wal file beside it: SQLite reads them
+     * from there, so the main file may be shorter than the header says. */
+    char wal[4200];
+    struct stat wb;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    int has_wal = h[18] == 2 && stat(wal, &wb) == 0 && S_ISREG(wb.st_mode) && wb.st_size > 0;
+    if (npages && !has_wal && be32(h + 24) == be32(h + 92) &&
         (uint64_t)sb.st_size < (uint64_t)npages * pgsz)
         return dr_error(err, DR_ERR_CORRUPT,
                         "%s: truncated (%lld of %llu bytes); the trace was cut short in a copy, "

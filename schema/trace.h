@@ -75,6 +75,9 @@ DrTrace *dr_trace_create_reserved(const char *path, DrError *err);
 int dr_trace_begin(DrTrace *t, DrError *err);
 int dr_trace_commit(DrTrace *t, DrError *err);
 
+/* Abandons the open transaction, if any (after a failed write). */
+void dr_trace_rollback(DrTrace *t);
+
 /* Sets meta[key] (replacing an earlier value). */
 int dr_trace_set_meta(DrTrace *t, const char *key, const char *value, DrError *err);
 int dr_trace_set_meta_int(DrTrace *t, const char *key, int64_t value, DrError *err);

@@ -530,3 +530,99 @@ Test(e2e, missing_script_exits_2_naming_it) {
     cr_assert_str_eq(p->out.data, "");
     cr_assert_neq(access(e2e_path("T.db"), F_OK), 0, "a missing script left a trace behind");
 }
+
+/* ---- 10: write failures ------------------------------------------------ */
+
+/* show's verdict on a trace whose recording stopped on a full disk. */
+static void assert_stopped_readable(const char *trace) {
+    E2eProc *s = e2e_run((const char *[]){e2e_bin, "show", trace, NULL});
+    e2e_assert_exit(s, 0, e2e_fmt("dynrec show %s", trace));
+    cr_assert_not_null(strstr(s->out.data, "INCOMPLETE: recording stopped at "), "%s",
+                       s->out.data);
+    cr_assert_not_null(strstr(s->out.data, "the disk was full"), "%s", s->out.data);
+    DrTrace *t = e2e_open(e2e_path(trace));
+    cr_assert_eq(dr_trace_is_complete(t), 0);
+    cr_assert_not_null(e2e_meta(t, "script"), "the start of the run is not readable");
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM events"), 0);
+}
+
+/* An injected write failure: the program runs on unchanged, what was
+ * committed before stays readable, meta says why recording stopped. */
+Test(e2e, write_failure_keeps_what_was_committed) {
+    e2e_copy_example("shape_recompiles.py");
+    E2eProc *py = e2e_run_python((const char *[]){"shape_recompiles.py", NULL}, NULL,
+                                 E2E_TORCH_TIMEOUT_MS);
+    setenv("DYNREC_FAULT_WRITE", "4", 1);
+    E2eProc *dr = e2e_record("T.db", (const char *[]){"shape_recompiles.py", NULL}, NULL,
+                             E2E_TORCH_TIMEOUT_MS);
+    unsetenv("DYNREC_FAULT_WRITE");
+    e2e_assert_exit(dr, 0, "shape_recompiles.py with a failing writer");
+    cr_assert_str_eq(dr->out.data, py->out.data, "the program's output changed");
+    /* stderr: the program's own (none), then dynrec's one line about it. */
+    cr_assert_not_null(strstr(dr->err.data, "dynrec: the trace T.db is incomplete: "), "%s",
+                       dr->err.data);
+    assert_stopped_readable("T.db");
+    DrTrace *t = e2e_open(e2e_path("T.db"));
+    char *why = e2e_meta(t, "stopped");
+    cr_assert(why && why[0] >= '0' && why[0] <= '9' && strstr(why, " s: the disk was full"),
+              "meta stopped: %s", why ? why : "(none)");
+}
+
+/* A real full disk: a small tmpfs (root only; skipped with a reason
+ * otherwise).  The trace's last pages stay in its -wal file, which every
+ * reader opens with it. */
+Test(e2e, full_disk_keeps_a_readable_trace) {
+    if (geteuid() != 0) {
+        printf("e2e.full_disk_keeps_a_readable_trace: skipped: mounting a tmpfs needs root\n");
+        return;
+    }
+    e2e_copy_example("shape_recompiles.py");
+    char *mnt = e2e_path("small");
+    cr_assert_eq(mkdir(mnt, 0755), 0);
+    E2eProc *m = e2e_run_in((const char *[]){"/bin/mount", "-t", "tmpfs", "-o", "size=200k",
+                                             "tmpfs", mnt, NULL}, NULL, 10000);
+    if (m->status != 0) {
+        printf("e2e.full_disk_keeps_a_readable_trace: skipped: cannot mount a tmpfs here (%s)\n",
+               m->err.data);
+        return;
+    }
+    E2eProc *py = e2e_run_python((const char *[]){"shape_recompiles.py", NULL}, NULL,
+                                 E2E_TORCH_TIMEOUT_MS);
+    E2eProc *dr = e2e_run_in((const char *[]){e2e_bin, "run", "-q", "-o", "small/t.db",
+                                              "shape_recompiles.py", NULL}, NULL,
+                             E2E_TORCH_TIMEOUT_MS);
+    /* The files as they are, then the mount goes before any assertion. */
+    E2eProc *cp = e2e_run_in((const char *[]){"/bin/sh", "-c", "cp small/t.db* . ; umount small",
+                                              NULL}, NULL, 10000);
+    e2e_assert_exit(cp, 0, "copying the trace off the tmpfs and unmounting it");
+    e2e_assert_exit(dr, 0, "dynrec run on a full disk");
+    cr_assert_str_eq(dr->out.data, py->out.data, "the program's output changed");
+    cr_assert_not_null(strstr(dr->err.data, "is incomplete"), "%s", dr->err.data);
+    cr_assert_eq(access(e2e_path("t.db-wal"), F_OK), 0, "no -wal file was left");
+    assert_stopped_readable("t.db");
+}
+
+/* show lists the script's own code, Dynamo's compiled code by its compile,
+ * and library code only with --top-library. */
+Test(e2e, show_lists_own_code_and_names_compiled_code) {
+    e2e_copy_example("shape_recompiles.py");
+    E2eProc *r = e2e_record("T.db", (const char *[]){"shape_recompiles.py", NULL}, NULL,
+                            E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(r, 0, "shape_recompiles.py");
+    E2eProc *s = e2e_run((const char *[]){e2e_bin, "show", "T.db", NULL});
+    e2e_assert_exit(s, 0, "dynrec show");
+    for (int k = 0; k < 4; k++)
+        cr_assert_not_null(strstr(s->out.data, e2e_fmt("compiled 0/%d of scale ", k)), "%s",
+                           s->out.data);
+    const char *own = strstr(s->out.data, "the script's own code");
+    cr_assert_not_null(own, "%s", s->out.data);
+    cr_assert_null(strstr(own, "/site-packages/"), "library code listed by default:\n%s", own);
+    cr_assert_null(strstr(s->out.data, "all code objects"), "%s", s->out.data);
+    E2eProc *l = e2e_run((const char *[]){e2e_bin, "show", "--top-library", "5", "T.db", NULL});
+    e2e_assert_exit(l, 0, "dynrec show --top-library 5");
+    const char *all = strstr(l->out.data, "all code objects by evaluations, libraries included");
+    cr_assert_not_null(all, "%s", l->out.data);
+    cr_assert(strstr(all, "/site-packages/") || strstr(all, "/lib/python3."), "%s", all);
+    E2eProc *j = e2e_run((const char *[]){e2e_bin, "show", "--json", "T.db", NULL});
+    cr_assert_not_null(strstr(j->out.data, "\"compiled\": \"0/3\""), "%s", j->out.data);
+}

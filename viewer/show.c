@@ -37,21 +37,35 @@ static int meta_row(void *ud, int n, const char *const *names, const char *const
     return 0;
 }
 
+/* Rows of CODE_SQL: filename, qualname, firstlineno, calls, resumes and the
+ * compile id when the code object is the compiled code of a cache entry. */
 static int code_row(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     RowCtx *c = ud;
-    if (n < 5) return 0;
+    if (n < 6) return 0;
     if (c->json) {
         fputs(c->n++ ? ",\n    " : "\n    ", c->out);
         fputs("{\"filename\": ", c->out);
         dr_json_string(c->out, v[0]);
         fputs(", \"qualname\": ", c->out);
         dr_json_string(c->out, v[1]);
-        fprintf(c->out, ", \"firstlineno\": %lld, \"calls\": %lld, \"resumes\": %lld}",
+        fprintf(c->out, ", \"firstlineno\": %lld, \"calls\": %lld, \"resumes\": %lld",
                 atoll(v[2] ? v[2] : "0"), atoll(v[3] ? v[3] : "0"), atoll(v[4] ? v[4] : "0"));
+        if (v[5]) {
+            fputs(", \"compiled\": ", c->out);
+            dr_json_string(c->out, v[5]);
+        }
+        fputc('}', c->out);
     } else {
         c->n++;
         fprintf(c->out, "  %12lld %9lld  ", atoll(v[3] ? v[3] : "0"), atoll(v[4] ? v[4] : "0"));
+        if (v[5]) {
+            /* Dynamo's compiled code carries the function's name: say which
+             * compile it is instead of repeating the function. */
+            fputs("compiled ", c->out);
+            dr_text_safe(c->out, v[5]);
+            fputs(" of ", c->out);
+        }
         dr_text_safe(c->out, v[1]);
         fputs("  ", c->out);
         dr_text_safe(c->out, v[0]);
@@ -204,18 +218,26 @@ static void text_line(FILE *out, const char *label, const char *value) {
 int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     int complete = dr_trace_is_complete(t);
     int top = o->top > 0 ? o->top : 10;
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT filename, qualname, firstlineno, calls, resumes FROM v_frame_counts "
-             "ORDER BY calls + resumes DESC, qualname LIMIT %d", top);
+    int top_lib = o->top_library > 0 ? o->top_library : 10;
+    /* Code objects with their counts, and the compile whose cache entry
+     * a code object is (Dynamo's compiled code keeps the function's name). */
+#define CODE_SQL                                                                           \
+    "SELECT c.filename, c.qualname, c.firstlineno, fc.calls, fc.resumes, e.cid "           \
+    "FROM frame_counts fc JOIN v_code c ON c.code_id = fc.code_id LEFT JOIN "              \
+    "(SELECT code2_id, min(compile_id) AS cid FROM v_ev WHERE kind = 'cache_entry' "        \
+    "GROUP BY code2_id) e ON e.code2_id = fc.code_id "
+#define LIBRARY_CODE                                                                        \
+    "(c.filename LIKE '<%%' OR c.filename LIKE '%%/site-packages/%%' OR "                   \
+    "c.filename LIKE '%%/lib/python3.%%')"
+    char sql[1024];
+    snprintf(sql, sizeof sql, CODE_SQL "ORDER BY fc.calls + fc.resumes DESC, c.qualname LIMIT %d",
+             top_lib);
     /* The user's own code: what is left without the standard library,
      * installed packages and frozen modules. */
-    char user_sql[640];
+    char user_sql[1024];
     snprintf(user_sql, sizeof user_sql,
-             "SELECT filename, qualname, firstlineno, calls, resumes FROM v_frame_counts "
-             "WHERE filename NOT LIKE '<%%' AND filename NOT LIKE '%%/site-packages/%%' "
-             "AND filename NOT LIKE '%%/lib/python3.%%' "
-             "ORDER BY calls + resumes DESC, qualname LIMIT %d", top);
+             CODE_SQL "WHERE NOT " LIBRARY_CODE
+             " ORDER BY fc.calls + fc.resumes DESC, c.qualname LIMIT %d", top);
     const char *kinds_sql = "SELECT kind, count(*) FROM v_events GROUP BY kind ORDER BY 2 DESC, 1";
     RowCtx c = {out, o->json, 0};
     int rc;
@@ -254,9 +276,23 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     fprintf(out, " (schema %d, dynrec ", dr_trace_schema_version(t));
     dr_text_safe(out, writer ? writer : "?");
     fputs(")\n", out);
-    fprintf(out, "%-12s %s\n", "recording",
-            complete ? "complete"
-                     : "INCOMPLETE: the run was cut short; counts are as of the last flush");
+    char *stopped = complete ? NULL : meta(t, "stopped");
+    char *last = NULL;
+    if (!complete && !stopped)
+        dr_trace_query_text(t, "SELECT printf('%.3f', max(t_ns) / 1e9) FROM events", &last, NULL);
+    if (complete) {
+        fprintf(out, "%-12s complete\n", "recording");
+    } else if (stopped) {
+        /* The recorder's own word: "2.3 s: the disk was full". */
+        fprintf(out, "%-12s INCOMPLETE: recording stopped at ", "recording");
+        dr_text_safe(out, stopped);
+        fputs("; what was written before is all here\n", out);
+    } else {
+        fprintf(out, "%-12s INCOMPLETE: the run was cut short (last event at %s s); counts are "
+                     "as of the last flush\n", "recording", last ? last : "?");
+    }
+    free(stopped);
+    free(last);
     text_line(out, "command", cmd);
     text_line(out, "script", script);
     text_line(out, "module", module);
@@ -284,17 +320,18 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     }
     rc = show_dynamo(t, out, 0, err);
     if (rc == DR_OK) {
-        fprintf(out, "\ncode objects by evaluations (top %d)\n  %12s %9s  %s\n", top, "calls",
+        fprintf(out, "\nthe script's own code by evaluations (top %d; the standard library and "
+                     "site-packages with --top-library N)\n  %12s %9s  %s\n", top, "calls",
                 "resumes", "code");
         c.n = 0;
-        rc = dr_trace_query(t, sql, code_row, &c, err);
-    }
-    if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);
-    if (rc == DR_OK) {
-        fprintf(out, "\nthe script's own code (outside the standard library and site-packages)\n"
-                     "  %12s %9s  %s\n", "calls", "resumes", "code");
-        c.n = 0;
         rc = dr_trace_query(t, user_sql, code_row, &c, err);
+        if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);
+    }
+    if (rc == DR_OK && o->top_library > 0) {
+        fprintf(out, "\nall code objects by evaluations, libraries included (top %d)\n"
+                     "  %12s %9s  %s\n", top_lib, "calls", "resumes", "code");
+        c.n = 0;
+        rc = dr_trace_query(t, sql, code_row, &c, err);
         if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);
     }
     if (rc == DR_OK) {

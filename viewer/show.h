@@ -8,7 +8,8 @@
 
 typedef struct DrShowOptions {
     int json; /* --json */
-    int top;  /* how many code objects to list */
+    int top;  /* how many of the script's own code objects to list */
+    int top_library; /* --top-library: also list all code, libraries included (0: not) */
 } DrShowOptions;
 
 /* Writes the summary of an open trace to out.  Returns DR_OK or an error
