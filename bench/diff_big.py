@@ -37,6 +37,10 @@ while have < want:
         " text_id, data_id, key_id, blob_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         [r[:5] + (remap[r[5]],) + r[6:] for r in rows])
     have += len(rows)
+if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'event_counts'").fetchone()[0]:
+    # The writer's per-kind counts, for the grown events table.
+    db.execute("DELETE FROM event_counts")
+    db.execute("INSERT INTO event_counts SELECT kind_id, count(*) FROM events GROUP BY kind_id")
 db.commit()
 db.close()
 print(have)

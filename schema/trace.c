@@ -54,8 +54,12 @@ static const char DDL_V1[] =
     "  compile_id INTEGER REFERENCES strings, num INTEGER,\n"
     "  text_id INTEGER REFERENCES strings, data_id INTEGER REFERENCES strings,\n"
     "  key_id INTEGER REFERENCES strings, blob_id INTEGER REFERENCES blobs);\n"
-    /* Version 2: the value trees of captured frame inputs (dynrec replay). */
-    VALUE_NODES_DDL("");
+    /* Version 2: the value trees of captured frame inputs (dynrec replay),
+     * and the number of events of each kind (kept by the writer, so readers
+     * need not count a million rows). */
+    VALUE_NODES_DDL("")
+    "CREATE TABLE event_counts(kind_id INTEGER PRIMARY KEY REFERENCES strings,\n"
+    "  n INTEGER NOT NULL);\n";
 
 /* The views: the stable read interface.  The writer stores them in the file
  * for the plain sqlite3 CLI; the reader never uses a file's own views (they
@@ -78,13 +82,17 @@ static const char VIEWS_V1[] =
     "CREATE VIEW v_events AS SELECT e.seq, e.t_ns, e.thread, e.kind, v.filename, v.qualname,\n"
     "  e.compile_id, e.num, e.text, e.data, e.blob_id\n"
     "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id;\n"
+    /* On the events table itself, by kind id: a large trace is scanned
+     * three times, not joined with strings row by row. */
     "CREATE VIEW v_frames AS\n"
-    "  WITH cb AS (SELECT code_id, count(*) AS callbacks,\n"
-    "      sum(json_extract(data, '$.outcome') = 'compiled') AS ran_compiled\n"
-    "      FROM v_ev WHERE kind = 'callback' GROUP BY code_id),\n"
-    "    cp AS (SELECT code_id, count(*) AS compiles FROM v_ev WHERE kind = 'compile'\n"
-    "      GROUP BY code_id),\n"
-    "    links AS (SELECT DISTINCT code_id, code2_id FROM v_ev WHERE kind = 'cache_entry'),\n"
+    "  WITH cb AS (SELECT e.code_id, count(*) AS callbacks,\n"
+    "      sum(json_extract(d.text, '$.outcome') = 'compiled') AS ran_compiled\n"
+    "      FROM events e LEFT JOIN strings d ON d.id = e.data_id\n"
+    "      WHERE e.kind_id = (SELECT id FROM strings WHERE text = 'callback') GROUP BY e.code_id),\n"
+    "    cp AS (SELECT code_id, count(*) AS compiles FROM events\n"
+    "      WHERE kind_id = (SELECT id FROM strings WHERE text = 'compile') GROUP BY code_id),\n"
+    "    links AS (SELECT DISTINCT code_id, code2_id FROM events\n"
+    "      WHERE kind_id = (SELECT id FROM strings WHERE text = 'cache_entry')),\n"
     "    runs AS (SELECT l.code_id, sum(fc.calls) AS runs FROM links l\n"
     "      JOIN frame_counts fc ON fc.code_id = l.code2_id GROUP BY l.code_id)\n"
     "  SELECT v.filename, v.qualname, v.firstlineno, cb.callbacks,\n"
@@ -130,6 +138,8 @@ static const char VIEWS_V1[] =
     "  json_extract(e.data, '$.nodes') AS nodes, json_extract(e.data, '$.data_bytes') AS\n"
     "  data_bytes, e.blob_id AS code_blob, e.seq\n"
     "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'capture';\n"
+    "CREATE VIEW v_event_counts AS SELECT s.text AS kind, c.n FROM event_counts c\n"
+    "  JOIN strings s ON s.id = c.kind_id;\n"
     "CREATE VIEW v_values AS SELECT n.capture, n.node, k.text AS kind, y.text AS type, n.value,\n"
     "  n.blob_id FROM value_nodes n JOIN strings k ON k.id = n.kind_id\n"
     "  JOIN strings y ON y.id = n.type_id;\n";
@@ -138,7 +148,7 @@ static const char VIEWS_V1[] =
  * stmt_sql[] at the same index. */
 enum {
     ST_BEGIN, ST_COMMIT, ST_META, ST_STRING, ST_BLOB, ST_DICT, ST_CODE,
-    ST_COUNT, ST_EVENT, ST_FILE, ST_VALUE, ST__N
+    ST_COUNT, ST_EVENT, ST_FILE, ST_VALUE, ST_KIND_COUNT, ST__N
 };
 static const char *const stmt_sql[ST__N] = {
     [ST_BEGIN] = "BEGIN",
@@ -158,6 +168,8 @@ static const char *const stmt_sql[ST__N] = {
     [ST_FILE] = "INSERT INTO files(path_id, role_id, size, blob_id) VALUES(?1, ?2, ?3, ?4)",
     [ST_VALUE] = "INSERT OR IGNORE INTO value_nodes(capture, node, kind_id, type_id, value,"
                  " blob_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [ST_KIND_COUNT] = "INSERT INTO event_counts(kind_id, n) VALUES(?1, ?2)"
+                      " ON CONFLICT(kind_id) DO UPDATE SET n = excluded.n",
 };
 
 /* One slot of the writer's string table: open addressing on the hash. */
@@ -179,6 +191,11 @@ struct DrTrace {
     size_t str_cap, str_n;
     int64_t next_str_id;
     DrDict *dict;       /* writer: used for new blobs; reader: loaded lazily */
+    struct KindCount {  /* writer: events of each kind, written at commit */
+        int64_t id, n;
+        int dirty;
+    } *kinds;
+    size_t nkinds, kinds_cap;
     int dict_loaded;
 };
 
@@ -240,6 +257,7 @@ void dr_trace_free(DrTrace *t) {
     if (t->db) sqlite3_close_v2(t->db);
     for (size_t i = 0; i < t->str_cap; i++) free(t->strs[i].text);
     free(t->strs);
+    free(t->kinds);
     dr_dict_free(t->dict);
     free(t->path);
     free(t);
@@ -336,8 +354,36 @@ int dr_trace_begin(DrTrace *t, DrError *err) {
     return rc;
 }
 
+/* One more event of kind id, counted in memory until the commit. */
+static int count_kind(DrTrace *t, int64_t id, DrError *err) {
+    for (size_t i = 0; i < t->nkinds; i++)
+        if (t->kinds[i].id == id) {
+            t->kinds[i].n++;
+            t->kinds[i].dirty = 1;
+            return DR_OK;
+        }
+    if (t->nkinds == t->kinds_cap) {
+        size_t ncap = t->kinds_cap ? t->kinds_cap * 2 : 32;
+        struct KindCount *k = realloc(t->kinds, ncap * sizeof *k);
+        if (!k) return dr_error(err, DR_ERR_NOMEM, "%s: out of memory", t->path);
+        t->kinds = k;
+        t->kinds_cap = ncap;
+    }
+    t->kinds[t->nkinds++] = (struct KindCount){id, 1, 1};
+    return DR_OK;
+}
+
 int dr_trace_commit(DrTrace *t, DrError *err) {
     if (!t->in_txn) return DR_OK;
+    for (size_t i = 0; i < t->nkinds; i++) {
+        if (!t->kinds[i].dirty) continue;
+        sqlite3_stmt *st = t->st[ST_KIND_COUNT];
+        sqlite3_bind_int64(st, 1, t->kinds[i].id);
+        sqlite3_bind_int64(st, 2, t->kinds[i].n);
+        int krc = step_done(t, st, "counting events", err);
+        if (krc != DR_OK) return krc;
+        t->kinds[i].dirty = 0;
+    }
     int rc = step_done(t, t->st[ST_COMMIT], "commit", err);
     if (rc == DR_OK) t->in_txn = 0;
     return rc;
@@ -496,6 +542,7 @@ int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err) {
     if (data) sqlite3_bind_int64(st, 10, data);
     if (key) sqlite3_bind_int64(st, 11, key);
     if (step_done(t, st, "writing an event", err) != DR_OK) return -1;
+    if (count_kind(t, kind, err) != DR_OK) return -1;
     return sqlite3_last_insert_rowid(t->db);
 }
 
@@ -686,34 +733,22 @@ DrTrace *dr_trace_open(const char *path, DrError *err) {
         goto fail;
     }
     t->schema_version = (int)ver;
-    /* Version 1 predates captured values: an empty TEMP table stands in. */
-    if (ver < 2 && exec(t, VALUE_NODES_DDL("TEMP "), err) != DR_OK) goto fail;
+    /* Version 1 predates captured values (an empty TEMP table stands in)
+     * and kept no event counts (counted here, once). */
+    int64_t has_values = 0, has_counts = 0;
+    if (pragma_int(t, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                      "name = 'value_nodes'", &has_values, err) != DR_OK ||
+        pragma_int(t, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                      "name = 'event_counts'", &has_counts, err) != DR_OK)
+        goto fail;
+    if ((!has_values && exec(t, VALUE_NODES_DDL("TEMP "), err) != DR_OK) ||
+        (!has_counts && exec(t, "CREATE TEMP TABLE event_counts AS SELECT kind_id, count(*) AS n"
+                                " FROM events GROUP BY kind_id", err) != DR_OK))
+        goto fail;
     if (define_temp_views(t, err) != DR_OK) goto fail;
-    /* quick_check reads every page: it turns a truncated or damaged file
-     * into one clear message here instead of odd failures later. */
-    sqlite3_stmt *st = NULL;
-    rc = sqlite3_prepare_v2(t->db, "PRAGMA quick_check(1)", -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        sql_err(t, err, rc, "integrity check");
-        goto fail;
-    }
-    rc = sqlite3_step(st);
-    int ok = rc == SQLITE_ROW && sqlite3_column_text(st, 0) &&
-             strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
-    char detail[200] = "";
-    if (rc == SQLITE_ROW && !ok && sqlite3_column_text(st, 0))
-        snprintf(detail, sizeof detail, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW) {
-        sql_err(t, err, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "integrity check");
-        if (err && err->code == DR_ERR_SQL) err->code = DR_ERR_CORRUPT;
-        goto fail;
-    }
-    if (!ok) {
-        dr_error(err, DR_ERR_CORRUPT, "%s: the trace is corrupt (%s); record it again", path,
-                 detail);
-        goto fail;
-    }
+    /* No full-file check here: opening costs what it reads (the header,
+     * the schema), not the file's size.  Corruption met later by a query
+     * is reported then, as DR_ERR_CORRUPT naming the file. */
     return t;
 fail:
     dr_trace_free(t);

@@ -289,6 +289,9 @@ Test(replay, other_python_and_old_traces_are_refused) {
     DrTrace *t = e2e_open(old);
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_values"), 0);
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_captures"), 0);
+    /* Its event counts, which version 1 did not keep, are counted on open. */
+    cr_assert_eq(e2e_sql_int(t, "SELECT sum(n) FROM v_event_counts"),
+                 e2e_sql_int(t, "SELECT count(*) FROM events"));
 }
 
 Test(replay, usage_errors) {

@@ -128,56 +128,101 @@ static int any_row(void *ud, int n, const char *const *names, const char *const 
 
 /* The Dynamo sections, guard failures first: what a user asks first is why
  * a function recompiled. */
+/* The Dynamo sections, guard failures first: what a user asks first is why
+ * a function recompiled.  Each is about one kind of event: a section whose
+ * kind the trace never recorded costs no query, and the others ask for no
+ * more rows than there are, so that the scan of a large trace stops early. */
 static const struct {
-    const char *title, *sql;
+    const char *title, *kind, *sql;
+    long limit;
 } dynamo_sections[] = {
-    {"guard failures (why a cache entry was rejected)",
+    {"guard failures (why a cache entry was rejected)", "guard_failure",
      "SELECT compile_id, 'rejects ' || failed_compile_id, qualname, reason FROM v_guard_failures "
-     "ORDER BY seq LIMIT 20"},
-    {"compiles",
+     "ORDER BY seq", 20},
+    {"compiles", "compile",
      "SELECT compile_id, qualname, outcome, 'graphs=' || graphs, 'attempts=' || attempts, "
      "CASE WHEN recompile THEN 'recompile' ELSE '' END, printf('%.1f ms', duration_ms), "
-     "coalesce(reason, '') FROM v_compiles ORDER BY seq LIMIT 30"},
-    {"graph breaks",
+     "coalesce(reason, '') FROM v_compiles ORDER BY seq", 30},
+    {"graph breaks", "graph_break",
      "SELECT compile_id, qualname, 'line ' || lineno, type, reason FROM v_graph_breaks "
-     "ORDER BY seq LIMIT 20"},
-    {"errors", "SELECT compile_id, exc_type, CASE WHEN suppressed THEN 'suppressed' ELSE 'raised' "
-               "END, message FROM v_errors ORDER BY seq LIMIT 20"},
-    {"frames Dynamo handled (callbacks, cache hits, compiles)",
+     "ORDER BY seq", 20},
+    {"errors", "error",
+     "SELECT compile_id, exc_type, CASE WHEN suppressed THEN 'suppressed' ELSE 'raised' "
+     "END, message FROM v_errors ORDER BY seq", 20},
+    {"frames Dynamo handled (callbacks, cache hits, compiles)", "compile",
      "SELECT qualname, 'callbacks=' || callbacks, 'cache_hits=' || cache_hits, 'compiles=' || "
      "compiles, filename || ':' || firstlineno FROM v_frames WHERE compiles > 0 "
-     "ORDER BY cache_hits + callbacks DESC LIMIT 20"},
-    {"speculation (restarts, rollbacks, higher-order-op branches)",
+     "ORDER BY cache_hits + callbacks DESC", 20},
+    {"speculation (restarts, rollbacks, higher-order-op branches)", NULL,
      "SELECT compile_id, action, detail FROM v_speculation WHERE NOT (action = 'checkpoint' AND "
-     "json_extract(data, '$.scope') = 'attempt') ORDER BY seq LIMIT 20"},
-    {"backend graphs", "SELECT compile_id, backend, 'nodes=' || nodes FROM v_graphs ORDER BY seq "
-                       "LIMIT 20"},
-    {"side effects", "SELECT compile_id, status, description FROM v_side_effects ORDER BY seq "
-                     "LIMIT 20"},
-    {"frame inputs captured for dynrec replay (not replayable first)",
+     "json_extract(data, '$.scope') = 'attempt') ORDER BY seq", 20},
+    {"backend graphs", "graph",
+     "SELECT compile_id, backend, 'nodes=' || nodes FROM v_graphs ORDER BY seq", 20},
+    {"side effects", "side_effect",
+     "SELECT compile_id, status, description FROM v_side_effects ORDER BY seq", 20},
+    {"frame inputs captured for dynrec replay (not replayable first)", "capture",
      "SELECT compile_id, qualname, CASE WHEN replayable THEN 'replayable' ELSE "
      "'not replayable: ' || coalesce(reason, '?') END, nodes || ' values', "
-     "data_bytes || ' bytes of tensor data' FROM v_captures ORDER BY replayable, seq LIMIT 20"},
+     "data_bytes || ' bytes of tensor data' FROM v_captures ORDER BY replayable, seq", 20},
 };
+
+typedef struct {
+    char kind[64];
+    long n;
+} KindN;
+
+typedef struct {
+    KindN *v;
+    size_t n, cap;
+} Kinds;
+
+static int kinds_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    Kinds *k = ud;
+    if (n < 2 || !v[0] || k->n == k->cap) return 0;
+    snprintf(k->v[k->n].kind, sizeof k->v[k->n].kind, "%s", v[0]);
+    k->v[k->n++].n = atol(v[1] ? v[1] : "0");
+    return 0;
+}
+
+/* How many events of kind the trace holds (from v_event_counts). */
+static long kind_count(const Kinds *k, const char *kind) {
+    for (size_t i = 0; i < k->n; i++)
+        if (strcmp(k->v[i].kind, kind) == 0) return k->v[i].n;
+    return 0;
+}
 
 static int show_dynamo(DrTrace *t, FILE *out, int json, DrError *err) {
     RowCtx c = {out, json, 0};
     int any = 0;
+    KindN kv[256];
+    Kinds kinds = {kv, 0, sizeof kv / sizeof *kv};
+    int rc = dr_trace_query(t, "SELECT kind, n FROM v_event_counts", kinds_row, &kinds, err);
+    if (rc != DR_OK) return rc;
     if (json) fputs(",\n  \"dynamo\": {", out);
     for (size_t i = 0; i < sizeof dynamo_sections / sizeof *dynamo_sections; i++) {
         c.n = 0;
+        long have = dynamo_sections[i].kind ? kind_count(&kinds, dynamo_sections[i].kind)
+                                            : kind_count(&kinds, "speculation");
+        long limit = dynamo_sections[i].limit;
+        /* A section of one row per event stops after the last one there is. */
+        if (dynamo_sections[i].kind && strcmp(dynamo_sections[i].kind, "compile") != 0 &&
+            have < limit)
+            limit = have;
+        char sql[1024];
+        snprintf(sql, sizeof sql, "%s LIMIT %ld", dynamo_sections[i].sql, limit);
         if (json) {
             fputs(i ? ",\n    " : "\n    ", out);
             dr_json_string(out, dynamo_sections[i].title);
             fputs(": [", out);
-        } else {
+        } else if (have > 0) {
             /* Text: print the title only above a non-empty section. */
             char *buf = NULL;
             size_t len = 0;
             FILE *tmp = open_memstream(&buf, &len);
             if (!tmp) return dr_error(err, DR_ERR_NOMEM, "out of memory");
             c.out = tmp;
-            int rc = dr_trace_query(t, dynamo_sections[i].sql, any_row, &c, err);
+            rc = dr_trace_query(t, sql, any_row, &c, err);
             fclose(tmp);
             c.out = out;
             if (rc != DR_OK) {
@@ -190,9 +235,10 @@ static int show_dynamo(DrTrace *t, FILE *out, int json, DrError *err) {
             }
             free(buf);
             continue;
+        } else {
+            continue;
         }
-        int rc = dr_trace_query(t, dynamo_sections[i].sql, any_row, &c, err);
-        if (rc != DR_OK) return rc;
+        if (have > 0 && (rc = dr_trace_query(t, sql, any_row, &c, err)) != DR_OK) return rc;
         fputs(c.n ? "\n    ]" : "]", out);
     }
     if (json) fputs("\n  }", out);
@@ -224,8 +270,9 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
 #define CODE_SQL                                                                           \
     "SELECT c.filename, c.qualname, c.firstlineno, fc.calls, fc.resumes, e.cid "           \
     "FROM frame_counts fc JOIN v_code c ON c.code_id = fc.code_id LEFT JOIN "              \
-    "(SELECT code2_id, min(compile_id) AS cid FROM v_ev WHERE kind = 'cache_entry' "        \
-    "GROUP BY code2_id) e ON e.code2_id = fc.code_id "
+    "(SELECT x.code2_id, min(s.text) AS cid FROM events x JOIN strings s ON s.id = "        \
+    "x.compile_id WHERE x.kind_id = (SELECT id FROM strings WHERE text = 'cache_entry') "  \
+    "GROUP BY x.code2_id) e ON e.code2_id = fc.code_id "
 #define LIBRARY_CODE                                                                        \
     "(c.filename LIKE '<%%' OR c.filename LIKE '%%/site-packages/%%' OR "                   \
     "c.filename LIKE '%%/lib/python3.%%')"
@@ -238,7 +285,7 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     snprintf(user_sql, sizeof user_sql,
              CODE_SQL "WHERE NOT " LIBRARY_CODE
              " ORDER BY fc.calls + fc.resumes DESC, c.qualname LIMIT %d", top);
-    const char *kinds_sql = "SELECT kind, count(*) FROM v_events GROUP BY kind ORDER BY 2 DESC, 1";
+    const char *kinds_sql = "SELECT kind, n FROM v_event_counts ORDER BY 2 DESC, 1";
     RowCtx c = {out, o->json, 0};
     int rc;
     if (o->json) {
