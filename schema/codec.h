@@ -38,6 +38,10 @@ enum {
 
 /* Default cap on the decoded size of one blob a reader accepts (1 GiB). */
 #define DR_CODEC_MAX_DEFAULT ((size_t)1 << 30)
+/* A compressed blob over DR_CODEC_BOMB_MIN bytes decoded that shrank more
+ * than DR_CODEC_BOMB_RATIO times is refused as a decompression bomb. */
+#define DR_CODEC_BOMB_MIN ((uint64_t)16 << 20)
+#define DR_CODEC_BOMB_RATIO 1000
 
 typedef struct DrDict DrDict; /* a zstd dictionary prepared for both directions */
 

@@ -484,3 +484,44 @@ Test(codec, truncated_payload) {
     free(longer);
     free(blob);
 }
+
+/* A real decompression bomb: 1 GiB of zeros compressed (streamed, so the
+ * test itself never holds the GiB) into a few tens of KB, under an honest
+ * header.  Refused from the sizes alone, before any allocation. */
+Test(codec, decompression_bomb_is_refused) {
+    const size_t total = (size_t)1 << 30, chunk = 1 << 20;
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    cr_assert_not_null(cc);
+    cr_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)));
+    cr_assert(!ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cc, total)));
+    uint8_t *zeros = calloc(1, chunk);
+    size_t cap = 1 << 20, used = 0;
+    uint8_t *frame = malloc(cap);
+    cr_assert(zeros && frame);
+    for (size_t done = 0; done < total; done += chunk) {
+        ZSTD_inBuffer in = {zeros, chunk, 0};
+        ZSTD_EndDirective end = done + chunk == total ? ZSTD_e_end : ZSTD_e_continue;
+        size_t left;
+        do {
+            ZSTD_outBuffer o = {frame + used, cap - used, 0};
+            left = ZSTD_compressStream2(cc, &o, &in, end);
+            cr_assert(!ZSTD_isError(left), "%s", ZSTD_getErrorName(left));
+            used += o.pos;
+            cr_assert_lt(used, cap, "the bomb is bigger than a bomb");
+        } while (end == ZSTD_e_end ? left != 0 : in.pos < in.size);
+    }
+    ZSTD_freeCCtx(cc);
+    free(zeros);
+    cr_assert_lt(used, 64 << 10, "1 GiB of zeros took %zu bytes", used);
+    uint8_t *blob = malloc(used + 16);
+    size_t n = put_header(blob, DR_CODEC_ZSTD, total, 0);
+    memcpy(blob + n, frame, used);
+    free(frame);
+    expect_blob_error(blob, n + used, NULL, 0);
+    void *dec = (void *)1;
+    size_t dlen = 0;
+    DrError err = {0};
+    dr_codec_decode(blob, n + used, NULL, 0, &dec, &dlen, &err);
+    cr_assert_not_null(strstr(err.msg, "decompression bomb"), "%s", err.msg);
+    free(blob);
+}

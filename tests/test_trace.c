@@ -832,3 +832,21 @@ Test(trace, event_counts_follow_the_events) {
     free(total);
     dr_trace_free(r);
 }
+
+/* A blob id that a row refers to but the blobs table lacks (a hostile or
+ * damaged trace): a clean error naming the trace and the blob. */
+Test(trace, missing_blob_is_reported_by_id) {
+    char path[PATH_MAX];
+    trace_file(path, sizeof path, "noblob.db");
+    trace_make_finished(path, 20);
+    DrError err = {0};
+    DrTrace *r = trace_open_ok(path);
+    void *out = NULL;
+    size_t len = 0;
+    int rc = dr_trace_read_blob(r, 987654, 0, &out, &len, &err);
+    cr_assert_eq(rc, DR_ERR_BLOB, "got %s: %s", dr_strerror(rc), err.msg);
+    cr_assert_null(out);
+    cr_assert_not_null(strstr(err.msg, "987654"), "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, path), "%s", err.msg);
+    dr_trace_free(r);
+}
