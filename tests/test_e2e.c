@@ -626,3 +626,37 @@ Test(e2e, show_lists_own_code_and_names_compiled_code) {
     E2eProc *j = e2e_run((const char *[]){e2e_bin, "show", "--json", "T.db", NULL});
     cr_assert_not_null(strstr(j->out.data, "\"compiled\": \"0/3\""), "%s", j->out.data);
 }
+
+/* ---- 11: threads ------------------------------------------------------- */
+
+/* Eight threads calling compiled functions while half of them make Dynamo
+ * recompile: the program's output is unchanged, nothing is dropped, the run
+ * ends (a deadlock would hit the timeout), and the trace's counts add up to
+ * the calls the script counted. */
+Test(e2e, eight_threads_hits_and_recompiles_add_up) {
+    e2e_copy_script("thread_storm.py");
+    E2eProc *py = e2e_run_python((const char *[]){"thread_storm.py", NULL}, NULL,
+                                 E2E_TORCH_TIMEOUT_MS);
+    E2eProc *dr = e2e_record("T.db", (const char *[]){"thread_storm.py", NULL}, NULL,
+                             E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(py, 0, "python thread_storm.py");
+    e2e_assert_exit(dr, 0, "dynrec run thread_storm.py");
+    cr_assert_str_eq(dr->out.data, py->out.data);
+    cr_assert_str_eq(dr->out.data, "steady 12000\nshifting 1200\n");
+    DrTrace *t = e2e_open(e2e_path("T.db"));
+    char *dropped = e2e_meta(t, "records_dropped");
+    cr_assert(!dropped || strcmp(dropped, "0") == 0, "records dropped: %s", dropped);
+    cr_assert_eq(dr_trace_is_complete(t), 1);
+    /* Every call ran compiled code: once right after its compile, or as a
+     * cache hit. */
+    cr_assert_eq(e2e_sql_int(t, "SELECT compiled_runs FROM v_frames WHERE qualname = 'steady'"),
+                 12000);
+    cr_assert_eq(e2e_sql_int(t, "SELECT compiled_runs FROM v_frames WHERE qualname = 'shifting'"),
+                 1200);
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_frames WHERE compiles > 0 AND "
+                                "cache_hits + compiles != compiled_runs"), 0);
+    cr_assert_geq(e2e_sql_int(t, "SELECT compiles FROM v_frames WHERE qualname = 'shifting'"), 5);
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_guard_failures"), 0);
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(DISTINCT thread) FROM v_ev WHERE kind = 'callback'"),
+                 8);
+}
