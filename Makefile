@@ -29,7 +29,7 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/default_dict.h
 
-.PHONY: all setup demo test check unit asan bench clean format
+.PHONY: all setup demo test check unit asan bench clean format fuzz
 
 all: setup
 	@$(MAKE) --no-print-directory $(BUILD)/dynrec
@@ -107,6 +107,35 @@ $(BUILD)/open_bench: bench/open_bench.c $(SCHEMA_SRC) $(VIEWER_SRC) $(HEADERS)
 
 $(BUILD)/dict_bench: bench/dict_bench.c schema/codec.c schema/error.c
 	$(CC) $(ALL_CFLAGS) -o $@ $^ -lzstd
+
+# Fuzzing with libFuzzer (clang, installed by `tools/setup.sh --fuzz`):
+# each target runs FUZZ_TIME seconds (default 60) from the seed corpus in
+# tests/fuzz/corpus/ plus what earlier runs found (build/fuzz/corpus-*),
+# after replaying every input in tests/fuzz/regressions/ (past crashes).
+FUZZ_TIME ?= 60
+FUZZ_CC   ?= clang
+FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+             -I$(BUILD) -DDR_DEFAULT_VENV='""'
+FUZZ_TARGETS := codec trace
+REPLAYER_LIB := replayer/util.c replayer/model.c replayer/compare.c
+
+fuzz:
+	@tools/setup.sh --fuzz
+	@$(MAKE) --no-print-directory $(BUILD)/default_dict.h
+	@mkdir -p $(BUILD)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_codec tests/fuzz/fuzz_codec.c schema/codec.c schema/error.c -lzstd
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_trace tests/fuzz/fuzz_trace.c $(SCHEMA_SRC) $(VIEWER_SRC) $(REPLAYER_LIB) $(LIBS)
+	@for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(BUILD)/fuzz/corpus-$$t; \
+	    if ls tests/fuzz/regressions/$$t/* >/dev/null 2>&1; then \
+	        $(BUILD)/fuzz/fuzz_$$t tests/fuzz/regressions/$$t/* || exit 1; fi; \
+	    echo "fuzz: $$t for $(FUZZ_TIME) s"; \
+	    $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -timeout=20 -rss_limit_mb=2048 \
+	        -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crash-$$t- \
+	        $(BUILD)/fuzz/corpus-$$t tests/fuzz/corpus/$$t 2>$(BUILD)/fuzz/$$t.log || \
+	        { tail -40 $(BUILD)/fuzz/$$t.log; exit 1; }; \
+	    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(BUILD)/fuzz/$$t.log; \
+	done
 
 format:
 	clang-format -i dynrec.c schema/*.[ch] recorder/*.[ch] viewer/*.[ch] replayer/*.[ch] tests/*.[ch] bench/*.c

@@ -13,7 +13,10 @@ NUMPY_VERSION=2.4.6
 PYTHON=${PYTHON:-python3}
 
 need=""
-for pkg in gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3; do
+pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3"
+# `make fuzz` only: clang with libFuzzer.
+[ "${1:-}" = "--fuzz" ] && pkgs="$pkgs clang libclang-rt-14-dev"
+for pkg in $pkgs; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
         need="$need $pkg"
 done
