@@ -112,7 +112,10 @@ $(BUILD)/dict_bench: bench/dict_bench.c schema/codec.c schema/error.c
 # each target runs FUZZ_TIME seconds (default 60) from the seed corpus in
 # tests/fuzz/corpus/ plus what earlier runs found (build/fuzz/corpus-*),
 # after replaying every input in tests/fuzz/regressions/ (past crashes).
+# The replay's value-tree parser is Python: the driver damages FUZZ_TREES
+# copies of each seed trace's trees itself (DYNREC_REPLAY_FUZZ).
 FUZZ_TIME ?= 60
+FUZZ_TREES ?= 20000
 FUZZ_CC   ?= clang
 FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
              -I$(BUILD) -DDR_DEFAULT_VENV='""'
@@ -135,6 +138,12 @@ fuzz:
 	        $(BUILD)/fuzz/corpus-$$t tests/fuzz/corpus/$$t 2>$(BUILD)/fuzz/$$t.log || \
 	        { tail -40 $(BUILD)/fuzz/$$t.log; exit 1; }; \
 	    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" $(BUILD)/fuzz/$$t.log; \
+	done
+	@$(MAKE) --no-print-directory $(BUILD)/dynrec
+	@echo "fuzz: the replay's value-tree parser, $(FUZZ_TREES) damaged trees per seed trace"
+	@for db in tests/fuzz/corpus/trace/*.db; do \
+	    DYNREC_REPLAY_TRUST=1 DYNREC_REPLAY_FUZZ=$(FUZZ_TREES) $(BUILD)/dynrec run -q \
+	        -o $(BUILD)/fuzz/replay-fuzz.db --replay-of $$db || exit 1; \
 	done
 
 format:

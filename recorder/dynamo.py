@@ -88,9 +88,10 @@ def attempt_now():
 
 def emit(kind, *, code=None, code2=None, cid=None, num=0, text=None, data=None,
          payload=None, key=None):
+    """key False: no stored key (the reader derives it, see v_canonical)."""
     _event(kind, code, code2, cid, int(num), text,
            json.dumps(data, default=repr, sort_keys=True) if data is not None else None,
-           payload, key if key is not None else kind)
+           payload, None if key is False else key if key is not None else kind)
 
 
 def record_error(where, exc):
@@ -567,9 +568,12 @@ def guards_from_tree(text):
 def _guards_from_trace(cid, payload):
     code = getattr(_tls, "guard_code", None)
     for guard, source, loc in guards_from_tree(payload):
+        masked = mask(guard)
+        # The key only where masking changed the text: v_canonical derives
+        # the others ("guard CID TEXT"), a third of a trace's strings.
         emit("guard", code=code, cid=cid, text=guard,
              data={"user_location": loc, "source": source},
-             key="guard %s %s" % (cid, mask(guard)))
+             key=False if masked == guard else "guard %s %s" % (cid, masked))
     if code is not None:
         store_source(code.co_filename)
 

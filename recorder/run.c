@@ -900,6 +900,7 @@ int dr_run(const DrRunOptions *o) {
         status = 73;
         goto out;
     }
+    dr_rec_keep_library(R.rec, opts.all_frames);
     dr_rec_handle_sigterm(R.rec);
     pthread_atfork(NULL, NULL, run_atfork_child);
 

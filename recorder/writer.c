@@ -47,10 +47,17 @@ typedef struct {
     size_t len, cap;
 } Arena;
 
-/* What the writer already wrote about one code object. */
+/* What the writer already wrote about one code object.  Library code
+ * (the standard library, site-packages, frozen and generated code) run
+ * while Dynamo compiles is thousands of code objects that say little: it is
+ * written only when an event refers to it, or with --all-frames; until then
+ * only its names (owned by the frame hook) and counts are kept here. */
 typedef struct {
     int64_t id;
     uint64_t calls, resumes;
+    const char *filename, *qualname;
+    int firstlineno;
+    int lib;
 } CodeRow;
 
 typedef struct {
@@ -78,6 +85,8 @@ struct DrRecorder {
     DrError fail;
     int64_t fail_ns; /* when the first write failed */
     long flushes;
+    int keep_library;          /* --all-frames: write every code object */
+    uint64_t lib_codes, lib_calls; /* library code objects not written, their calls */
     /* writer thread only */
     CodeRow *codes;
     size_t ncodes;
@@ -235,9 +244,35 @@ static size_t record_parts(const RecHdr *h, const char *str[S__N], const char **
 }
 
 /* The trace's code_objects id for a hook entry index (-1: none, 0 when the
- * entry is not known yet: the event then has no code). */
-static int64_t code_id_of(const DrRecorder *r, int64_t idx) {
-    return idx >= 0 && (size_t)idx < r->ncodes ? r->codes[idx].id : 0;
+ * entry is not known yet: the event then has no code).  Library code an
+ * event names is written now. */
+static int64_t code_id_of(DrRecorder *r, int64_t idx) {
+    if (idx < 0 || (size_t)idx >= r->ncodes) return 0;
+    CodeRow *row = &r->codes[idx];
+    if (!row->id && row->lib) {
+        DrError e = {0};
+        int64_t id = dr_trace_add_code(r->trace, row->filename, row->qualname, row->firstlineno,
+                                       &e);
+        if (id > 0 && dr_trace_set_frame_count(r->trace, id, (int64_t)row->calls,
+                                               (int64_t)row->resumes, &e) == DR_OK) {
+            row->id = id;
+            row->lib = 0;
+            r->lib_codes--;
+            r->lib_calls -= row->calls;
+        }
+    }
+    return row->id;
+}
+
+/* Code of the standard library, site-packages, frozen modules or generated
+ * code ("<string>"), by its file name. */
+static int is_library(const char *f) {
+    return !f || f[0] == '<' || strstr(f, "/site-packages/") || strstr(f, "/dist-packages/") ||
+           strstr(f, "/lib/python3.");
+}
+
+void dr_rec_keep_library(DrRecorder *r, int keep) {
+    if (r) r->keep_library = keep;
 }
 
 static int write_record(DrRecorder *r, const RecHdr *h, const char *const str[S__N],
@@ -266,7 +301,8 @@ static int write_record(DrRecorder *r, const RecHdr *h, const char *const str[S_
 /* Snapshot visitor: runs under the hook's mutex, so it only copies. */
 static void note_code(void *ud, const DrCodeInfo *info) {
     DrRecorder *r = ud;
-    int is_new = info->index >= r->ncodes || r->codes[info->index].id == 0;
+    int is_new = info->index >= r->ncodes ||
+                 (r->codes[info->index].id == 0 && !r->codes[info->index].lib);
     if (!is_new && r->codes[info->index].calls == info->calls &&
         r->codes[info->index].resumes == info->resumes)
         return;
@@ -300,6 +336,19 @@ static int write_counts(DrRecorder *r, DrError *e) {
             r->ncodes = ncap;
         }
         CodeRow *row = &r->codes[c->index];
+        if (!row->id && (row->lib || (!r->keep_library && is_library(c->filename)))) {
+            if (!row->lib) {
+                row->lib = 1;
+                row->filename = c->filename;
+                row->qualname = c->qualname;
+                row->firstlineno = c->firstlineno;
+                r->lib_codes++;
+            }
+            r->lib_calls += c->calls - row->calls;
+            row->calls = c->calls;
+            row->resumes = c->resumes;
+            continue;
+        }
         if (!row->id) {
             row->id = dr_trace_add_code(r->trace, c->filename, c->qualname, c->firstlineno, e);
             if (row->id < 0) {
@@ -357,6 +406,12 @@ static void close_trace(DrRecorder *r, int exit_status, int exit_signal) {
     if (!r->failed) {
         int rc = dr_trace_begin(r->trace, &e);
         if (rc == DR_OK) rc = dr_trace_set_meta(r->trace, "end_time", buf, &e);
+        if (rc == DR_OK && !r->keep_library) {
+            char lib[96];
+            snprintf(lib, sizeof lib, "%llu code objects, %llu calls",
+                     (unsigned long long)r->lib_codes, (unsigned long long)r->lib_calls);
+            rc = dr_trace_set_meta(r->trace, "frames.library_not_kept", lib, &e);
+        }
         if (rc == DR_OK) rc = dr_trace_set_meta_int(r->trace, "duration_ns", dr_rec_now(r), &e);
         if (rc == DR_OK) rc = dr_trace_set_meta_int(r->trace, "exit_status", exit_status, &e);
         if (rc == DR_OK && exit_signal)

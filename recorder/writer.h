@@ -64,6 +64,11 @@ typedef struct DrRecEvent {
 } DrRecEvent;
 void dr_rec_event_full(DrRecorder *r, const DrRecEvent *ev);
 
+/* keep 1 (--all-frames): write every code object the frame hook counts;
+ * 0 (the default): library code only when an event refers to it, the rest
+ * summed in meta frames.library_not_kept at the end. */
+void dr_rec_keep_library(DrRecorder *r, int keep);
+
 void dr_rec_meta(DrRecorder *r, const char *key, const char *value);
 /* One node of a captured frame's value tree (table value_nodes): data (may
  * be NULL) is stored as a blob. */

@@ -169,14 +169,19 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
     int multi = A->frames[fa].multi_thread || B->frames[fb].multi_thread;
     if (!(ign & (1u << DR_CAT_COMPILES))) {
         char sa[600], sb[600];
-        snprintf(sa, sizeof sa, "%s, %ld attempt%s, %ld graph%s%s%s%s", x->outcome,
-                 x->attempts, x->attempts == 1 ? "" : "s", x->graphs, x->graphs == 1 ? "" : "s",
-                 multi ? "" : (x->recompile ? ", recompile" : ", first compile"),
-                 *x->reason ? ": " : "", x->reason);
-        snprintf(sb, sizeof sb, "%s, %ld attempt%s, %ld graph%s%s%s%s", y->outcome,
-                 y->attempts, y->attempts == 1 ? "" : "s", y->graphs, y->graphs == 1 ? "" : "s",
-                 multi ? "" : (y->recompile ? ", recompile" : ", first compile"),
-                 *y->reason ? ": " : "", y->reason);
+        /* A compile known only from its parts (no compile event) has no
+         * outcome or reason. */
+        const char *xr = x->reason ? x->reason : "", *yr = y->reason ? y->reason : "";
+        snprintf(sa, sizeof sa, "%s, %ld attempt%s, %ld graph%s%s%s%s",
+                 x->outcome ? x->outcome : "?", x->attempts, x->attempts == 1 ? "" : "s",
+                 x->graphs, x->graphs == 1 ? "" : "s",
+                 multi ? "" : (x->recompile ? ", recompile" : ", first compile"), *xr ? ": " : "",
+                 xr);
+        snprintf(sb, sizeof sb, "%s, %ld attempt%s, %ld graph%s%s%s%s",
+                 y->outcome ? y->outcome : "?", y->attempts, y->attempts == 1 ? "" : "s",
+                 y->graphs, y->graphs == 1 ? "" : "s",
+                 multi ? "" : (y->recompile ? ", recompile" : ", first compile"), *yr ? ": " : "",
+                 yr);
         if (strcmp(sa, sb) != 0) {
             Div *v = add_div(d, DR_CAT_COMPILES, x->rank);
             if (!v) return;

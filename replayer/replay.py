@@ -1087,6 +1087,84 @@ def _selected(caps, frame, compile_id):
     return caps
 
 
+def _fuzz(caps, n, sources, modules):
+    """DYNREC_REPLAY_FUZZ=N (tests): N randomly damaged copies of the
+    captured trees go through check() and a full build; anything but
+    Refused or NotReplayable is a bug in this parser of untrusted input.
+    Prints the count and exits 0, or 70 with the first tracebacks."""
+    import random
+    import traceback
+
+    global _MAX_BYTES, _MAX_TOTAL
+    _MAX_BYTES, _MAX_TOTAL = 1 << 20, 4 << 20  # nothing big is built here
+    rnd = random.Random(int(os.environ.get("DYNREC_REPLAY_FUZZ_SEED", "1")))
+    base = {}
+    for c in caps:
+        try:
+            base[c["no"]] = (c, dict(_Builder(c, None, None).rows))
+        except Refused:
+            pass
+    kinds = sorted(set(_SCALARS) | set(_OBJECTS) | {
+        "list", "tuple", "set", "frozenset", "slice", "dict", "cell", "class", "opaque",
+        "pymodule", "dtype", "device", "function", "bogus"})
+
+    def junk(nodes, depth=0):
+        r = rnd.random()
+        if depth > 2 or r < 0.3:
+            return rnd.choice([None, True, 0, -1, 1 << 70, 2.5, "x", "torch.float32", "cpu",
+                               rnd.choice(nodes), rnd.randrange(-3, len(nodes) + 3)])
+        if r < 0.6:
+            return [junk(nodes, depth + 1) for _ in range(rnd.randrange(4))]
+        keys = ["shape", "stride", "offset", "dtype", "device", "class", "dict", "items",
+                "fields", "self", "func", "locals", "globals", "closure", "name", "module",
+                "qualname", "view_of", "grad", "marks", "data", "requires_grad", "leaf"]
+        return {rnd.choice(keys): junk(nodes, depth + 1) for _ in range(rnd.randrange(5))}
+
+    bad = []
+    checked = built = 0
+    keys = sorted(base)
+    for _ in range(n):
+        cap, rows = base[rnd.choice(keys)]
+        rows = dict(rows)
+        nodes = sorted(rows)
+        for _ in range(rnd.randrange(1, 4)):
+            k = rnd.choice(nodes)
+            if k not in rows:
+                continue
+            kind, typ, v, blob = rows[k]
+            what = rnd.random()
+            if what < 0.3:
+                kind = rnd.choice(kinds)
+            elif what < 0.8:
+                v = junk(nodes)
+            elif what < 0.9:
+                blob = rnd.choice([None, 1, 10 ** 6])
+            else:
+                del rows[k]
+                continue
+            rows[k] = (kind, typ, v, blob)
+        b = _Builder.__new__(_Builder)
+        b.cap, b.no, b.sources, b.modules = cap, cap["no"], sources, modules
+        b.rows, b.built, b.busy, b.total = rows, {}, set(), 0
+        try:
+            b.check()
+            checked += 1
+            b.built[0] = None  # the frame node is the root, not a value
+            for k in sorted(rows):
+                b.get(k)
+            built += 1
+        except (Refused, NotReplayable) as exc:
+            if os.environ.get("DYNREC_REPLAY_FUZZ_VERBOSE"):
+                _say("%s: %s" % (type(exc).__name__, exc))
+        except Exception:
+            bad.append(traceback.format_exc())
+    _say("fuzzed %d value trees (%d passed the check, %d built): %d unexpected errors"
+         % (n, checked, built, len(bad)))
+    for tb in bad[:3]:
+        sys.stderr.write(tb)
+    return 70 if bad else 0
+
+
 def main():
     global torch
     import torch  # noqa: F401
@@ -1134,6 +1212,8 @@ def main():
                 modules[name] = importlib.import_module(name)
             except Exception as exc:
                 sources.notes.append("module %s: %s: %s" % (name, type(exc).__name__, exc))
+        if os.environ.get("DYNREC_REPLAY_FUZZ"):
+            return _fuzz(caps, int(os.environ["DYNREC_REPLAY_FUZZ"]), sources, modules)
         _install_stub()
         return _replay(sel, sources, modules)
     finally:

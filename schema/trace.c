@@ -130,7 +130,10 @@ static const char VIEWS_V1[] =
     "  e.num AS nodes, json_extract(e.data, '$.inputs') AS inputs,\n"
     "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.blob_id AS code_blob, e.seq\n"
     "  FROM v_ev e WHERE e.kind = 'graph';\n"
-    "CREATE VIEW v_canonical AS SELECT seq, key FROM v_ev WHERE key IS NOT NULL;\n"
+    /* A guard's key is stored only where masking changed its text. */
+    "CREATE VIEW v_canonical AS SELECT seq, coalesce(key, 'guard ' || coalesce(compile_id,\n"
+    "  'None') || ' ' || coalesce(text, '')) AS key FROM v_ev\n"
+    "  WHERE key IS NOT NULL OR kind = 'guard';\n"
     "CREATE VIEW v_files AS SELECT p.text AS path, r.text AS role, f.size, f.blob_id\n"
     "  FROM files f JOIN strings p ON p.id = f.path_id JOIN strings r ON r.id = f.role_id;\n"
     "CREATE VIEW v_captures AS SELECT e.num AS capture, e.compile_id, v.filename, v.qualname,\n"

@@ -660,3 +660,27 @@ Test(e2e, eight_threads_hits_and_recompiles_add_up) {
     cr_assert_eq(e2e_sql_int(t, "SELECT count(DISTINCT thread) FROM v_ev WHERE kind = 'callback'"),
                  8);
 }
+
+/* Every past crash of the trace fuzzer (tests/fuzz/regressions/trace/):
+ * show, show --json and diff of the file with itself end with a clean
+ * status (under ASan/UBSan any invalid read aborts instead). */
+Test(e2e, fuzz_regressions_read_cleanly) {
+    const char *dir = e2e_fmt("%s/../fuzz/regressions/trace", e2e_scripts);
+    E2eProc *ls = e2e_run_in((const char *[]){"/bin/ls", dir, NULL}, NULL, 10000);
+    e2e_assert_exit(ls, 0, "listing the fuzz regressions");
+    int n = 0;
+    for (char *name = strtok(ls->out.data, "\n"); name; name = strtok(NULL, "\n"), n++) {
+        const char *f = e2e_fmt("%s/%s", dir, name);
+        const char *const cmds[][5] = {{e2e_bin, "show", f, NULL},
+                                       {e2e_bin, "show", "--json", f, NULL},
+                                       {e2e_bin, "diff", f, f, NULL}};
+        for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+            E2eProc *p = e2e_run(cmds[i]);
+            cr_assert(WIFEXITED(p->status) && (WEXITSTATUS(p->status) == 0 ||
+                                               WEXITSTATUS(p->status) == 65),
+                      "%s %s: %s\n%s", cmds[i][1], name, e2e_status_text(p->status),
+                      p->err.data);
+        }
+    }
+    cr_assert_gt(n, 0);
+}

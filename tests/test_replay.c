@@ -338,3 +338,19 @@ Test(replay, capture_values_and_a_failing_capture) {
     cr_assert_eq(rp->status, 66 << 8, "%s%s", rp->out.data, rp->err.data);
     cr_assert_not_null(strstr(rp->err.data, "the capture was switched off"), "%s", rp->err.data);
 }
+
+/* The value-tree parser on randomly damaged trees (the driver's own fuzzing
+ * mode): every damage ends in a clean refusal or a frame not replayable,
+ * never in another exception.  `make fuzz` runs it longer. */
+Test(replay, damaged_value_trees_never_crash_the_parser) {
+    scenario("modes.py");
+    setenv("DYNREC_REPLAY_FUZZ", "3000", 1);
+    setenv("DYNREC_REPLAY_TRUST", "1", 1);
+    E2eProc *r = dynrec((const char *[]){"run", "-q", "-o", "replay/f.db", "--replay-of",
+                                         "replay/t.db", NULL});
+    unsetenv("DYNREC_REPLAY_FUZZ");
+    unsetenv("DYNREC_REPLAY_TRUST");
+    cr_assert_eq(r->status, 0, "%s", r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "fuzzed 3000 value trees"), "%s", r->err.data);
+    cr_assert_not_null(strstr(r->err.data, ": 0 unexpected errors"), "%s", r->err.data);
+}

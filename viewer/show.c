@@ -380,6 +380,13 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
         c.n = 0;
         rc = dr_trace_query(t, sql, code_row, &c, err);
         if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);
+        char *lib = meta(t, "frames.library_not_kept");
+        if (rc == DR_OK && lib) {
+            fputs("  library code not kept in this trace: ", out);
+            dr_text_safe(out, lib);
+            fputs(" (dynrec run --all-frames keeps it)\n", out);
+        }
+        free(lib);
     }
     if (rc == DR_OK) {
         fputs("\nevents by kind\n", out);
