@@ -4,6 +4,7 @@
 #   writer_bench    the recorder's cost per event and bytes per event
 #   dict_bench      whether a trained zstd dictionary pays off for our payloads
 #   open_bench.sh   opening a 1M-event trace, and dynrec show on it
+#   size_bench.sh   trace size against TORCH_TRACE on two workloads
 #   diff_bench.sh   dynrec diff on two example traces and on two of 100k events
 set -eu
 cd "$(dirname "$0")/.."
@@ -14,6 +15,7 @@ bench/frame_hook_callgrind.sh
 bench/dynamo_bench.sh
 "$BUILD/writer_bench" 1000000 bench/out
 bench/open_bench.sh
+bench/size_bench.sh
 make --no-print-directory "$BUILD/dict_bench" >/dev/null
 site=$(.venv/bin/python -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 "$BUILD/dict_bench" $( (find "$site/_dynamo" -name '*.py' | sort | head -100; find "$site/fx" -name '*.py' | sort | head -100) )
