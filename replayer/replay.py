@@ -644,7 +644,11 @@ class _Builder:
             return _ref(v, self.modules)
         # A lambda or nested function: its code from the sources, else the
         # marshalled copy (only under --trust).
-        code = self.sources.codes.get((v.get("filename"), v.get("qualname"), v.get("firstlineno")))
+        where = (v.get("filename"), v.get("qualname"), v.get("firstlineno"))
+        if not (isinstance(where[0], str) and isinstance(where[1], str) and
+                type(where[2]) is int and isinstance(v.get("name"), str)):
+            raise self.fail(n, "function without a file, qualname, first line and name")
+        code = self.sources.codes.get(where)
         if code is None:
             code = _unmarshal(blob, "function %s" % v.get("qualname"))
         mod = self.modules.get(v.get("module")) or sys.modules.get(v.get("module") or "")
