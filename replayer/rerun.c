@@ -562,6 +562,55 @@ static char *absolute(Rerun *r, const char *path) {
     return dr_path_normalize(&r->arena, here, path);
 }
 
+/* Runs self with argv (NULL-terminated) and env in cwd (NULL: this one),
+ * its stdout sent to stderr when to_stderr (a report owns stdout), and
+ * waits for it; returns its wait status, or -1.  Like `time`, an interrupt
+ * is the child's to handle.  what names the command in messages. */
+static int spawn_wait(const char *what, const char *self, char *const *argv, char *const *env,
+                      const char *cwd, int to_stderr) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (cwd && chdir(cwd) != 0) {
+            fprintf(stderr, "dynrec %s: cannot enter %s: %s\n", what, cwd, strerror(errno));
+            _exit(127);
+        }
+        if (to_stderr) dup2(2, 1);
+        signal(SIGINT, SIG_DFL);
+        execve(self, argv, env);
+        fprintf(stderr, "dynrec %s: cannot run %s: %s\n", what, self, strerror(errno));
+        _exit(127);
+    }
+    if (pid < 0) return -1;
+    void (*old)(int) = signal(SIGINT, SIG_IGN);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            st = -1;
+            break;
+        }
+    signal(SIGINT, old);
+    return st;
+}
+
+/* Opens the trace a child wrote and loads its decisions; says why not
+ * (what: "rerun", "replay"; run: "re-run", "replay") and returns 65. */
+static int load_result(const char *what, const char *run, const char *path, DrTrace **nt,
+                       DrModel **mb) {
+    DrError err = {0};
+    *nt = dr_trace_open(path, &err);
+    if (!*nt) {
+        fprintf(stderr, "dynrec %s: the %s left no readable trace: %s\n", what, run, err.msg);
+        return DR_RERUN_EX_DATAERR;
+    }
+    if (!(*mb = dr_model_load(*nt, &err))) {
+        fprintf(stderr, "dynrec %s: %s\n", what, err.msg);
+        return DR_RERUN_EX_DATAERR;
+    }
+    return 0;
+}
+
 /* Runs `dynrec run -q -o out --rerun-of trace [--set ...] target args` in
  * run_cwd with env; returns its wait status, or -1. */
 static int run_child(Rerun *r, const DrRerunOptions *o, const char *out, const char *trace,
@@ -586,32 +635,9 @@ static int run_child(Rerun *r, const DrRerunOptions *o, const char *out, const c
         dr_vec_free(&argv);
         return -1;
     }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (chdir(r->run_cwd) != 0) {
-            fprintf(stderr, "dynrec rerun: cannot enter %s: %s\n", r->run_cwd, strerror(errno));
-            _exit(127);
-        }
-        /* With --json the report owns stdout: the program writes to stderr. */
-        if (o->json) dup2(2, 1);
-        signal(SIGINT, SIG_DFL);
-        execve(o->self, argv.v, env->v);
-        fprintf(stderr, "dynrec rerun: cannot run %s: %s\n", o->self, strerror(errno));
-        _exit(127);
-    }
+    /* With --json the report owns stdout: the program writes to stderr. */
+    int st = spawn_wait("rerun", o->self, argv.v, env->v, r->run_cwd, o->json);
     dr_vec_free(&argv);
-    if (pid < 0) return -1;
-    /* Like `time`: an interrupt is the child's to handle. */
-    void (*old)(int) = signal(SIGINT, SIG_IGN);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) {
-            st = -1;
-            break;
-        }
-    signal(SIGINT, old);
     return st;
 }
 
@@ -742,17 +768,8 @@ int dr_rerun(const DrRerunOptions *o) {
         rc = 1;
         goto done;
     }
-    nt = dr_trace_open(newpath, &err);
-    if (!nt) {
-        fprintf(stderr, "dynrec rerun: the re-run left no readable trace: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
-        goto done;
-    }
-    if (!(mb = dr_model_load(nt, &err))) {
-        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
-        goto done;
-    }
+    if ((rc = load_result("rerun", "re-run", newpath, &nt, &mb)) != 0) goto done;
+    rc = 1;
     DrCompareOptions co = {.label_a = o->trace, .label_b = newpath};
     if (!(d = dr_compare(ma, mb, &co, &err))) {
         fprintf(stderr, "dynrec rerun: %s\n", err.msg);
@@ -823,6 +840,20 @@ static void json_header(Rerun *r, FILE *out, const char *trace, const char *newp
 
 /* ---- dynrec replay -------------------------------------------------------------- */
 
+/* The comparison's key of a frame of m ("file\x1fqualname\x1fline", file
+ * relative to m's root) from the absolute file name a replay recorded;
+ * *rel gets the relative name.  NULL when out of memory. */
+static char *frame_key(Rerun *r, DrModel *m, const char *file, const char *qual,
+                       const char *line, char **rel) {
+    *rel = dr_model_relname(m, &r->arena, file);
+    if (!*rel) return NULL;
+    DrBuf b = {0};
+    dr_buf_printf(&b, "%s\x1f%s\x1f%ld", *rel, qual, atol(line));
+    char *key = b.failed ? NULL : dr_arena_strdup(&r->arena, b.s);
+    dr_buf_free(&b);
+    return key;
+}
+
 typedef struct {
     Rerun *r;
     DrModel *m;
@@ -832,19 +863,14 @@ typedef struct {
 static int skip_row(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     Skips *s = ud;
-    if (n < 4 || !v[0] || !v[1] || !v[2]) return 0;
-    char *rel = dr_model_relname(s->m, &s->r->arena, v[0]);
-    if (!rel) return 0;
-    DrBuf b = {0};
-    dr_buf_printf(&b, "%s\x1f%s\x1f%ld", rel, v[1], atol(v[2]));
-    if (!b.failed) {
-        dr_vec_push(&s->keys, dr_arena_strdup(&s->r->arena, b.s));
-        dr_vec_push(&s->reasons, dr_arena_strdup(&s->r->arena, v[3] ? v[3] : "?"));
-        char name[700];
-        snprintf(name, sizeof name, "%.300s (%.300s:%ld)", v[1], rel, atol(v[2]));
-        dr_vec_push(&s->names, dr_arena_strdup(&s->r->arena, name));
-    }
-    dr_buf_free(&b);
+    char *rel, *key;
+    if (n < 4 || !v[0] || !v[1] || !v[2] || !(key = frame_key(s->r, s->m, v[0], v[1], v[2], &rel)))
+        return 0;
+    dr_vec_push(&s->keys, key);
+    dr_vec_push(&s->reasons, dr_arena_strdup(&s->r->arena, v[3] ? v[3] : "?"));
+    char name[700];
+    snprintf(name, sizeof name, "%.300s (%.300s:%ld)", v[1], rel, atol(v[2]));
+    dr_vec_push(&s->names, dr_arena_strdup(&s->r->arena, name));
     return 0;
 }
 
@@ -860,13 +886,10 @@ typedef struct {
 static int chosen_row(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     Chosen *c = ud;
-    if (n < 4 || !v[0] || !v[1] || !v[2]) return 0;
-    char *rel = dr_model_relname(c->m, &c->r->arena, v[0]);
-    if (!rel) return 0;
-    DrBuf b = {0};
-    dr_buf_printf(&b, "%s\x1f%s\x1f%ld", rel, v[1], atol(v[2]));
-    if (!b.failed) dr_map_put(&c->chosen, b.s, 1);
-    dr_buf_free(&b);
+    char *rel, *key;
+    if (n < 4 || !v[0] || !v[1] || !v[2] || !(key = frame_key(c->r, c->m, v[0], v[1], v[2], &rel)))
+        return 0;
+    dr_map_put(&c->chosen, key, 1);
     long k = v[3] ? atol(v[3]) : 0;
     if (k > c->max_captures) c->max_captures = k;
     return 0;
@@ -933,26 +956,8 @@ static int run_replay_child(const DrReplayOptions *o, const char *out, const cha
         dr_vec_free(&argv);
         return -1;
     }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(2, 1); /* the report owns stdout */
-        signal(SIGINT, SIG_DFL);
-        execve(o->self, argv.v, env->v);
-        fprintf(stderr, "dynrec replay: cannot run %s: %s\n", o->self, strerror(errno));
-        _exit(127);
-    }
+    int st = spawn_wait("replay", o->self, argv.v, env->v, NULL, 1);
     dr_vec_free(&argv);
-    if (pid < 0) return -1;
-    void (*old)(int) = signal(SIGINT, SIG_IGN);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) {
-            st = -1;
-            break;
-        }
-    signal(SIGINT, old);
     return st;
 }
 
@@ -1062,17 +1067,8 @@ int dr_replay(const DrReplayOptions *o) {
                 WEXITSTATUS(st), newpath);
         goto done;
     }
-    nt = dr_trace_open(newpath, &err);
-    if (!nt) {
-        fprintf(stderr, "dynrec replay: the replay left no readable trace: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
-        goto done;
-    }
-    if (!(mb = dr_model_load(nt, &err))) {
-        fprintf(stderr, "dynrec replay: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
-        goto done;
-    }
+    if ((rc = load_result("replay", "replay", newpath, &nt, &mb)) != 0) goto done;
+    rc = 1;
     sk.r = r;
     sk.m = ma;
     dr_trace_query(nt, "SELECT json_extract(data, '$.filename'), json_extract(data, '$.qualname'),"
