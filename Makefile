@@ -61,14 +61,8 @@ asan:
 	    $(BUILD)/asan/tests --jobs 2
 
 # Python sources compiled into the binary as C string constants.
-$(BUILD)/%_py.h: recorder/%.py
-	@mkdir -p $(BUILD)
-	@{ echo '/* generated from $< by the Makefile */'; \
-	  echo 'static const char dr_$*_py[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
-	  echo '    ;'; } > $@
-
-$(BUILD)/%_py.h: replayer/%.py
+vpath %.py recorder replayer
+$(BUILD)/%_py.h: %.py
 	@mkdir -p $(BUILD)
 	@{ echo '/* generated from $< by the Makefile */'; \
 	  echo 'static const char dr_$*_py[] ='; \

@@ -487,17 +487,15 @@ static char *diverged_mask(const DrDiff *d) {
 
 /* 1 for each compile of a that was compared (calloc'd, or NULL). */
 static char *compared_mask(const DrDiff *d) {
-    const DrModel *A = d->a, *B = d->b;
+    const DrModel *A = d->a;
     char *cmp = calloc((size_t)A->ncompiles + 1, 1);
     if (!cmp) return NULL;
     char key[8192];
     for (long fa = 0; fa < A->nframes; fa++) {
         const DrFrame *f = &A->frames[fa];
         snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", f->file, f->qualname, f->firstlineno);
-        long fb = dr_map_get(&B->frame_map, key);
         if (skipped_frame(d, key)) continue;
         for (long k = 0; k < ncompared(d, f); k++) cmp[f->comp[k]] = 1;
-        (void)fb;
     }
     return cmp;
 }

@@ -554,26 +554,21 @@ class _Builder:
             for name, c in fields.items():
                 object.__setattr__(obj, name, kid(c))
             return obj
-        if kind == "module":
+        if kind in ("module", "object"):
+            # An nn.Module, or a plain instance of a class the sources define:
+            # made without __init__, then given its recorded attributes.
             cls = self.cls(n, v)
-            if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):  # noqa: F821
-                raise self.fail(n, "%s is not a torch.nn.Module class" % typ)
+            ok = isinstance(cls, type) and (
+                issubclass(cls, torch.nn.Module) if kind == "module"  # noqa: F821
+                else cls.__new__ is object.__new__)
+            if not ok:
+                raise self.fail(n, "%s is not a %s class" % (
+                    typ, "torch.nn.Module" if kind == "module" else "plain"))
             obj = object.__new__(cls)
             self.built[n] = obj
             d = kid(v.get("dict"))
             if not isinstance(d, dict) or not all(type(k) is str for k in d):
-                raise self.fail(n, "module attributes are not a dict of names")
-            obj.__dict__.update(d)
-            return obj
-        if kind == "object":
-            cls = self.cls(n, v)
-            if not isinstance(cls, type) or cls.__new__ is not object.__new__:
-                raise self.fail(n, "%s is not a plain class" % typ)
-            obj = object.__new__(cls)
-            self.built[n] = obj
-            d = kid(v.get("dict"))
-            if not isinstance(d, dict) or not all(type(k) is str for k in d):
-                raise self.fail(n, "object attributes are not a dict of names")
+                raise self.fail(n, "%s attributes are not a dict of names" % kind)
             obj.__dict__.update(d)
             return obj
         if kind == "pymodule":

@@ -594,6 +594,19 @@ static int spawn_wait(const char *what, const char *self, char *const *argv, cha
     return st;
 }
 
+/* Opens the recording and loads its decisions (a file that cannot be
+ * compared is refused before anything runs); says why not and returns 65. */
+static int load_recording(const char *what, const char *path, DrTrace **t, DrModel **m) {
+    DrError err = {0};
+    *t = dr_trace_open(path, &err);
+    if (*t) *m = dr_model_load(*t, &err);
+    if (!*t || !*m) {
+        fprintf(stderr, "dynrec %s: %s\n", what, err.msg);
+        return DR_RERUN_EX_DATAERR;
+    }
+    return 0;
+}
+
 /* Opens the trace a child wrote and loads its decisions; says why not
  * (what: "rerun", "replay"; run: "re-run", "replay") and returns 65. */
 static int load_result(const char *what, const char *run, const char *path, DrTrace **nt,
@@ -677,18 +690,9 @@ int dr_rerun(const DrRerunOptions *o) {
     int rc = 1;
     DrError err = {0};
 
-    r->t = dr_trace_open(o->trace, &err);
-    if (!r->t) {
-        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
-        return DR_RERUN_EX_DATAERR;
-    }
-    /* The recording's decisions are read first: a file that cannot be
-     * compared is refused before anything runs; the run facts come with them. */
-    if (!(ma = dr_model_load(r->t, &err))) {
-        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
-        goto done;
-    }
+    /* The recording's decisions are read first; the run facts come with them. */
+    if ((rc = load_recording("rerun", o->trace, &r->t, &ma)) != 0) goto done;
+    rc = 1;
     r->cwd = ma->cwd;
     r->script = ma->script;
     r->module = ma->module;
@@ -974,16 +978,8 @@ int dr_replay(const DrReplayOptions *o) {
     DrError err = {0};
     char *new_torch = NULL, *notes = NULL;
 
-    r->t = dr_trace_open(o->trace, &err);
-    if (!r->t) {
-        fprintf(stderr, "dynrec replay: %s\n", err.msg);
-        return DR_RERUN_EX_DATAERR;
-    }
-    if (!(ma = dr_model_load(r->t, &err))) {
-        fprintf(stderr, "dynrec replay: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
-        goto done;
-    }
+    if ((rc = load_recording("replay", o->trace, &r->t, &ma)) != 0) goto done;
+    rc = 1;
     r->cwd = ma->cwd ? ma->cwd : "/";
     r->python_version = ma->python_version;
     r->torch_version = ma->torch_version;

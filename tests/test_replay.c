@@ -303,6 +303,12 @@ Test(replay, usage_errors) {
     E2eProc *m = dynrec((const char *[]){"replay", "missing.db", NULL});
     cr_assert_eq(m->status, 65 << 8, "%s", m->err.data);
     cr_assert_not_null(strstr(m->err.data, "missing.db"), "%s", m->err.data);
+    const char junk[] = "not a trace at all\n";
+    e2e_write_file(e2e_path("junk.db"), junk, sizeof junk - 1);
+    E2eProc *j = dynrec((const char *[]){"replay", "junk.db", NULL});
+    cr_assert_eq(j->status, 65 << 8, "%s", j->err.data);
+    cr_assert_not_null(strstr(j->err.data, "junk.db: not an SQLite file"), "%s", j->err.data);
+    cr_assert_eq(access(e2e_path("junk-replay.db"), F_OK), -1, "a replay ran on junk");
 }
 
 /* --capture-values: 0 keeps no tensor data (the replay fills zeros and still
