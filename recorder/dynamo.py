@@ -42,6 +42,7 @@ import torch._guards
 from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
 
 _event = _dynrec.event  # noqa: F821 -- this file runs in _dynrec's namespace
+_guard = _dynrec.guard  # noqa: F821
 _now = _dynrec.now_ns  # noqa: F821
 _tls = threading.local()
 _hooks = {}
@@ -571,9 +572,18 @@ def _guards_from_trace(cid, payload):
         masked = mask(guard)
         # The key only where masking changed the text: v_canonical derives
         # the others ("guard CID TEXT"), a third of a trace's strings.
-        emit("guard", code=code, cid=cid, text=guard,
-             data={"user_location": loc, "source": source},
-             key=False if masked == guard else "guard %s %s" % (cid, masked))
+        # Stored as templates: the text (and the masked text, where masking
+        # changed it) with chr(1) for the source, which v_ev puts back.  A
+        # model's guards are few shapes over many long sources.
+        text, text_t, key, masked_t = guard, None, None, None
+        if source and source in guard and "\x01" not in guard:
+            text, text_t = None, guard.replace(source, "\x01")
+        if masked != guard:
+            if source and source in masked and "\x01" not in masked:
+                masked_t = masked.replace(source, "\x01")
+            else:
+                key = "guard %s %s" % (cid, masked)
+        _guard(code, cid, text, text_t, source, loc, key, masked_t)
     if code is not None:
         store_source(code.co_filename)
 
@@ -613,7 +623,7 @@ class TraceHandler(logging.Handler):
             # compressed blob, as its first line, instead of the strings table.
             data = md
             mdj = json.dumps(md, default=repr, sort_keys=True)
-            if len(mdj) > 2048:
+            if len(mdj) > 128:
                 data = {"metadata_in_blob": True, "name": name}
                 payload = mdj + "\n" + (payload or "")
             emit("trace", cid=cid, num=md.get("attempt", 0) or 0, text=name,

@@ -168,6 +168,34 @@ static PyObject *m_event(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(guard_doc,
+             "guard(code, compile_id, text, text_template, source, user_location, key,\n"
+             "masked_template): append one guard event.  Either text or text_template\n"
+             "(the text with chr(1) for the source), and key, masked_template (the\n"
+             "masked text so written) or neither; all str or None.");
+static PyObject *m_guard(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "guard() takes 8 arguments");
+        return NULL;
+    }
+    DrRecEvent ev = {.thread = thread_id(), .kind = "guard", .code2 = -1, .guard = 1};
+    Py_ssize_t n, tlen, ylen;
+    if ((ev.code = code_arg(args[0])) == -2) return NULL;
+    if (text_arg(args[1], &ev.compile_id, &n, "compile_id") < 0 ||
+        text_arg(args[2], &ev.text, &tlen, "text") < 0 ||
+        text_arg(args[3], &ev.guard_text, &n, "text_template") < 0 ||
+        text_arg(args[4], &ev.guard_source, &n, "source") < 0 ||
+        text_arg(args[5], &ev.guard_location, &n, "user_location") < 0 ||
+        text_arg(args[6], &ev.key, &ylen, "key") < 0 ||
+        text_arg(args[7], &ev.guard_masked, &n, "masked_template") < 0)
+        return NULL;
+    ev.text_len = (size_t)tlen;
+    ev.key_len = (size_t)ylen;
+    dr_rec_event_full(R.rec, &ev);
+    Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(values_doc,
              "values(capture, rows): store a captured value tree; rows are tuples\n"
              "(node, kind, type, value_json, data) with data bytes or None.");
@@ -456,6 +484,7 @@ static PyObject *m_hook_installed(PyObject *self, PyObject *noargs) {
 
 static PyMethodDef dynrec_methods[] = {
     {"event", (PyCFunction)(void (*)(void))m_event, METH_FASTCALL, event_doc},
+    {"guard", (PyCFunction)(void (*)(void))m_guard, METH_FASTCALL, guard_doc},
     {"meta", (PyCFunction)(void (*)(void))m_meta, METH_FASTCALL, meta_doc},
     {"file", (PyCFunction)(void (*)(void))m_file, METH_FASTCALL, file_doc},
     {"values", (PyCFunction)(void (*)(void))m_values, METH_FASTCALL, values_doc},

@@ -23,12 +23,16 @@
 
 #include "hook.h"
 
-enum { REC_EVENT = 1, REC_META, REC_FILE, REC_VALUE };
+enum { REC_EVENT = 1, REC_META, REC_FILE, REC_VALUE, REC_GUARD };
 #define NO_TEXT UINT32_MAX
+enum { F_TEXT_TEMPLATE = 1, F_MASKED_TEMPLATE = 2 };
 
 /* The strings of a record: an event uses all of them, meta the first two
  * (key, value), a file the first two (path, role), a value node the kind,
- * its type (in S_TEXT) and its JSON value (in S_DATA). */
+ * its type (in S_TEXT) and its JSON value (in S_DATA), a guard event its
+ * source in S_KIND (the kind is "guard"), its user location in S_DATA, and
+ * in S_TEXT and S_KEY the templates of text and masked text where flags
+ * has F_TEXT_TEMPLATE and F_MASKED_TEMPLATE. */
 enum { S_KIND, S_TEXT, S_COMPILE, S_DATA, S_KEY, S__N };
 
 /* One buffered record; its strings (each NUL-terminated, so the writer uses
@@ -37,6 +41,7 @@ typedef struct {
     uint32_t type;
     uint32_t has_payload;
     uint32_t len[S__N]; /* NO_TEXT: absent */
+    uint32_t flags;
     uint64_t plen;
     int64_t t_ns, thread, num;
     int64_t code, code2; /* hook entry indexes, -1: none */
@@ -84,6 +89,7 @@ struct DrRecorder {
     int failed;
     DrError fail;
     int64_t fail_ns; /* when the first write failed */
+    int reserve_fd;  /* disk space held back for the last words, or -1 */
     long flushes;
     int keep_library;          /* --all-frames: write every code object */
     uint64_t lib_codes, lib_calls; /* library code objects not written, their calls */
@@ -173,6 +179,23 @@ void dr_rec_event_full(DrRecorder *r, const DrRecEvent *ev) {
                 .code = ev->code,
                 .code2 = ev->code2};
     const char *str[S__N] = {ev->kind, ev->text, ev->compile_id, ev->data, ev->key};
+    if (ev->guard) {
+        h.type = REC_GUARD;
+        h.len[S_KIND] = ev->guard_source ? (uint32_t)strlen(ev->guard_source) : 0;
+        h.len[S_DATA] = ev->guard_location ? (uint32_t)strlen(ev->guard_location) : 0;
+        str[S_KIND] = ev->guard_source;
+        str[S_DATA] = ev->guard_location;
+        if (ev->guard_text) {
+            h.flags |= F_TEXT_TEMPLATE;
+            h.len[S_TEXT] = (uint32_t)strlen(ev->guard_text);
+            str[S_TEXT] = ev->guard_text;
+        }
+        if (ev->guard_masked) {
+            h.flags |= F_MASKED_TEMPLATE;
+            h.len[S_KEY] = (uint32_t)strlen(ev->guard_masked);
+            str[S_KEY] = ev->guard_masked;
+        }
+    }
     append(r, &h, str, ev->payload);
 }
 
@@ -210,6 +233,34 @@ void dr_rec_value(DrRecorder *r, int64_t capture, int64_t node, const char *kind
                 .code2 = node};
     const char *str[S__N] = {kind, type, NULL, value, NULL};
     append(r, &h, str, data);
+}
+
+/* Disk space held back, next to the trace, for saying why recording
+ * stopped when the disk fills: an unnamed file (O_TMPFILE, so nothing is
+ * left behind by a crash) of RESERVE bytes, closed -- freeing them -- just
+ * before the writer records the failure in meta.  Best effort: no reserve
+ * when the file system cannot make one. */
+#define RESERVE (64 * 1024)
+static int reserve_space(const char *trace_path) {
+    char *dir = strdup(trace_path);
+    if (!dir) return -1;
+    char *slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) slash[1] = 0;
+    else *slash = 0;
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    free(dir);
+    if (fd < 0) return -1;
+    if (posix_fallocate(fd, 0, RESERVE) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void release_reserve(DrRecorder *r) {
+    if (r->reserve_fd >= 0) close(r->reserve_fd);
+    r->reserve_fd = -1;
 }
 
 static void fail(DrRecorder *r, const DrError *e) {
@@ -283,18 +334,25 @@ static int write_record(DrRecorder *r, const RecHdr *h, const char *const str[S_
     if (h->type == REC_VALUE)
         return dr_trace_add_value(r->trace, h->num, h->code2, str[S_KIND], str[S_TEXT],
                                   str[S_DATA], h->has_payload ? p : NULL, h->plen, e);
+    int guard = h->type == REC_GUARD;
+    int tt = guard && (h->flags & F_TEXT_TEMPLATE), mt = guard && (h->flags & F_MASKED_TEMPLATE);
     DrEvent ev = {.t_ns = h->t_ns,
                   .thread = h->thread,
-                  .kind = str[S_KIND],
+                  .kind = guard ? "guard" : str[S_KIND],
                   .code_id = code_id_of(r, h->code),
                   .code2_id = code_id_of(r, h->code2),
                   .compile_id = str[S_COMPILE],
                   .num = h->num,
-                  .text = str[S_TEXT],
-                  .data = str[S_DATA],
-                  .key = str[S_KEY],
+                  .text = tt ? NULL : str[S_TEXT],
+                  .data = guard ? NULL : str[S_DATA],
+                  .key = mt ? NULL : str[S_KEY],
                   .payload = h->has_payload ? p : NULL,
-                  .payload_len = h->plen};
+                  .payload_len = h->plen,
+                  .guard = guard,
+                  .guard_source = guard ? str[S_KIND] : NULL,
+                  .guard_location = guard ? str[S_DATA] : NULL,
+                  .guard_text = tt ? str[S_TEXT] : NULL,
+                  .guard_masked = mt ? str[S_KEY] : NULL};
     return dr_trace_add_event(r->trace, &ev, e) > 0 ? DR_OK : (e->code ? e->code : DR_ERR_SQL);
 }
 
@@ -426,6 +484,7 @@ static void close_trace(DrRecorder *r, int exit_status, int exit_signal) {
         snprintf(why, sizeof why, "%.3f s: %.300s", (double)r->fail_ns / 1e9,
                  r->fail.code == DR_ERR_FULL ? "the disk was full" : r->fail.msg);
         DrError e2 = {0};
+        release_reserve(r);
         dr_trace_rollback(r->trace);
         if (dr_trace_begin(r->trace, &e2) == DR_OK &&
             dr_trace_set_meta(r->trace, "stopped", why, &e2) == DR_OK)
@@ -434,6 +493,7 @@ static void close_trace(DrRecorder *r, int exit_status, int exit_signal) {
             dr_trace_rollback(r->trace);
     }
     if (dr_trace_close(r->trace, !r->failed, &e) != DR_OK) fail(r, &e);
+    release_reserve(r);
     r->trace = NULL;
     atomic_store(&r->state, ST_CLOSED);
 }
@@ -450,6 +510,8 @@ static void *writer_main(void *arg) {
             fail(r, &e);
         else if (r->setup && r->setup(r->trace, r->setup_ud, &e) != DR_OK)
             fail(r, &e);
+        else
+            r->reserve_fd = reserve_space(r->path);
     }
     for (;;) {
         struct pollfd p = {.fd = r->pipe_r, .events = POLLIN};
@@ -522,6 +584,7 @@ static DrRecorder *start(DrTrace *t, const char *path, DrSetupFn setup, void *ud
         return NULL;
     }
     r->trace = t;
+    r->reserve_fd = -1;
     r->setup = setup;
     r->setup_ud = ud;
     r->snapshot = snapshot;
@@ -571,6 +634,7 @@ int dr_rec_finish(DrRecorder *r, int exit_status, int exit_signal, DrError *err)
         if (err) *err = r->fail;
         rc = r->fail.code ? r->fail.code : DR_ERR_IO;
     }
+    release_reserve(r);
     close(r->pipe_r);
     close(r->pipe_w);
     free(r->active.buf);

@@ -61,6 +61,13 @@ typedef struct DrRecEvent {
     size_t key_len;
     const void *payload; /* large text, stored compressed */
     size_t payload_len;
+    /* guard 1 (kind "guard"): data is not stored; the guard's source and
+     * user location (NUL-terminated, each may be NULL) are, interned.
+     * guard_text / guard_masked (NUL-terminated, or NULL) replace text /
+     * key: the text and masked text with char(1) where the source was (see
+     * DrEvent) */
+    int guard;
+    const char *guard_source, *guard_location, *guard_text, *guard_masked;
 } DrRecEvent;
 void dr_rec_event_full(DrRecorder *r, const DrRecEvent *ev);
 

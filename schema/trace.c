@@ -25,6 +25,11 @@
 
 #include "codec.h"
 
+#define GUARD_FIELDS_DDL(temp)                                                        \
+    "CREATE " temp "TABLE guard_fields(seq INTEGER PRIMARY KEY REFERENCES events,\n"        \
+    "  source_id INTEGER REFERENCES strings, location_id INTEGER REFERENCES strings,\n"     \
+    "  text_id INTEGER REFERENCES strings, masked_id INTEGER REFERENCES strings);\n"
+
 #define VALUE_NODES_DDL(temp)                                                      \
     "CREATE " temp "TABLE value_nodes(capture INTEGER NOT NULL, node INTEGER NOT NULL,\n" \
     "  kind_id INTEGER NOT NULL REFERENCES strings, type_id INTEGER NOT NULL REFERENCES strings,\n" \
@@ -59,7 +64,13 @@ static const char DDL_V1[] =
      * need not count a million rows). */
     VALUE_NODES_DDL("")
     "CREATE TABLE event_counts(kind_id INTEGER PRIMARY KEY REFERENCES strings,\n"
-    "  n INTEGER NOT NULL);\n";
+    "  n INTEGER NOT NULL);\n"
+    /* Version 3: a guard's source and user location, interned, and its text
+     * and masked text as templates where the source stands for char(1): a
+     * model's guards repeat the same few shapes over many long sources
+     * (TYPE_MATCH of every submodule), and were the largest part of a
+     * trace.  v_ev rebuilds text, data and key from them. */
+    GUARD_FIELDS_DDL("");
 
 /* The views: the stable read interface.  The writer stores them in the file
  * for the plain sqlite3 CLI; the reader never uses a file's own views (they
@@ -75,10 +86,20 @@ static const char VIEWS_V1[] =
     "  fc.calls, fc.resumes FROM frame_counts fc JOIN v_code v ON v.code_id = fc.code_id;\n"
     /* Dynamo capture: one view per concern over the events table. */
     "CREATE VIEW v_ev AS SELECT e.seq, e.t_ns, e.thread, k.text AS kind, e.code_id,\n"
-    "  e.code2_id, c.text AS compile_id, e.num, s.text AS text, d.text AS data,\n"
-    "  y.text AS key, e.blob_id FROM events e JOIN strings k ON k.id = e.kind_id\n"
+    "  e.code2_id, c.text AS compile_id, e.num,\n"
+    "  CASE WHEN e.text_id IS NOT NULL THEN s.text WHEN g.text_id IS NOT NULL THEN\n"
+    "    replace(gt.text, char(1), coalesce(gs.text, '')) END AS text,\n"
+    "  CASE WHEN e.data_id IS NOT NULL THEN d.text WHEN g.seq IS NOT NULL THEN\n"
+    "    json_object('source', gs.text, 'user_location', gl.text) END AS data,\n"
+    "  CASE WHEN e.key_id IS NOT NULL THEN y.text WHEN g.masked_id IS NOT NULL THEN\n"
+    "    'guard ' || coalesce(c.text, 'None') || ' ' ||\n"
+    "    replace(gm.text, char(1), coalesce(gs.text, '')) END AS key,\n"
+    "  e.blob_id FROM events e JOIN strings k ON k.id = e.kind_id\n"
     "  LEFT JOIN strings c ON c.id = e.compile_id LEFT JOIN strings s ON s.id = e.text_id\n"
-    "  LEFT JOIN strings d ON d.id = e.data_id LEFT JOIN strings y ON y.id = e.key_id;\n"
+    "  LEFT JOIN strings d ON d.id = e.data_id LEFT JOIN strings y ON y.id = e.key_id\n"
+    "  LEFT JOIN guard_fields g ON g.seq = e.seq LEFT JOIN strings gs ON gs.id = g.source_id\n"
+    "  LEFT JOIN strings gl ON gl.id = g.location_id LEFT JOIN strings gt ON gt.id = g.text_id\n"
+    "  LEFT JOIN strings gm ON gm.id = g.masked_id;\n"
     "CREATE VIEW v_events AS SELECT e.seq, e.t_ns, e.thread, e.kind, v.filename, v.qualname,\n"
     "  e.compile_id, e.num, e.text, e.data, e.blob_id\n"
     "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id;\n"
@@ -151,7 +172,7 @@ static const char VIEWS_V1[] =
  * stmt_sql[] at the same index. */
 enum {
     ST_BEGIN, ST_COMMIT, ST_META, ST_STRING, ST_BLOB, ST_DICT, ST_CODE,
-    ST_COUNT, ST_EVENT, ST_FILE, ST_VALUE, ST_KIND_COUNT, ST__N
+    ST_COUNT, ST_EVENT, ST_FILE, ST_VALUE, ST_KIND_COUNT, ST_GUARD, ST__N
 };
 static const char *const stmt_sql[ST__N] = {
     [ST_BEGIN] = "BEGIN",
@@ -173,6 +194,8 @@ static const char *const stmt_sql[ST__N] = {
                  " blob_id) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [ST_KIND_COUNT] = "INSERT INTO event_counts(kind_id, n) VALUES(?1, ?2)"
                       " ON CONFLICT(kind_id) DO UPDATE SET n = excluded.n",
+    [ST_GUARD] = "INSERT INTO guard_fields(seq, source_id, location_id, text_id, masked_id)"
+                 " VALUES(?1, ?2, ?3, ?4, ?5)",
 };
 
 /* One slot of the writer's string table: open addressing on the hash. */
@@ -545,8 +568,25 @@ int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err) {
     if (data) sqlite3_bind_int64(st, 10, data);
     if (key) sqlite3_bind_int64(st, 11, key);
     if (step_done(t, st, "writing an event", err) != DR_OK) return -1;
+    int64_t seq = sqlite3_last_insert_rowid(t->db);
     if (count_kind(t, kind, err) != DR_OK) return -1;
-    return sqlite3_last_insert_rowid(t->db);
+    if (ev->guard) {
+        int64_t src = 0, loc = 0, tt = 0, mt = 0;
+        if ((ev->guard_source && (src = dr_trace_intern(t, ev->guard_source, -1, err)) < 0) ||
+            (ev->guard_location &&
+             (loc = dr_trace_intern(t, ev->guard_location, -1, err)) < 0) ||
+            (ev->guard_text && (tt = dr_trace_intern(t, ev->guard_text, -1, err)) < 0) ||
+            (ev->guard_masked && (mt = dr_trace_intern(t, ev->guard_masked, -1, err)) < 0))
+            return -1;
+        st = t->st[ST_GUARD];
+        sqlite3_bind_int64(st, 1, seq);
+        if (src) sqlite3_bind_int64(st, 2, src);
+        if (loc) sqlite3_bind_int64(st, 3, loc);
+        if (tt) sqlite3_bind_int64(st, 4, tt);
+        if (mt) sqlite3_bind_int64(st, 5, mt);
+        if (step_done(t, st, "writing a guard", err) != DR_OK) return -1;
+    }
+    return seq;
 }
 
 int dr_trace_add_file(DrTrace *t, const char *path, const char *role, const void *data,
@@ -738,13 +778,18 @@ DrTrace *dr_trace_open(const char *path, DrError *err) {
     t->schema_version = (int)ver;
     /* Version 1 predates captured values (an empty TEMP table stands in)
      * and kept no event counts (counted here, once). */
-    int64_t has_values = 0, has_counts = 0;
+    int64_t has_values = 0, has_counts = 0, has_guards = 0;
     if (pragma_int(t, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
                       "name = 'value_nodes'", &has_values, err) != DR_OK ||
         pragma_int(t, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
-                      "name = 'event_counts'", &has_counts, err) != DR_OK)
+                      "name = 'event_counts'", &has_counts, err) != DR_OK ||
+        pragma_int(t, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                      "name = 'guard_fields'", &has_guards, err) != DR_OK)
         goto fail;
+    /* Versions 1 and 2 kept a guard's fields in its data (an empty TEMP
+     * guard_fields stands in). */
     if ((!has_values && exec(t, VALUE_NODES_DDL("TEMP "), err) != DR_OK) ||
+        (!has_guards && exec(t, GUARD_FIELDS_DDL("TEMP "), err) != DR_OK) ||
         (!has_counts && exec(t, "CREATE TEMP TABLE event_counts AS SELECT kind_id, count(*) AS n"
                                 " FROM events GROUP BY kind_id", err) != DR_OK))
         goto fail;

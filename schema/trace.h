@@ -34,9 +34,9 @@
  * release version.  Bump it only when an older reader would misread a newer
  * file; add the migration to schema/schema.sql's notes and to migrations[] in
  * trace.c, and a test that opens a file of the previous version. */
-#define DR_SCHEMA_VERSION 2
+#define DR_SCHEMA_VERSION 3
 
-#define DR_VERSION "0.3.0"
+#define DR_VERSION "0.4.0"
 
 typedef struct DrTrace DrTrace;
 
@@ -55,6 +55,12 @@ typedef struct DrEvent {
     const char *key;     /* canonical key: the event with volatile parts masked, or NULL */
     const void *payload; /* large payload (compressed), or NULL */
     size_t payload_len;
+    /* guard 1: a guard's source and user location (each may be NULL), kept
+     * in the table guard_fields (v_ev returns them as its data), and, in
+     * place of text and key (then NULL), guard_text and guard_masked: the
+     * text and masked text with char(1) for each occurrence of the source */
+    int guard;
+    const char *guard_source, *guard_location, *guard_text, *guard_masked;
 } DrEvent;
 
 /* ---- writing ---------------------------------------------------------- */

@@ -279,6 +279,19 @@ Test(compare, a_version_1_trace_still_compares) {
     cr_assert_not_null(strstr(j->out.data, "\"identical\": true"), "%s", j->out.data);
 }
 
+/* A trace written by schema 2 (dynrec 0.3.0, guards as JSON strings)
+ * compares identical to a fresh schema-3 recording of the same example:
+ * the guard templates read back as the texts, sources and keys they were. */
+Test(compare, a_version_2_trace_matches_a_fresh_recording) {
+    char *old = e2e_fmt("%s/../tests/data/v2-shape_recompiles.db", e2e_examples);
+    copy_example_to("shape_recompiles.py", "a");
+    record_in("a", "shape_recompiles.py", "new.db");
+    E2eProc *p = dynrec((const char *[]){"diff", old, "new.db", NULL});
+    cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
+    cr_assert(strncmp(p->out.data, "identical: 10 frames, 4 compiles, 40 guards", 43) == 0, "%s",
+              p->out.data);
+}
+
 Test(compare, rerun_refuses_another_python_and_survives_a_gone_cwd) {
     /* Recorded from directory c with the script's absolute path; then c is
      * removed: the rerun says so and runs in a fresh temporary directory. */

@@ -569,8 +569,8 @@ Test(e2e, write_failure_keeps_what_was_committed) {
 }
 
 /* A real full disk: a small tmpfs (root only; skipped with a reason
- * otherwise).  The trace's last pages stay in its -wal file, which every
- * reader opens with it. */
+ * otherwise).  The trace's last pages may stay in its -wal file, which
+ * every reader opens with it. */
 Test(e2e, full_disk_keeps_a_readable_trace) {
     if (geteuid() != 0) {
         printf("e2e.full_disk_keeps_a_readable_trace: skipped: mounting a tmpfs needs root\n");
@@ -579,7 +579,7 @@ Test(e2e, full_disk_keeps_a_readable_trace) {
     e2e_copy_example("shape_recompiles.py");
     char *mnt = e2e_path("small");
     cr_assert_eq(mkdir(mnt, 0755), 0);
-    E2eProc *m = e2e_run_in((const char *[]){"/bin/mount", "-t", "tmpfs", "-o", "size=200k",
+    E2eProc *m = e2e_run_in((const char *[]){"/bin/mount", "-t", "tmpfs", "-o", "size=320k",
                                              "tmpfs", mnt, NULL}, NULL, 10000);
     if (m->status != 0) {
         printf("e2e.full_disk_keeps_a_readable_trace: skipped: cannot mount a tmpfs here (%s)\n",
@@ -598,7 +598,8 @@ Test(e2e, full_disk_keeps_a_readable_trace) {
     e2e_assert_exit(dr, 0, "dynrec run on a full disk");
     cr_assert_str_eq(dr->out.data, py->out.data, "the program's output changed");
     cr_assert_not_null(strstr(dr->err.data, "is incomplete"), "%s", dr->err.data);
-    cr_assert_eq(access(e2e_path("t.db-wal"), F_OK), 0, "no -wal file was left");
+    /* The reserve the writer held back lets it write why it stopped, and
+     * often checkpoint too; any -wal left is read with the trace. */
     assert_stopped_readable("t.db");
 }
 

@@ -385,6 +385,52 @@ Test(trace, events_in_v_events) {
     dr_trace_free(r);
 }
 
+/* Guards are stored as templates over their interned source (schema 3);
+ * the views give back the text, data and key a guard was written with. */
+Test(trace, guard_templates_read_back_as_written) {
+    char path[PATH_MAX];
+    trace_file(path, sizeof path, "guards.db");
+    DrError err = {0};
+    DrTrace *t = trace_new(path);
+    cr_assert_eq(dr_trace_begin(t, &err), DR_OK, "%s", err.msg);
+    const char *src = "L['self']._modules['a']";
+    DrEvent g[] = {
+        /* text and masked text as templates (the source occurs twice) */
+        {.kind = "guard", .compile_id = "0/1", .guard = 1, .guard_source = src,
+         .guard_location = "m.py:3 in f", .guard_text = "ID_MATCH: id(\x01) == 77 or \x01",
+         .guard_masked = "ID_MATCH: id(\x01) == # or \x01"},
+        /* plain text, no source, no location, no key */
+        {.kind = "guard", .compile_id = "0/1", .guard = 1, .text = "GLOBAL_STATE: ok"},
+        /* plain text and a stored key (the source does not occur in it) */
+        {.kind = "guard", .guard = 1, .guard_source = "G['x']", .text = "X: 5",
+         .key = "guard None X: #"},
+    };
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        cr_assert_gt(dr_trace_add_event(t, &g[i], &err), 0, "%s", err.msg);
+    cr_assert_eq(dr_trace_commit(t, &err), DR_OK, "%s", err.msg);
+    trace_close_ok(t, 1);
+
+    DrTrace *r = trace_open_ok(path);
+    ut_expect_q1(r, "SELECT count(*) FROM v_guards", "3");
+    ut_expect_q1(r, "SELECT guard || '|' || source || '|' || user_location FROM v_guards"
+                    " WHERE compile_id = '0/1' AND source IS NOT NULL",
+                 "ID_MATCH: id(L['self']._modules['a']) == 77 or L['self']._modules['a']|"
+                 "L['self']._modules['a']|m.py:3 in f");
+    ut_expect_q1(r, "SELECT key FROM v_canonical WHERE key LIKE 'guard 0/1 ID%'",
+                 "guard 0/1 ID_MATCH: id(L['self']._modules['a']) == # or "
+                 "L['self']._modules['a']");
+    ut_expect_q1(r, "SELECT key FROM v_canonical WHERE key LIKE '%GLOBAL%'",
+                 "guard 0/1 GLOBAL_STATE: ok");
+    ut_expect_q1(r, "SELECT data FROM v_ev WHERE text = 'GLOBAL_STATE: ok'",
+                 "{\"source\":null,\"user_location\":null}");
+    ut_expect_q1(r, "SELECT key || '|' || json_extract(data, '$.source') FROM v_ev"
+                    " WHERE text = 'X: 5'",
+                 "guard None X: #|G['x']");
+    /* Stored once: the template, not the long text. */
+    ut_expect_q1(r, "SELECT count(*) FROM strings WHERE text LIKE 'ID_MATCH: id(L[%'", "0");
+    dr_trace_free(r);
+}
+
 Test(trace, blob_round_trip) {
     char path[PATH_MAX], sql[256];
     trace_file(path, sizeof path, "blobs.db");
