@@ -25,6 +25,7 @@ Events (kind: what, the view that reads it):
 """
 
 import json
+import linecache
 import logging
 import os
 import re
@@ -32,6 +33,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 
 import torch
 import torch._dynamo
@@ -101,6 +103,52 @@ def record_error(where, exc):
              payload=traceback.format_exc(), key="recorder_error " + where)
     except Exception:
         pass
+
+
+def is_library(filename):
+    """torch, the standard library, site-packages and generated code."""
+    if not filename or filename.startswith("<"):
+        return True
+    f = os.path.realpath(filename)
+    return (f.startswith(_torch_dir) or f.startswith(_stdlib_dir)
+            or os.sep + "site-packages" + os.sep in f)
+
+
+def _callable_name(obj):
+    if isinstance(obj, torch.nn.Module):
+        return type(obj).__name__
+    if isinstance(obj, types.BuiltinFunctionType):
+        mod = getattr(obj, "__module__", None)
+        return "%s.%s" % (mod, obj.__name__) if isinstance(mod, str) else obj.__name__
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    return name if isinstance(name, str) else type(obj).__name__
+
+
+def frame_display(code, f_locals, closure):
+    """(display_name, user_location) of a frame about to be compiled, for
+    torch's own frames: compiling a module or a builtin compiles torch's
+    wrapper (wrap_inline.<locals>.inner), so name it by what it wraps (a
+    module's class, a function) and where the user's code called it."""
+    if not is_library(code.co_filename):
+        return None, None
+    target = None
+    if closure and "fn" in code.co_freevars:
+        try:
+            target = closure[code.co_freevars.index("fn")].cell_contents
+        except (ValueError, IndexError):
+            target = None
+    if target is None and isinstance(f_locals, dict):
+        target = f_locals.get("fn", f_locals.get("self"))
+    what = _callable_name(target) if target is not None else code.co_qualname
+    f = sys._getframe(1)
+    while f is not None and is_library(f.f_code.co_filename):
+        f = f.f_back
+    if f is None:
+        return what, None
+    line = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+    if line:
+        what = "%s via %s" % (what, line if len(line) <= 60 else line[:57] + "...")
+    return what, "%s:%d" % (f.f_code.co_filename, f.f_lineno)
 
 
 def store_source(filename):
@@ -273,10 +321,18 @@ def _record_compile(code, cid, cache_entries, result, exc, t0):
             # Thread names are stable across runs where idents are not: the
             # comparison matches the compiles of a frame per thread name.
             "thread_name": threading.current_thread().name}
+    name, where = st.get("display") or (None, None)
+    if name:
+        data["display_name"] = name
+    if where:
+        data["user_location"] = where
     emit("compile", code=code, cid=cid, num=graphs, text=reason, data=data,
          key="compile %s %s %s graphs=%d recompile=%d attempts=%d" % (
              cid, code.co_qualname, outcome, graphs, recompile, data["attempts"]))
     config_changes(cid)
+
+
+_name_guard = Guarded("frame_name")
 
 
 def _wrap_compile(orig):
@@ -292,7 +348,10 @@ def _wrap_compile(orig):
             # dynrec replay: the frame's inputs, before tracing changes anything.
             _cap_guard(capture_frame, code, args[0], args[1], args[3], args[4], args[5], cid)  # noqa: F821
         t0 = _now()
-        _tls.__dict__.setdefault("compiles", {})[cid] = {"graphs": 0, "attempts": 0}
+        st = {"graphs": 0, "attempts": 0}
+        if len(args) >= 4:
+            st["display"] = _name_guard(frame_display, code, args[1], args[3])
+        _tls.__dict__.setdefault("compiles", {})[cid] = st
         try:
             result = orig(code, *args, **kwargs)
         except BaseException as exc:
@@ -321,8 +380,13 @@ def _record_guard_failure(reason, failed_cid):
     cid = compile_id_now()
     failed = str(failed_cid) if failed_cid is not None else None
     code = getattr(_tls, "reason_code", None)
-    emit("guard_failure", code=code, cid=cid, text=reason,
-         data={"failed_compile_id": failed},
+    data = {"failed_compile_id": failed}
+    name, where = getattr(_tls, "compiles", {}).get(cid, {}).get("display") or (None, None)
+    if name:
+        data["display_name"] = name
+    if where:
+        data["user_location"] = where
+    emit("guard_failure", code=code, cid=cid, text=reason, data=data,
          key="guard_failure %s %s %s" % (cid, failed, mask(reason)))
 
 

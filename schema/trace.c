@@ -77,6 +77,15 @@ static const char DDL_V1[] =
  * are untrusted, and SQLite refuses json_extract in them with
  * trusted_schema off): it defines these as TEMP views, which shadow them.
  * That is also where a reader adapts an older schema to today's views. */
+/* Names a person recognises (schema 3): a frame of torch's own (the
+ * wrapper that compiling a module or a builtin compiles) by what it wraps
+ * and the user's call site, recorded in the compile's data; other frames by
+ * their qualname and definition. */
+#define DISPLAY_COLUMNS                                                              \
+    "  coalesce(json_extract(e.data, '$.display_name'), v.qualname) AS display_name,\n" \
+    "  coalesce(json_extract(e.data, '$.user_location'), v.filename || ':' ||\n"        \
+    "    v.firstlineno) AS user_location\n"
+
 static const char VIEWS_V1[] =
     "CREATE VIEW v_code AS SELECT c.id AS code_id, f.text AS filename,\n"
     "  q.text AS qualname, c.firstlineno AS firstlineno\n"
@@ -110,8 +119,11 @@ static const char VIEWS_V1[] =
     "      sum(json_extract(d.text, '$.outcome') = 'compiled') AS ran_compiled\n"
     "      FROM events e LEFT JOIN strings d ON d.id = e.data_id\n"
     "      WHERE e.kind_id = (SELECT id FROM strings WHERE text = 'callback') GROUP BY e.code_id),\n"
-    "    cp AS (SELECT code_id, count(*) AS compiles FROM events\n"
-    "      WHERE kind_id = (SELECT id FROM strings WHERE text = 'compile') GROUP BY code_id),\n"
+    "    cp AS (SELECT e.code_id, count(*) AS compiles,\n"
+    "      group_concat(DISTINCT json_extract(d.text, '$.display_name')) AS names,\n"
+    "      min(json_extract(d.text, '$.user_location')) AS loc\n"
+    "      FROM events e LEFT JOIN strings d ON d.id = e.data_id\n"
+    "      WHERE e.kind_id = (SELECT id FROM strings WHERE text = 'compile') GROUP BY e.code_id),\n"
     "    links AS (SELECT DISTINCT code_id, code2_id FROM events\n"
     "      WHERE kind_id = (SELECT id FROM strings WHERE text = 'cache_entry')),\n"
     "    runs AS (SELECT l.code_id, sum(fc.calls) AS runs FROM links l\n"
@@ -119,13 +131,15 @@ static const char VIEWS_V1[] =
     "  SELECT v.filename, v.qualname, v.firstlineno, cb.callbacks,\n"
     "    max(coalesce(runs.runs, 0) - coalesce(cb.ran_compiled, 0), 0) AS cache_hits,\n"
     "    coalesce(cp.compiles, 0) AS compiles, coalesce(runs.runs, 0) AS compiled_runs,\n"
-    "    v.code_id\n"
+    "    v.code_id, coalesce(cp.names, v.qualname) AS display_name,\n"
+    "    coalesce(cp.loc, v.filename || ':' || v.firstlineno) AS user_location\n"
     "  FROM cb JOIN v_code v ON v.code_id = cb.code_id\n"
     "  LEFT JOIN cp ON cp.code_id = cb.code_id LEFT JOIN runs ON runs.code_id = cb.code_id;\n"
     "CREATE VIEW v_compiles AS SELECT e.compile_id, v.filename, v.qualname, v.firstlineno,\n"
     "  json_extract(e.data, '$.attempts') AS attempts, json_extract(e.data, '$.outcome') AS outcome,\n"
     "  json_extract(e.data, '$.graphs') AS graphs, json_extract(e.data, '$.recompile') AS recompile,\n"
-    "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.text AS reason, e.seq\n"
+    "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.text AS reason, e.seq,\n"
+    DISPLAY_COLUMNS
     "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'compile';\n"
     "CREATE VIEW v_guards AS SELECT e.compile_id, v.filename, v.qualname, e.text AS guard,\n"
     "  json_extract(e.data, '$.source') AS source, json_extract(e.data, '$.user_location') AS\n"
@@ -133,7 +147,8 @@ static const char VIEWS_V1[] =
     "  WHERE e.kind = 'guard';\n"
     "CREATE VIEW v_guard_failures AS SELECT e.compile_id,\n"
     "  json_extract(e.data, '$.failed_compile_id') AS failed_compile_id, v.filename, v.qualname,\n"
-    "  e.text AS reason, e.seq FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
+    "  e.text AS reason, e.seq,\n" DISPLAY_COLUMNS
+    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
     "  WHERE e.kind = 'guard_failure';\n"
     "CREATE VIEW v_graph_breaks AS SELECT e.compile_id, v.filename, v.qualname, e.num AS lineno,\n"
     "  e.text AS reason, json_extract(e.data, '$.type') AS type,\n"

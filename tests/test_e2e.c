@@ -603,6 +603,42 @@ Test(e2e, full_disk_keeps_a_readable_trace) {
     assert_stopped_readable("t.db");
 }
 
+/* Compiling a module or a builtin compiles torch's wrapper
+ * (wrap_inline.<locals>.inner in torch/_dynamo/external_utils.py): the views
+ * and show name each compile by what the user compiled and where they
+ * called it. */
+Test(e2e, torch_wrappers_are_named_by_what_the_user_compiled) {
+    e2e_copy_script("compile_module.py");
+    E2eProc *r = e2e_record("T.db", (const char *[]){"compile_module.py", NULL}, NULL,
+                            E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(r, 0, "compile_module.py");
+    DrTrace *t = e2e_open(e2e_path("T.db"));
+    int n = 0;
+    char *rows = e2e_sql_lines(t, &n, "SELECT compile_id || ' ' || qualname || ' | ' || "
+                                      "display_name || ' | ' || user_location FROM v_compiles "
+                                      "ORDER BY seq");
+    cr_assert_eq(n, 4, "%s", rows);
+    const char *want[] = {"Sequential via cm(torch.randn(n, 4)) | ",
+                          "Linear via cl(torch.randn(2, 4)) | ", "torch.sin via print("};
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_not_null(strstr(rows, want[i]), "no '%s' in\n%s", want[i], rows);
+    cr_assert_not_null(strstr(rows, "wrap_inline.<locals>.inner"), "%s", rows);
+    cr_assert_not_null(strstr(rows, "compile_module.py:10\n"), "the call site: %s", rows);
+    char *gf = e2e_sql(t, "SELECT display_name || ' ' || user_location FROM v_guard_failures"
+                          " WHERE compile_id = '0/1'");
+    cr_assert(gf && strncmp(gf, "Sequential via cm(", 18) == 0 &&
+                  strstr(gf, "compile_module.py:10"),
+              "%s", gf ? gf : "(none)");
+    char *fr = e2e_sql(t, "SELECT display_name FROM v_frames WHERE compiles = 4");
+    cr_assert(fr && strstr(fr, "Sequential via") && strstr(fr, "torch.sin via"), "%s",
+              fr ? fr : "(none)");
+    E2eProc *s = e2e_run((const char *[]){e2e_bin, "show", "T.db", NULL});
+    e2e_assert_exit(s, 0, "dynrec show");
+    cr_assert_not_null(strstr(s->out.data, "0/1  rejects 0/0  Sequential via cm("), "%s",
+                       s->out.data);
+    cr_assert_not_null(strstr(s->out.data, "0/3  torch.sin via print("), "%s", s->out.data);
+}
+
 /* show lists the script's own code, Dynamo's compiled code by its compile,
  * and library code only with --top-library. */
 Test(e2e, show_lists_own_code_and_names_compiled_code) {

@@ -137,10 +137,10 @@ static const struct {
     long limit;
 } dynamo_sections[] = {
     {"guard failures (why a cache entry was rejected)", "guard_failure",
-     "SELECT compile_id, 'rejects ' || failed_compile_id, qualname, reason FROM v_guard_failures "
+     "SELECT compile_id, 'rejects ' || failed_compile_id, display_name, reason FROM v_guard_failures "
      "ORDER BY seq", 20},
     {"compiles", "compile",
-     "SELECT compile_id, qualname, outcome, 'graphs=' || graphs, 'attempts=' || attempts, "
+     "SELECT compile_id, display_name, outcome, 'graphs=' || graphs, 'attempts=' || attempts, "
      "CASE WHEN recompile THEN 'recompile' ELSE '' END, printf('%.1f ms', duration_ms), "
      "coalesce(reason, '') FROM v_compiles ORDER BY seq", 30},
     {"graph breaks", "graph_break",
@@ -150,8 +150,8 @@ static const struct {
      "SELECT compile_id, exc_type, CASE WHEN suppressed THEN 'suppressed' ELSE 'raised' "
      "END, message FROM v_errors ORDER BY seq", 20},
     {"frames Dynamo handled (callbacks, cache hits, compiles)", "compile",
-     "SELECT qualname, 'callbacks=' || callbacks, 'cache_hits=' || cache_hits, 'compiles=' || "
-     "compiles, filename || ':' || firstlineno FROM v_frames WHERE compiles > 0 "
+     "SELECT display_name, 'callbacks=' || callbacks, 'cache_hits=' || cache_hits, 'compiles=' || "
+     "compiles, user_location FROM v_frames WHERE compiles > 0 "
      "ORDER BY cache_hits + callbacks DESC", 20},
     {"speculation (restarts, rollbacks, higher-order-op branches)", NULL,
      "SELECT compile_id, action, detail FROM v_speculation WHERE NOT (action = 'checkpoint' AND "
