@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "recorder/run.h"
 #include "replayer/compare.h"
 #include "replayer/rerun.h"
 #include "schema/trace.h"
 #include "viewer/show.h"
+#include "viewer/sql.h"
 
 #define EX_USAGE_ 2
 #define EX_DATAERR_ 65
@@ -30,6 +32,7 @@ static const char usage_main[] =
     "  rerun  run a recorded program again under its recorded conditions, compare\n"
     "  replay re-execute Dynamo's tracing of every recorded frame from the trace\n"
     "         alone (no script, no data), compare\n"
+    "  sql    run one read-only SQL query on a trace, with dynrec_text(blob_id)\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -184,6 +187,31 @@ static const char usage_replay[] =
     "recorded with another Python minor version; 77 when its sources are not on\n"
     "disk as recorded and --trust was not given (nothing is run).\n";
 
+static const char usage_sql[] =
+    "usage: dynrec sql [--json|--csv] trace.db \"SELECT ...\"\n"
+    "\n"
+    "Runs one SQL statement on a trace opened read-only (statements that would\n"
+    "write, ATTACH and pragmas that set a value are refused) and prints its rows.\n"
+    "The views are documented in schema/SCHEMA.md (v_compiles, v_guards,\n"
+    "v_guard_failures, v_graph_breaks, v_errors, v_graphs, v_events, ...).  Two\n"
+    "functions read payloads (blob ids such as v_graphs.code_blob):\n"
+    "  dynrec_text(blob_id)   the decoded text (at most 64 MiB)\n"
+    "  dynrec_json(blob_id)   the same, checked to be JSON, for json_extract\n"
+    "The same functions load into the sqlite3 shell:\n"
+    "  sqlite3 trace.db -cmd '.load build/dynrec_sqlite' \"SELECT ...\"\n"
+    "\n"
+    "options:\n"
+    "  --json         print a JSON array of objects (one per row)\n"
+    "  --csv          print CSV (RFC 4180) with a header row\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "Default output is aligned columns (one column: the values as they are); on a\n"
+    "terminal, control characters from the trace are shown as '?'.\n"
+    "\n"
+    "exit status: 0; 1 for an SQL error (a missing blob, a syntax error); 2 for a\n"
+    "usage error or a statement that is refused; 65 when the file is missing, not a\n"
+    "dynrec trace, too new for this dynrec, or corrupt.\n";
+
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg) {
@@ -315,6 +343,49 @@ static int cmd_show(int argc, char **argv) {
     if (rc != DR_OK) {
         fprintf(stderr, "dynrec show: %s\n", err.msg);
         return EX_DATAERR_;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int cmd_sql(int argc, char **argv) {
+    DrSqlOptions o = {.format = DR_SQL_TEXT};
+    const char *args[2] = {NULL, NULL};
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_sql, stdout);
+            return 0;
+        } else if (strcmp(a, "--json") == 0) {
+            o.format = DR_SQL_JSON;
+        } else if (strcmp(a, "--csv") == 0) {
+            o.format = DR_SQL_CSV;
+        } else if (strcmp(a, "--") == 0 && i + 1 < argc && n < 2) {
+            args[n++] = argv[++i];
+        } else if (a[0] == '-' && a[1] && n < 1) {
+            return usage_error("sql", "unknown option %s", a);
+        } else if (n == 2) {
+            return usage_error("sql", "one trace and one query (extra argument %s); quote the "
+                                      "query", a);
+        } else {
+            args[n++] = a;
+        }
+    }
+    if (n < 2) return usage_error("sql", "give a trace and a query, e.g. dynrec sql t.db "
+                                         "\"SELECT * FROM v_compiles\"%s", "");
+    o.terminal = isatty(STDOUT_FILENO);
+    DrError err = {0};
+    DrTrace *t = dr_trace_open(args[0], &err);
+    if (!t) {
+        fprintf(stderr, "dynrec sql: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    int rc = dr_sql_run(t, args[1], &o, stdout, &err);
+    dr_trace_free(t);
+    if (rc != DR_OK) {
+        fprintf(stderr, "dynrec sql: %s\n", err.msg);
+        return rc == DR_ERR_ARG ? EX_USAGE_ : rc == DR_ERR_SQL || rc == DR_ERR_BLOB ? 1
+                                                                                  : EX_DATAERR_;
     }
     return fflush(stdout) == 0 ? 0 : 1;
 }
@@ -508,5 +579,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);
     if (strcmp(cmd, "rerun") == 0) return cmd_rerun(argc - 2, argv + 2);
     if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 2, argv + 2);
+    if (strcmp(cmd, "sql") == 0) return cmd_sql(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

@@ -1,0 +1,269 @@
+#define _GNU_SOURCE
+/* test_tools.c -- the readers that hand a trace to other tools: `dynrec sql`
+ * and its SQLite extension, `dynrec export` (Perfetto, TORCH_TRACE) and
+ * `dynrec report` (Markdown).
+ *
+ * Every test records a real example with real torch.compile, runs the real
+ * binary on it and checks what came out with an independent reader: the
+ * trace API for blobs, the venv's Python (json, csv) for the formats, the
+ * stock sqlite3 shell for the extension, tlparse for the TORCH_TRACE log,
+ * cmark (CommonMark) for the Markdown. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "e2e_util.h"
+
+TestSuite(tools, .init = e2e_setup, .fini = e2e_teardown, .timeout = 300);
+
+/* Records examples/<script> (or tests/scripts/<script>) into trace. */
+static void record(const char *script, const char *trace, int from_scripts) {
+    if (from_scripts) e2e_copy_script(script);
+    else e2e_copy_example(script);
+    E2eProc *p = e2e_record(trace, (const char *[]){script, NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, script);
+}
+
+static E2eProc *dynrec(const char *const *args) {
+    int n = 0;
+    while (args[n]) n++;
+    const char **argv = e2e_own(calloc((size_t)n + 2, sizeof *argv));
+    cr_assert_not_null(argv);
+    argv[0] = e2e_bin;
+    for (int i = 0; i < n; i++) argv[i + 1] = args[i];
+    return e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+}
+
+/* Runs the venv's python on code with args; asserts exit 0 and returns
+ * its stdout. */
+static char *python(const char *code, const char *const *args) {
+    int n = 0;
+    while (args && args[n]) n++;
+    const char **argv = e2e_own(calloc((size_t)n + 4, sizeof *argv));
+    cr_assert_not_null(argv);
+    argv[0] = e2e_python;
+    argv[1] = "-c";
+    argv[2] = code;
+    for (int i = 0; i < n; i++) argv[i + 3] = args[i];
+    E2eProc *p = e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, "python check");
+    return p->out.data;
+}
+
+/* The decoded text of a blob, through the trace API. */
+static char *blob_text(DrTrace *t, long long id) {
+    void *data = NULL;
+    size_t len = 0;
+    DrError err = {0};
+    cr_assert_eq(dr_trace_read_blob(t, id, 0, &data, &len, &err), DR_OK, "blob %lld: %s", id,
+                 err.msg);
+    return e2e_own(data);
+}
+
+/* The path of a program on PATH; the test fails, saying what to install,
+ * when there is none. */
+static const char *program(const char *name, const char *install) {
+    const char *path = getenv("PATH");
+    char *dirs = e2e_own(strdup(path ? path : "/usr/bin:/bin"));
+    for (char *d = strtok(dirs, ":"); d; d = strtok(NULL, ":")) {
+        char *p = e2e_fmt("%s/%s", d, name);
+        if (access(p, X_OK) == 0) return p;
+    }
+    cr_assert_fail("%s is not on PATH: %s", name, install);
+    return NULL;
+}
+
+static void save(const char *name, const E2eProc *p) {
+    e2e_write_file(e2e_path(name), p->out.data, p->out.len);
+}
+
+/* ---- sql ------------------------------------------------------------------ */
+
+#define GRAPHS_SQL "SELECT compile_id, nodes, dynrec_text(code_blob) AS code FROM v_graphs ORDER BY seq"
+
+Test(tools, sql_prints_a_recorded_trace_as_text_json_and_csv) {
+    record("quickstart.py", "q.db", 0);
+    DrTrace *t = e2e_open(e2e_path("q.db"));
+    long long ngraphs = e2e_sql_int(t, "SELECT count(*) FROM v_graphs");
+    cr_assert_geq(ngraphs, 2, "quickstart.py compiles twice");
+    char *ids = e2e_sql_lines(t, NULL, "SELECT code_blob FROM v_graphs ORDER BY seq");
+    char *want_json = e2e_fmt("[");
+    for (char *p = ids; *p;) {
+        long long id = strtoll(p, &p, 10);
+        p++;
+        char *code = blob_text(t, id);
+        cr_assert(strstr(code, "def forward"), "blob %lld is FX code", id);
+        /* Python's json.dumps of the code, to compare with what dynrec wrote. */
+        e2e_write_file(e2e_path("code.txt"), code, strlen(code));
+        char *q = python("import json,sys; print(json.dumps(open(sys.argv[1]).read()), end='')",
+                         (const char *[]){e2e_path("code.txt"), NULL});
+        want_json = e2e_fmt("%s%s%s", want_json, want_json[1] ? "," : "", q);
+    }
+    want_json = e2e_fmt("%s]", want_json);
+    e2e_close(t);
+
+    E2eProc *j = dynrec((const char *[]){"sql", "--json", "q.db", GRAPHS_SQL, NULL});
+    e2e_assert_exit(j, 0, "sql --json");
+    save("out.json", j);
+    E2eProc *c = dynrec((const char *[]){"sql", "--csv", "q.db", GRAPHS_SQL, NULL});
+    e2e_assert_exit(c, 0, "sql --csv");
+    save("out.csv", c);
+    cr_assert(strstr(c->out.data, "compile_id,nodes,code\r\n") == c->out.data,
+              "CSV starts with its header and CRLF: %.80s", c->out.data);
+    /* The JSON parses, has one object per graph with typed values, its code
+     * is the blob's text; the CSV (read by Python's csv module) holds the
+     * same rows. */
+    char *out = python(
+        "import csv, json, sys\n"
+        "rows = json.load(open(sys.argv[1]))\n"
+        "assert isinstance(rows, list) and len(rows) == int(sys.argv[3]), rows\n"
+        "assert all(isinstance(r['nodes'], int) for r in rows), rows\n"
+        "assert [r['code'] for r in rows] == json.loads(sys.argv[4])\n"
+        "with open(sys.argv[2], newline='') as f:\n"
+        "    c = list(csv.reader(f, strict=True))\n"
+        "assert c[0] == ['compile_id', 'nodes', 'code'], c[0]\n"
+        "assert c[1:] == [[r['compile_id'], str(r['nodes']), r['code']] for r in rows], c\n"
+        "print(' '.join(r['compile_id'] for r in rows))\n",
+        (const char *[]){e2e_path("out.json"), e2e_path("out.csv"), e2e_fmt("%lld", ngraphs),
+                         want_json, NULL});
+    cr_assert_str_eq(out, "0/0 0/1\n");
+
+    /* Text: aligned columns, one line per row (newlines of the code shown
+     * as \n), a ruler under the header. */
+    E2eProc *x = dynrec((const char *[]){"sql", "q.db", GRAPHS_SQL, NULL});
+    e2e_assert_exit(x, 0, "sql");
+    int lines = 0;
+    for (char *p = x->out.data; *p; p++) lines += *p == '\n';
+    cr_assert_eq(lines, 2 + ngraphs, "header, ruler and one line per graph:\n%s", x->out.data);
+    cr_assert(strncmp(x->out.data, "compile_id  nodes  code", 23) == 0, "%s", x->out.data);
+    cr_assert(strstr(x->out.data, "\n----------  -----  ----"), "%s", x->out.data);
+    cr_assert(strstr(x->out.data, "\n0/1         8      \\n\\n\\ndef forward("), "%s",
+              x->out.data);
+}
+
+Test(tools, sqlite3_shell_loads_the_extension) {
+    record("quickstart.py", "q.db", 0);
+    char *so = e2e_fmt("%.*s/dynrec_sqlite", (int)(strrchr(e2e_bin, '/') - e2e_bin), e2e_bin);
+    cr_assert_eq(access(e2e_fmt("%s.so", so), R_OK), 0,
+                 "%s.so is missing: build it with make (make check builds it)", so);
+    DrTrace *t = e2e_open(e2e_path("q.db"));
+    char *ids = e2e_sql_lines(t, NULL, "SELECT code_blob FROM v_graphs ORDER BY seq");
+    char *want = e2e_fmt("%s", "");
+    for (char *p = ids; *p;) {
+        long long id = strtoll(p, &p, 10);
+        p++;
+        want = e2e_fmt("%s%s\n", want, blob_text(t, id));
+    }
+    const char *sqlite3_bin = program("sqlite3", "tools/setup.sh installs it");
+    e2e_close(t);
+    E2eProc *p = e2e_run((const char *[]){sqlite3_bin, "q.db", "-cmd", e2e_fmt(".load %s", so),
+                                          "SELECT dynrec_text(code_blob) FROM v_graphs ORDER BY seq",
+                                          NULL});
+    e2e_assert_exit(p, 0, "sqlite3 .load dynrec_sqlite");
+    cr_assert_str_eq(p->out.data, want);
+    /* dynrec_json feeds json_extract: Dynamo's first chromium event of
+     * the structured trace is for compile 0/0. */
+    p = e2e_run((const char *[]){sqlite3_bin, "q.db", "-cmd", e2e_fmt(".load %s", so),
+                                 "SELECT json_extract(dynrec_json(blob_id), '$.args.compile_id') "
+                                 "FROM v_ev WHERE kind = 'trace' AND text = 'chromium_event' "
+                                 "ORDER BY seq LIMIT 1", NULL});
+    e2e_assert_exit(p, 0, "sqlite3 dynrec_json");
+    cr_assert_str_eq(p->out.data, "0/0\n");
+    /* Not JSON (FX code): an error that says to use dynrec_text. */
+    p = e2e_run((const char *[]){sqlite3_bin, "q.db", "-cmd", e2e_fmt(".load %s", so),
+                                 "SELECT dynrec_json(code_blob) FROM v_graphs", NULL});
+    cr_assert_neq(p->status, 0);
+    cr_assert(strstr(p->err.data, "is not JSON (read it with dynrec_text)"), "%s", p->err.data);
+    /* A missing blob is an SQL error in the shell too. */
+    p = e2e_run((const char *[]){sqlite3_bin, "q.db", "-cmd", e2e_fmt(".load %s", so),
+                                 "SELECT dynrec_text(987654321)", NULL});
+    cr_assert_neq(p->status, 0);
+    cr_assert(strstr(p->err.data, "blob 987654321 does not exist"), "%s", p->err.data);
+}
+
+/* Copies trace src to dst adding a blob that declares (and really
+ * decompresses to) 100 MiB of zeros; returns its id. */
+static long long add_bomb(const char *src, const char *dst) {
+    size_t len = 0;
+    char *data = e2e_slurp(e2e_path(src), &len);
+    cr_assert_not_null(data);
+    e2e_write_file(e2e_path(dst), data, len);
+    size_t n = (size_t)100 << 20;
+    char *zeros = calloc(1, n);
+    cr_assert_not_null(zeros);
+    void *blob = NULL;
+    size_t blen = 0;
+    DrError err = {0};
+    cr_assert_eq(dr_codec_encode(zeros, n, NULL, 1, &blob, &blen, &err), DR_OK, "%s", err.msg);
+    free(zeros);
+    cr_assert_lt(blen, (size_t)1 << 20, "100 MiB of zeros compress to %zu bytes", blen);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(e2e_path(dst), &db), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, "INSERT INTO blobs(data) VALUES (?1)", -1, &st, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(db));
+    cr_assert_eq(sqlite3_bind_blob(st, 1, blob, (int)blen, free), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(db));
+    long long id = sqlite3_last_insert_rowid(db);
+    cr_assert_eq(sqlite3_finalize(st), SQLITE_OK);
+    cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+    return id;
+}
+
+Test(tools, sql_refuses_writes_missing_blobs_bombs_and_junk) {
+    record("quickstart.py", "q.db", 0);
+    size_t len0 = 0;
+    char *before = e2e_slurp(e2e_path("q.db"), &len0);
+
+    E2eProc *p = dynrec((const char *[]){"sql", "q.db", "SELECT dynrec_text(987654321)", NULL});
+    e2e_assert_exit(p, 1, "a missing blob");
+    cr_assert(strstr(p->err.data, "q.db: dynrec_text: blob 987654321 does not exist"), "%s",
+              p->err.data);
+    cr_assert_str_eq(p->out.data, "", "nothing on stdout after an error");
+
+    const char *writes[] = {"DELETE FROM meta", "INSERT INTO meta VALUES ('a', 'b')",
+                            "CREATE TEMP TABLE x(a)", "DROP VIEW v_frames", NULL};
+    for (int i = 0; writes[i]; i++) {
+        p = dynrec((const char *[]){"sql", "q.db", writes[i], NULL});
+        e2e_assert_exit(p, 2, writes[i]);
+        cr_assert(strstr(p->err.data, "the statement would write"), "%s: %s", writes[i],
+                  p->err.data);
+    }
+    const char *refused[] = {"ATTACH 'other.db' AS o", "PRAGMA trusted_schema = 1", NULL};
+    for (int i = 0; refused[i]; i++) {
+        p = dynrec((const char *[]){"sql", "q.db", refused[i], NULL});
+        e2e_assert_exit(p, 2, refused[i]);
+        cr_assert(strstr(p->err.data, "refused"), "%s: %s", refused[i], p->err.data);
+    }
+    cr_assert_eq(access(e2e_path("other.db"), F_OK), -1, "ATTACH created no file");
+    p = dynrec((const char *[]){"sql", "q.db", "SELECT 1; DELETE FROM meta", NULL});
+    e2e_assert_exit(p, 2, "two statements");
+    size_t len1 = 0;
+    char *after = e2e_slurp(e2e_path("q.db"), &len1);
+    cr_assert(len0 == len1 && memcmp(before, after, len0) == 0, "the trace is unchanged");
+
+    /* A blob that decompresses to 100 MiB is refused before it is
+     * allocated, with the blob named; the rest of the trace still reads. */
+    long long bomb = add_bomb("q.db", "bomb.db");
+    p = dynrec((const char *[]){"sql", "bomb.db", e2e_fmt("SELECT dynrec_text(%lld)", bomb), NULL});
+    e2e_assert_exit(p, 1, "a bomb");
+    cr_assert(strstr(p->err.data, e2e_fmt("blob %lld is unreadable", bomb)), "%s", p->err.data);
+    p = dynrec((const char *[]){"sql", "bomb.db", "SELECT count(*) FROM v_graphs", NULL});
+    e2e_assert_exit(p, 0, "the rest of a trace with a bomb");
+
+    e2e_write_file(e2e_path("junk.db"), "this is not a trace\n", 20);
+    p = dynrec((const char *[]){"sql", "junk.db", "SELECT 1", NULL});
+    e2e_assert_exit(p, 65, "junk");
+    cr_assert(strstr(p->err.data, "junk.db"), "%s", p->err.data);
+    p = dynrec((const char *[]){"sql", "q.db", NULL});
+    e2e_assert_exit(p, 2, "no query");
+    p = dynrec((const char *[]){"sql", "--help", NULL});
+    e2e_assert_exit(p, 0, "--help");
+    cr_assert(strstr(p->out.data, "dynrec_text(blob_id)"));
+}
