@@ -4,6 +4,7 @@
  * 2; a bad trace file is status 65; `run` returns the script's own status.
  * Only this layer prints messages from the modules' DrError. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "replayer/compare.h"
 #include "replayer/rerun.h"
 #include "schema/trace.h"
+#include "viewer/export.h"
 #include "viewer/show.h"
 #include "viewer/sql.h"
 
@@ -33,6 +35,7 @@ static const char usage_main[] =
     "  replay re-execute Dynamo's tracing of every recorded frame from the trace\n"
     "         alone (no script, no data), compare\n"
     "  sql    run one read-only SQL query on a trace, with dynrec_text(blob_id)\n"
+    "  export write a trace for other viewers: Perfetto, tlparse (TORCH_TRACE)\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -212,6 +215,33 @@ static const char usage_sql[] =
     "usage error or a statement that is refused; 65 when the file is missing, not a\n"
     "dynrec trace, too new for this dynrec, or corrupt.\n";
 
+static const char usage_export[] =
+    "usage: dynrec export --format perfetto [-o trace.json] trace.db\n"
+    "       dynrec export --format torch-trace -o DIR trace.db\n"
+    "\n"
+    "Writes a trace in a format other viewers read.  Nothing in the trace is run.\n"
+    "\n"
+    "  perfetto     Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing:\n"
+    "               per thread, each compile a slice with its tracing attempts and\n"
+    "               backend compiles nested; graph breaks, guard failures and\n"
+    "               errors as instant events (their text in args); counters of\n"
+    "               cache entries per frame and of cache hits (the total per frame,\n"
+    "               at the end of the run).  -o - or no -o: stdout.\n"
+    "  torch-trace  Dynamo's structured trace as TORCH_TRACE would have written it,\n"
+    "               as DIR/dedicated_log_torch_trace_<trace>.log, for tlparse:\n"
+    "               `tlparse DIR/dedicated_log_torch_trace_<trace>.log`.  The time of\n"
+    "               each line is the recorded start (to the second) plus the\n"
+    "               event's time; the logging call's file and line are not\n"
+    "               recorded (dynrec_export.py:SEQ stands in).\n"
+    "\n"
+    "options:\n"
+    "  --format F     perfetto or torch-trace\n"
+    "  -o PATH        the output file (perfetto) or directory (torch-trace)\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "exit status: 0; 2 for a usage error; 65 when the file is missing, not a dynrec\n"
+    "trace, too new for this dynrec, or corrupt; 73 when the output cannot be written.\n";
+
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg) {
@@ -388,6 +418,74 @@ static int cmd_sql(int argc, char **argv) {
                                                                                   : EX_DATAERR_;
     }
     return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int cmd_export(int argc, char **argv) {
+    const char *format = NULL, *out = NULL, *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_export, stdout);
+            return 0;
+        } else if (strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) {
+            if (++i >= argc || !argv[i][0]) return usage_error("export", "%s needs a value", a);
+            if (a[1] == 'o') out = argv[i];
+            else format = argv[i];
+        } else if (strncmp(a, "--format=", 9) == 0) {
+            format = a + 9;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("export", "unknown option %s", a);
+        } else if (path) {
+            return usage_error("export", "one trace at a time (extra argument %s)", a);
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error("export", "no trace given%s", "");
+    if (!format) return usage_error("export", "give --format perfetto or --format torch-trace%s", "");
+    int perfetto = strcmp(format, "perfetto") == 0;
+    if (!perfetto && strcmp(format, "torch-trace") != 0)
+        return usage_error("export", "unknown format '%s': perfetto or torch-trace", format);
+    if (!perfetto && !out)
+        return usage_error("export", "--format torch-trace needs -o DIR%s", "");
+    DrError err = {0};
+    DrTrace *t = dr_trace_open(path, &err);
+    if (!t) {
+        fprintf(stderr, "dynrec export: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    int rc;
+    if (perfetto) {
+        int to_stdout = !out || strcmp(out, "-") == 0;
+        FILE *f = to_stdout ? stdout : fopen(out, "w");
+        if (!f) {
+            fprintf(stderr, "dynrec export: %s: cannot create the file: %s\n", out,
+                    strerror(errno));
+            dr_trace_free(t);
+            return 73;
+        }
+        rc = dr_export_perfetto(t, f, &err);
+        if ((to_stdout ? fflush(f) : fclose(f)) != 0 && rc == DR_OK)
+            rc = dr_error(&err, DR_ERR_IO, "%s: writing failed: %s", to_stdout ? "stdout" : out,
+                          strerror(errno));
+    } else {
+        char *log = NULL;
+        long skipped = 0;
+        rc = dr_export_torch_trace(t, out, &log, &skipped, &err);
+        if (rc == DR_OK) {
+            if (skipped)
+                fprintf(stderr, "dynrec export: %ld structured-trace records of %s were "
+                                "malformed and left out\n", skipped, path);
+            fprintf(stderr, "wrote %s\n", log);
+        }
+        free(log);
+    }
+    dr_trace_free(t);
+    if (rc != DR_OK) {
+        fprintf(stderr, "dynrec export: %s\n", err.msg);
+        return rc == DR_ERR_IO || rc == DR_ERR_FULL ? 73 : EX_DATAERR_;
+    }
+    return 0;
 }
 
 /* Parses "guards,graph_breaks" into a category bit mask; -1 on an unknown
@@ -580,5 +678,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "rerun") == 0) return cmd_rerun(argc - 2, argv + 2);
     if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 2, argv + 2);
     if (strcmp(cmd, "sql") == 0) return cmd_sql(argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

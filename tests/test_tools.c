@@ -267,3 +267,187 @@ Test(tools, sql_refuses_writes_missing_blobs_bombs_and_junk) {
     e2e_assert_exit(p, 0, "--help");
     cr_assert(strstr(p->out.data, "dynrec_text(blob_id)"));
 }
+
+/* ---- export --format perfetto ------------------------------------------ */
+
+/* Checks a Chrome trace-event file: its structure, that slices nest on
+ * each track (a child inside its parent, never straddling), that times
+ * never go back on a track, and prints a summary to compare with the
+ * trace. */
+static const char perfetto_check[] =
+    "import json, sys\n"
+    "doc = json.load(open(sys.argv[1]))\n"
+    "ev = doc['traceEvents']\n"
+    "assert isinstance(ev, list) and ev\n"
+    "names = {}\n"
+    "for e in ev:\n"
+    "    for k in ('ph', 'name', 'pid', 'tid'):\n"
+    "        assert k in e, (k, e)\n"
+    "    assert isinstance(e['pid'], int) and isinstance(e['tid'], int), e\n"
+    "    if e['ph'] == 'M':\n"
+    "        names[e['tid']] = e['args']['name']\n"
+    "        continue\n"
+    "    assert isinstance(e['ts'], (int, float)) and e['ts'] >= 0, e\n"
+    "    assert e['ph'] in ('X', 'i', 'C'), e\n"
+    "    if e['ph'] == 'X':\n"
+    "        assert e['dur'] >= 0, e\n"
+    "    if e['ph'] == 'i':\n"
+    "        assert e['s'] == 't' and e['args'], e\n"
+    "    if e['ph'] == 'C':\n"
+    "        assert e['args'] and all(isinstance(v, (int, float)) for v in e['args'].values()), e\n"
+    "tracks = {}\n"
+    "for e in ev:\n"
+    "    if e['ph'] in ('X', 'i'):\n"
+    "        tracks.setdefault(e['tid'], []).append(e)\n"
+    "eps = 0.0015\n"
+    "count = {}\n"
+    "for tid, es in tracks.items():\n"
+    "    assert tid in names, ('unnamed thread', tid)\n"
+    "    last = -1\n"
+    "    stack = []\n"
+    "    for e in es:\n"
+    "        assert e['ts'] >= last, ('time goes back', e)\n"
+    "        last = e['ts']\n"
+    "        while stack and e['ts'] >= stack[-1]['ts'] + stack[-1]['dur'] - eps and not (\n"
+    "                e['ph'] == 'X' and e['dur'] == 0 and e['ts'] <= stack[-1]['ts'] + stack[-1]['dur']):\n"
+    "            stack.pop()\n"
+    "        if stack and e['ph'] == 'X':\n"
+    "            p = stack[-1]\n"
+    "            assert e['ts'] + e['dur'] <= p['ts'] + p['dur'] + eps, ('straddles', p, e)\n"
+    "        parent = stack[-1]['cat'] if stack else None\n"
+    "        want = {'compile': [None], 'attempt': ['compile'], 'backend': ['attempt', 'compile']}\n"
+    "        if e['ph'] == 'X':\n"
+    "            assert parent in want[e['cat']], ('nested in', parent, e)\n"
+    "            stack.append(e)\n"
+    "        elif e['cat'] in ('graph break', 'guard failure'):\n"
+    "            assert parent in ('attempt', 'compile'), ('instant outside a compile', e)\n"
+    "        count[e['cat']] = count.get(e['cat'], 0) + 1\n"
+    "hits = sum(1 for e in ev if e['ph'] == 'C' and 'hits' in e['args'])\n"
+    "print(' '.join('%s=%d' % kv for kv in sorted(count.items())), 'hits=%d' % hits)\n";
+
+Test(tools, export_perfetto_nests_compiles_attempts_and_backends) {
+    record("graph_breaks.py", "g.db", 0);
+    record("shape_recompiles.py", "s.db", 0);
+    const char *traces[] = {"g.db", "s.db"};
+    for (int i = 0; i < 2; i++) {
+        DrTrace *t = e2e_open(e2e_path(traces[i]));
+        long long compiles = e2e_sql_int(t, "SELECT count(*) FROM v_compiles");
+        long long attempts = e2e_sql_int(t, "SELECT count(*) FROM v_speculation WHERE action = "
+                                            "'checkpoint' AND json_extract(data, '$.scope') = "
+                                            "'attempt'");
+        long long graphs = e2e_sql_int(t, "SELECT count(*) FROM v_graphs");
+        long long breaks = e2e_sql_int(t, "SELECT count(*) FROM v_graph_breaks");
+        long long failures = e2e_sql_int(t, "SELECT count(*) FROM v_guard_failures");
+        long long frames = e2e_sql_int(t, "SELECT count(*) FROM v_frames WHERE compiles > 0");
+        e2e_close(t);
+        cr_assert_gt(compiles, 1);
+        cr_assert_gt(breaks + failures, 0, "%s has graph breaks or guard failures", traces[i]);
+        char *json = e2e_fmt("%s.json", traces[i]);
+        E2eProc *p = dynrec((const char *[]){"export", "--format", "perfetto", "-o", json,
+                                             traces[i], NULL});
+        e2e_assert_exit(p, 0, "export --format perfetto");
+        char *got = python(perfetto_check, (const char *[]){e2e_path(json), NULL});
+        char *want = e2e_fmt("attempt=%lld backend=%lld compile=%lld%s%s hits=%lld\n", attempts,
+                             graphs, compiles,
+                             breaks ? e2e_fmt(" graph break=%lld", breaks) : "",
+                             failures ? e2e_fmt(" guard failure=%lld", failures) : "",
+                             2 * frames);
+        cr_assert_str_eq(got, want, "%s", traces[i]);
+    }
+    /* The text of a graph break is in its args. */
+    E2eProc *p = dynrec((const char *[]){"export", "--format", "perfetto", "g.db", NULL});
+    e2e_assert_exit(p, 0, "export to stdout");
+    cr_assert(strstr(p->out.data, "\"reason\": \"Encountered graph break"), "%.2000s",
+              p->out.data);
+    e2e_write_file(e2e_path("junk.db"), "junk", 4);
+    p = dynrec((const char *[]){"export", "--format", "perfetto", "junk.db", NULL});
+    e2e_assert_exit(p, 65, "junk");
+    p = dynrec((const char *[]){"export", "--format", "svg", "g.db", NULL});
+    e2e_assert_exit(p, 2, "unknown format");
+}
+
+/* ---- export --format torch-trace --------------------------------------- */
+
+/* tlparse's compile_directory.json of two logs: the same compiles, each
+ * with the same artifacts (names carry tlparse's running number, so the
+ * order of the records must match too).  Prints the compile ids. */
+static const char tlparse_compare[] =
+    "import json, os, subprocess, sys\n"
+    "tlparse, real, ours, out = sys.argv[1:5]\n"
+    "dirs = []\n"
+    "for name, log in (('real', real), ('ours', ours)):\n"
+    "    d = os.path.join(out, name)\n"
+    "    r = subprocess.run([tlparse, log, '-o', d, '--overwrite', '--no-browser'],\n"
+    "                       capture_output=True, text=True)\n"
+    "    assert r.returncode == 0, (name, r.stdout, r.stderr)\n"
+    "    dirs.append(json.load(open(os.path.join(d, 'compile_directory.json'))))\n"
+    "a, b = dirs\n"
+    "assert sorted(a) == sorted(b), (sorted(a), sorted(b))\n"
+    "for k in a:\n"
+    "    x = [y['name'] for y in a[k]['artifacts']]\n"
+    "    z = [y['name'] for y in b[k]['artifacts']]\n"
+    "    assert x == z, (k, x, z)\n"
+    "print(' '.join(sorted(k for k in a if a[k]['artifacts'])))\n";
+
+static char *only_file(const char *dir) {
+    char *cmd = e2e_fmt("ls %s", dir);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    char line[512] = "";
+    cr_assert_not_null(fgets(line, sizeof line, f), "%s is empty", dir);
+    char extra[512];
+    cr_assert_null(fgets(extra, sizeof extra, f), "%s holds more than one file", dir);
+    pclose(f);
+    line[strcspn(line, "\n")] = 0;
+    return e2e_fmt("%s/%s", dir, line);
+}
+
+Test(tools, export_torch_trace_reads_in_tlparse_like_the_real_log) {
+    char *tlparse = e2e_fmt("%.*s/tlparse", (int)(strrchr(e2e_python, '/') - e2e_python),
+                            e2e_python);
+    cr_assert_eq(access(tlparse, X_OK), 0, "%s is missing: tools/setup.sh installs it", tlparse);
+    const char *scripts[] = {"graph_breaks.py", "shape_recompiles.py", "suppressed_error.py"};
+    for (int i = 0; i < 3; i++) {
+        /* One run, recorded by dynrec and logged by TORCH_TRACE at once. */
+        char *real = e2e_path(e2e_fmt("real%d", i));
+        cr_assert_eq(setenv("TORCH_TRACE", real, 1), 0);
+        char *trace = e2e_fmt("t%d.db", i);
+        record(scripts[i], trace, 0);
+        unsetenv("TORCH_TRACE");
+        char *ours = e2e_path(e2e_fmt("ours%d", i));
+        E2eProc *p = dynrec((const char *[]){"export", "--format", "torch-trace", "-o", ours,
+                                             trace, NULL});
+        e2e_assert_exit(p, 0, "export --format torch-trace");
+        cr_assert(strstr(p->err.data, "wrote "), "%s", p->err.data);
+        cr_assert_null(strstr(p->err.data, "left out"), "%s", p->err.data);
+        char *real_log = only_file(real), *our_log = only_file(ours);
+        /* Line for line, past the prefix (time, location): the same records
+         * (the metadata's nested keys are stored sorted, so they are
+         * compared as JSON) and the same payload lines. */
+        python("import json, re, sys\n"
+               "def recs(path):\n"
+               "    out = []\n"
+               "    for line in open(path).read().split('\\n'):\n"
+               "        if line.startswith('\\t'):\n"
+               "            out[-1][1].append(line)\n"
+               "        elif line:\n"
+               "            m = re.match(r'^V\\d{4} \\d\\d:\\d\\d:\\d\\d\\.\\d{6} (\\d+) \\S+:\\d+\\] (.*)$', line)\n"
+               "            assert m, line\n"
+               "            out.append((json.loads(m.group(2)), []))\n"
+               "    return out\n"
+               "a, b = recs(sys.argv[1]), recs(sys.argv[2])\n"
+               "key = lambda r: json.dumps(r, sort_keys=True)\n"
+               "assert sorted(map(key, a)) == sorted(map(key, b)), 'records differ'\n"
+               "assert [list(r[0])[0] for r in b if 'str' not in r[0]][:1] != []\n",
+               (const char *[]){real_log, our_log, NULL});
+        char *got = python(tlparse_compare, (const char *[]){tlparse, real_log, our_log,
+                                                            e2e_path(e2e_fmt("tl%d", i)), NULL});
+        DrTrace *t = e2e_open(e2e_path(trace));
+        char *ids = e2e_sql_lines(t, NULL, "SELECT '[' || compile_id || ']' FROM v_compiles "
+                                           "ORDER BY compile_id");
+        e2e_close(t);
+        for (char *id = strtok(ids, "\n"); id; id = strtok(NULL, "\n"))
+            cr_assert(strstr(got, id), "%s: compile %s has a tlparse directory: %s", scripts[i],
+                      id, got);
+    }
+}
