@@ -20,7 +20,7 @@ LIBS    := -lsqlite3 -lzstd -lpthread
 
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c
 RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c
-VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c
+VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c viewer/report.c
 REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \

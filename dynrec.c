@@ -15,6 +15,7 @@
 #include "replayer/rerun.h"
 #include "schema/trace.h"
 #include "viewer/export.h"
+#include "viewer/report.h"
 #include "viewer/show.h"
 #include "viewer/sql.h"
 
@@ -36,6 +37,7 @@ static const char usage_main[] =
     "         alone (no script, no data), compare\n"
     "  sql    run one read-only SQL query on a trace, with dynrec_text(blob_id)\n"
     "  export write a trace for other viewers: Perfetto, tlparse (TORCH_TRACE)\n"
+    "  report print a Markdown report of a trace for a GitHub issue\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -241,6 +243,24 @@ static const char usage_export[] =
     "\n"
     "exit status: 0; 2 for a usage error; 65 when the file is missing, not a dynrec\n"
     "trace, too new for this dynrec, or corrupt; 73 when the output cannot be written.\n";
+
+static const char usage_report[] =
+    "usage: dynrec report [--top N] trace.db\n"
+    "\n"
+    "Prints Markdown to paste into a GitHub issue: the versions (torch, Python,\n"
+    "dynrec, platform), what was run, a summary (compiles, recompiles, graph breaks,\n"
+    "errors, suppressed errors), the recompiles with their failing guards for the\n"
+    "N most-recompiled frames, the graph breaks with reasons and locations, the\n"
+    "errors with the first lines of their tracebacks, the guards of the\n"
+    "most-recompiled frame (folded in <details>) and how to reproduce with dynrec.\n"
+    "Text from the trace is escaped: it cannot inject HTML or Markdown.\n"
+    "\n"
+    "options:\n"
+    "  --top N        list the recompiles of N frames (default 5)\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "exit status: 0; 2 for a usage error; 65 when the file is missing, not a\n"
+    "dynrec trace, too new for this dynrec, or corrupt.\n";
 
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
@@ -488,6 +508,45 @@ static int cmd_export(int argc, char **argv) {
     return 0;
 }
 
+static int cmd_report(int argc, char **argv) {
+    DrReportOptions o = {.top = 5};
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_report, stdout);
+            return 0;
+        } else if (strcmp(a, "--top") == 0) {
+            char *end;
+            if (++i >= argc) return usage_error("report", "--top needs a number%s", "");
+            long n = strtol(argv[i], &end, 10);
+            if (*end || n <= 0 || n > 100000)
+                return usage_error("report", "--top needs a positive number, not %s", argv[i]);
+            o.top = (int)n;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("report", "unknown option %s", a);
+        } else if (path) {
+            return usage_error("report", "one trace at a time (extra argument %s)", a);
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error("report", "no trace given%s", "");
+    DrError err = {0};
+    DrTrace *t = dr_trace_open(path, &err);
+    if (!t) {
+        fprintf(stderr, "dynrec report: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    int rc = dr_report(t, &o, stdout, &err);
+    dr_trace_free(t);
+    if (rc != DR_OK) {
+        fprintf(stderr, "dynrec report: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* Parses "guards,graph_breaks" into a category bit mask; -1 on an unknown
  * name (reported by the caller). */
 static long parse_ignore(const char *list, const char **bad) {
@@ -679,5 +738,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 2, argv + 2);
     if (strcmp(cmd, "sql") == 0) return cmd_sql(argc - 2, argv + 2);
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
+    if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

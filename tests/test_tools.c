@@ -451,3 +451,86 @@ Test(tools, export_torch_trace_reads_in_tlparse_like_the_real_log) {
                       id, got);
     }
 }
+
+/* ---- report ---------------------------------------------------------------- */
+
+/* Occurrences of needle in hay. */
+static int occurrences(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+Test(tools, report_renders_as_commonmark_without_injected_html) {
+    const char *cmark = program("cmark-gfm", "tools/setup.sh installs it (Debian cmark-gfm)");
+    /* hostile_strings.py puts <script>, <b>, backticks and runs of three
+     * and four backticks into a graph-break message and an exception
+     * message; its file name carries backticks, <i> and an entity. */
+    const char *name = "x``<i>y<i>&amp;.py";
+    size_t len = 0;
+    char *src = e2e_slurp(e2e_fmt("%s/hostile_strings.py", e2e_scripts), &len);
+    cr_assert_not_null(src);
+    e2e_write_file(e2e_path(name), src, len);
+    E2eProc *p = e2e_record("h.db", (const char *[]){name, NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, name);
+    DrTrace *t = e2e_open(e2e_path("h.db"));
+    long long compiles = e2e_sql_int(t, "SELECT count(*) FROM v_compiles");
+    long long recompiles = e2e_sql_int(t, "SELECT count(*) FROM v_compiles WHERE recompile");
+    long long breaks = e2e_sql_int(t, "SELECT count(*) FROM v_graph_breaks");
+    long long supp = e2e_sql_int(t, "SELECT count(*) FROM v_errors WHERE suppressed");
+    char *torch = e2e_meta(t, "torch_version");
+    char *break_line = e2e_sql(t, "SELECT lineno FROM v_graph_breaks ORDER BY seq LIMIT 1");
+    char *guard_cid = e2e_sql(t, "SELECT compile_id FROM v_guards WHERE guard LIKE "
+                                 "'EQUALS_MATCH: L[''mode''] == ''a''' LIMIT 1");
+    e2e_close(t);
+    cr_assert(breaks >= 1 && supp >= 1 && recompiles >= 1 && guard_cid,
+              "the script breaks the graph, suppresses an error and recompiles");
+
+    p = dynrec((const char *[]){"report", "h.db", NULL});
+    e2e_assert_exit(p, 0, "report");
+    save("h.md", p);
+    E2eProc *r = e2e_run((const char *[]){cmark, "--unsafe", "-e", "table", e2e_path("h.md"),
+                                          NULL});
+    e2e_assert_exit(r, 0, "cmark-gfm");
+    const char *html = r->out.data;
+    /* Raw HTML is let through by --unsafe: none may come from the trace. */
+    cr_assert_null(strstr(html, "<script"), "%s", html);
+    cr_assert_null(strstr(html, "<b>"), "%s", html);
+    cr_assert_null(strstr(html, "<i>"), "%s", html);
+    /* The hostile text is there, whole and escaped, in code blocks: the
+     * graph-break reason and the suppressed error's message. */
+    const char *evil = "&lt;script&gt;alert('pwn')&lt;/script&gt; ``` `tick`\n%s````\n%s"
+                       "&lt;b&gt;bold&lt;/b&gt; &amp; *star*\n";
+    cr_assert(strstr(html, e2e_fmt("<pre><code>backend='evil_backend' raised:\n"
+                                    "RuntimeError: backend says %s", e2e_fmt(evil, "", ""))),
+              "%s", html);
+    /* (Dynamo indents the message's second line in the reason.) */
+    cr_assert(strstr(html, e2e_fmt(evil, "    ", "    ")), "%s", html);
+    cr_assert_eq(occurrences(html, "<pre><code>Encountered graph break"), breaks, "%s", html);
+    /* The file name in code spans: title and locations. */
+    cr_assert(strstr(html, "<h1>torch.compile report: <code>x``&lt;i&gt;y&lt;i&gt;&amp;amp;.py"
+                           "</code></h1>"), "%s", html);
+    cr_assert(strstr(html, e2e_fmt("at <code>x``&lt;i&gt;y&lt;i&gt;&amp;amp;.py:%s</code>",
+                                   break_line)), "%s", html);
+    /* Our own structure: the versions table, the summary, the guards
+     * folded in <details>, how to reproduce. */
+    cr_assert(strstr(html, e2e_fmt("<td>torch</td>\n<td>%s</td>", torch)), "%s", html);
+    char *summary = e2e_fmt("<p><strong>Summary:</strong> %lld compiles, %lld recompile%s, "
+                            "%lld graph break%s, 0 errors, %lld suppressed error%s</p>",
+                            compiles, recompiles, recompiles == 1 ? "" : "s", breaks,
+                            breaks == 1 ? "" : "s", supp, supp == 1 ? "" : "s");
+    cr_assert(strstr(html, summary), "wanted %s in\n%s", summary, html);
+    const char *details = strstr(html, "<details><summary>Guards of ");
+    cr_assert_not_null(details, "%s", html);
+    cr_assert(strstr(details, e2e_fmt(", compile %s (", guard_cid)), "%s", details);
+    const char *guard = strstr(details, "EQUALS_MATCH: L['mode'] == 'a'");
+    cr_assert(guard && guard < strstr(details, "</details>"), "%s", details);
+    cr_assert(strstr(html, "<h2>How to reproduce</h2>"), "%s", html);
+    cr_assert(strstr(html, "dynrec replay h.db"), "%s", html);
+
+    p = dynrec((const char *[]){"report", "--top", "0", "h.db", NULL});
+    e2e_assert_exit(p, 2, "--top 0");
+    e2e_write_file(e2e_path("junk.db"), "junk", 4);
+    p = dynrec((const char *[]){"report", "junk.db", NULL});
+    e2e_assert_exit(p, 65, "junk");
+}
