@@ -30,13 +30,21 @@ static void record(const char *script, const char *trace, int from_scripts) {
     e2e_assert_exit(p, 0, script);
 }
 
+/* Runs `dynrec args...` (a reader: no Python starts).  Under ASan with
+ * leak checking on, which the fixture turns off for children because
+ * CPython keeps its allocations: these commands must not leak. */
 static E2eProc *dynrec(const char *const *args) {
     int n = 0;
     while (args[n]) n++;
-    const char **argv = e2e_own(calloc((size_t)n + 2, sizeof *argv));
+    const char **argv = e2e_own(calloc((size_t)n + 4, sizeof *argv));
     cr_assert_not_null(argv);
-    argv[0] = e2e_bin;
-    for (int i = 0; i < n; i++) argv[i + 1] = args[i];
+    int k = 0;
+    if (e2e_asan) {
+        argv[k++] = "/usr/bin/env";
+        argv[k++] = "ASAN_OPTIONS=detect_leaks=1";
+    }
+    argv[k++] = e2e_bin;
+    for (int i = 0; i < n; i++) argv[k++] = args[i];
     return e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
 }
 
@@ -145,6 +153,27 @@ Test(tools, sql_prints_a_recorded_trace_as_text_json_and_csv) {
     cr_assert(strstr(x->out.data, "\n----------  -----  ----"), "%s", x->out.data);
     cr_assert(strstr(x->out.data, "\n0/1         8      \\n\\n\\ndef forward("), "%s",
               x->out.data);
+}
+
+/* Control characters reach a pipe as they are (single column: the exact
+ * text) but never a terminal (script(1) gives the command one). */
+Test(tools, sql_sanitizes_control_characters_on_a_terminal_only) {
+    record("quickstart.py", "q.db", 0);
+    const char *q = "SELECT char(27) || '[31m' || qualname AS a FROM v_frames WHERE compiles > 0 "
+                    "LIMIT 1";
+    E2eProc *p = dynrec((const char *[]){"sql", "q.db", q, NULL});
+    e2e_assert_exit(p, 0, "sql to a pipe");
+    cr_assert_str_eq(p->out.data, "a\n\033[31mstep\n");
+    const char *script = program("script", "util-linux's script(1) gives a terminal");
+    for (int csv = 0; csv < 2; csv++) {
+        char *cmd = e2e_fmt("%s%s sql %s q.db \"%s\"", e2e_asan ? "ASAN_OPTIONS=detect_leaks=1 " : "",
+                            e2e_bin, csv ? "--csv" : "", q);
+        p = e2e_run_in((const char *[]){script, "-qec", cmd, "/dev/null", NULL}, NULL,
+                       E2E_TORCH_TIMEOUT_MS);
+        e2e_assert_exit(p, 0, "sql on a terminal");
+        cr_assert_null(strchr(p->out.data, '\033'), "no ESC on a terminal: %s", p->out.data);
+        cr_assert(strstr(p->out.data, "?[31mstep"), "%s", p->out.data);
+    }
 }
 
 Test(tools, sqlite3_shell_loads_the_extension) {
@@ -533,4 +562,63 @@ Test(tools, report_renders_as_commonmark_without_injected_html) {
     e2e_write_file(e2e_path("junk.db"), "junk", 4);
     p = dynrec((const char *[]){"report", "junk.db", NULL});
     e2e_assert_exit(p, 65, "junk");
+}
+
+/* ---- damaged traces ------------------------------------------------------- */
+
+/* Every reader on copies of a real trace with bytes overwritten here and
+ * there (the header, b-tree pages, blob pages): each ends with its own
+ * status and a message, never a crash or a sanitizer report. */
+Test(tools, readers_survive_damaged_traces) {
+    record("graph_breaks.py", "g.db", 0);
+    size_t len = 0;
+    char *orig = e2e_slurp(e2e_path("g.db"), &len);
+    cr_assert(orig && len > 8192);
+    uint64_t x = 0x9E3779B97F4A7C15ull; /* xorshift64: the same damage every run */
+    for (int i = 0; i < 16; i++) {
+        char *data = e2e_own(malloc(len));
+        cr_assert_not_null(data);
+        memcpy(data, orig, len);
+        for (int hit = 0; hit < 3; hit++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t off = i == 0 && hit == 0 ? 60 : (size_t)(x % (len - 256));
+            for (int k = 0; k < 200; k++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                data[off + (size_t)k] = (char)x;
+            }
+        }
+        char *name = e2e_fmt("d%d.db", i);
+        e2e_write_file(e2e_path(name), data, len);
+        /* One shell per copy runs the five readers (a test may start only
+         * so many children) and prints each one's status and stderr. */
+        char *bin = e2e_fmt("%s%s", e2e_asan ? "ASAN_OPTIONS=detect_leaks=1 " : "", e2e_bin);
+        char *sh = e2e_fmt(
+            "run() { \"$@\" >/dev/null 2>err; echo \"status $?\"; cat err; }\n"
+            "run %s sql %s 'SELECT seq, length(dynrec_text(blob_id)) FROM v_ev WHERE blob_id "
+            "IS NOT NULL'\n"
+            "run %s sql --json %s 'SELECT * FROM v_compiles'\n"
+            "run %s export --format perfetto -o d%d.json %s\n"
+            "run %s export --format torch-trace -o d%d %s\n"
+            "run %s report %s\n",
+            bin, name, bin, name, bin, i, name, bin, i, name, bin, name);
+        E2eProc *p = e2e_run_in((const char *[]){"/bin/sh", "-c", sh, NULL}, NULL,
+                                E2E_TORCH_TIMEOUT_MS);
+        e2e_assert_exit(p, 0, "the readers' shell");
+        const char *out = p->out.data;
+        cr_assert_eq(occurrences(out, "status "), 5, "%s", out);
+        cr_assert(!strstr(out, "Sanitizer") && !strstr(out, "runtime error"), "%s: %s", name,
+                  out);
+        int k = 0;
+        for (const char *q = out; (q = strstr(q, "status ")); q += 7, k++) {
+            int st = atoi(q + 7);
+            cr_assert(st == 0 || st == 65 || (st == 1 && k == 0), "reader %d on %s: status "
+                      "%d\n%s", k, name, st, out);
+            if (st) {
+                const char *msg = strchr(q, '\n');
+                cr_assert(msg && strncmp(msg + 1, "dynrec ", 7) == 0 &&
+                          strstr(msg, name) , "reader %d on %s names the file:\n%s", k, name,
+                          out);
+            }
+        }
+    }
 }

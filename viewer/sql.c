@@ -133,23 +133,27 @@ static void put_json_value(FILE *f, sqlite3_stmt *st, int i) {
 
 /* RFC 4180: a field with a comma, quote, CR or LF (or leading or trailing
  * space, which some readers strip) is quoted, quotes doubled. */
-static void put_csv_text(FILE *f, const char *s, int n) {
+static void put_csv_text(FILE *f, const char *s, int n, int terminal) {
     int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
     for (int k = 0; k < n && !quote; k++)
         quote = s[k] == ',' || s[k] == '"' || s[k] == '\r' || s[k] == '\n';
+    for (int k = 0; k < n && !quote && terminal; k++)
+        quote = (unsigned char)s[k] < 0x20 || s[k] == 0x7f;
     if (!quote) {
         fwrite(s, 1, (size_t)n, f);
         return;
     }
     fputc('"', f);
     for (int k = 0; k < n; k++) {
-        if (s[k] == '"') fputc('"', f);
-        fputc(s[k], f);
+        unsigned char c = (unsigned char)s[k];
+        if (c == '"') fputc('"', f);
+        /* On a terminal no control character but a line break gets out. */
+        fputc(terminal && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\r' ? '?' : c, f);
     }
     fputc('"', f);
 }
 
-static void put_csv_value(FILE *f, sqlite3_stmt *st, int i) {
+static void put_csv_value(FILE *f, sqlite3_stmt *st, int i, int terminal) {
     int type = sqlite3_column_type(st, i);
     if (type == SQLITE_NULL) return;
     if (type == SQLITE_BLOB) {
@@ -157,7 +161,7 @@ static void put_csv_value(FILE *f, sqlite3_stmt *st, int i) {
         return;
     }
     const char *s = (const char *)sqlite3_column_text(st, i);
-    put_csv_text(f, s ? s : "", sqlite3_column_bytes(st, i));
+    put_csv_text(f, s ? s : "", sqlite3_column_bytes(st, i), terminal);
 }
 
 /* ---- the query --------------------------------------------------------- */
@@ -283,7 +287,7 @@ int dr_sql_run(DrTrace *t, const char *query, const DrSqlOptions *o, FILE *out, 
         if (!name) name = "";
         if (o->format == DR_SQL_CSV) {
             if (i) fputc(',', f);
-            put_csv_text(f, name, (int)strlen(name));
+            put_csv_text(f, name, (int)strlen(name), o->terminal);
         } else if (o->format == DR_SQL_TEXT) {
             char *h = NULL;
             size_t hl = 0;
@@ -314,7 +318,7 @@ int dr_sql_run(DrTrace *t, const char *query, const DrSqlOptions *o, FILE *out, 
         } else if (o->format == DR_SQL_CSV) {
             for (int i = 0; i < ncols; i++) {
                 if (i) fputc(',', f);
-                put_csv_value(f, st, i);
+                put_csv_value(f, st, i, o->terminal);
             }
             fputs("\r\n", f);
         } else {

@@ -11,7 +11,7 @@ typedef enum { DR_SQL_TEXT, DR_SQL_JSON, DR_SQL_CSV } DrSqlFormat;
 
 typedef struct DrSqlOptions {
     DrSqlFormat format;
-    int terminal; /* text output to a terminal: control characters shown as '?' */
+    int terminal; /* output to a terminal: control characters from the trace become ? */
 } DrSqlOptions;
 
 /* Runs query (exactly one statement, which must not write) on the open
