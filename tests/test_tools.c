@@ -591,7 +591,7 @@ Test(tools, readers_survive_damaged_traces) {
         e2e_write_file(e2e_path(name), data, len);
         /* One shell per copy runs the five readers (a test may start only
          * so many children) and prints each one's status and stderr. */
-        char *bin = e2e_fmt("%s%s", e2e_asan ? "ASAN_OPTIONS=detect_leaks=1 " : "", e2e_bin);
+        char *bin = e2e_fmt("%s%s", e2e_asan ? "env ASAN_OPTIONS=detect_leaks=1 " : "", e2e_bin);
         char *sh = e2e_fmt(
             "run() { \"$@\" >/dev/null 2>err; echo \"status $?\"; cat err; }\n"
             "run %s sql %s 'SELECT seq, length(dynrec_text(blob_id)) FROM v_ev WHERE blob_id "
