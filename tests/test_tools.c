@@ -352,13 +352,15 @@ static const char perfetto_check[] =
     "            assert parent in ('attempt', 'compile'), ('instant outside a compile', e)\n"
     "        count[e['cat']] = count.get(e['cat'], 0) + 1\n"
     "hits = sum(1 for e in ev if e['ph'] == 'C' and 'hits' in e['args'])\n"
-    "print(' '.join('%s=%d' % kv for kv in sorted(count.items())), 'hits=%d' % hits)\n";
+    "print(' '.join('%s=%d' % kv for kv in sorted(count.items())), 'hits=%d' % hits,\n"
+    "      'threads=%d' % len([t for t in names if t]))\n";
 
 Test(tools, export_perfetto_nests_compiles_attempts_and_backends) {
     record("graph_breaks.py", "g.db", 0);
     record("shape_recompiles.py", "s.db", 0);
-    const char *traces[] = {"g.db", "s.db"};
-    for (int i = 0; i < 2; i++) {
+    record("two_threads.py", "t.db", 0);
+    const char *traces[] = {"g.db", "s.db", "t.db"};
+    for (int i = 0; i < 3; i++) {
         DrTrace *t = e2e_open(e2e_path(traces[i]));
         long long compiles = e2e_sql_int(t, "SELECT count(*) FROM v_compiles");
         long long attempts = e2e_sql_int(t, "SELECT count(*) FROM v_speculation WHERE action = "
@@ -368,19 +370,24 @@ Test(tools, export_perfetto_nests_compiles_attempts_and_backends) {
         long long breaks = e2e_sql_int(t, "SELECT count(*) FROM v_graph_breaks");
         long long failures = e2e_sql_int(t, "SELECT count(*) FROM v_guard_failures");
         long long frames = e2e_sql_int(t, "SELECT count(*) FROM v_frames WHERE compiles > 0");
+        long long threads = e2e_sql_int(t, "SELECT count(DISTINCT thread) FROM v_ev WHERE kind IN "
+                                           "('compile', 'graph_break', 'guard_failure', 'error')");
         e2e_close(t);
         cr_assert_gt(compiles, 1);
-        cr_assert_gt(breaks + failures, 0, "%s has graph breaks or guard failures", traces[i]);
+        if (i < 2)
+            cr_assert_gt(breaks + failures, 0, "%s has graph breaks or guard failures", traces[i]);
+        else
+            cr_assert_eq(threads, 2, "two_threads.py compiles in two threads");
         char *json = e2e_fmt("%s.json", traces[i]);
         E2eProc *p = dynrec((const char *[]){"export", "--format", "perfetto", "-o", json,
                                              traces[i], NULL});
         e2e_assert_exit(p, 0, "export --format perfetto");
         char *got = python(perfetto_check, (const char *[]){e2e_path(json), NULL});
-        char *want = e2e_fmt("attempt=%lld backend=%lld compile=%lld%s%s hits=%lld\n", attempts,
-                             graphs, compiles,
+        char *want = e2e_fmt("attempt=%lld backend=%lld compile=%lld%s%s hits=%lld threads=%lld\n",
+                             attempts, graphs, compiles,
                              breaks ? e2e_fmt(" graph break=%lld", breaks) : "",
                              failures ? e2e_fmt(" guard failure=%lld", failures) : "",
-                             2 * frames);
+                             2 * frames, threads);
         cr_assert_str_eq(got, want, "%s", traces[i]);
     }
     /* The text of a graph break is in its args. */
