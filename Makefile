@@ -20,12 +20,12 @@ LIBS    := -lsqlite3 -lzstd -lpthread
 
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c
 RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c
-VIEWER_SRC   := viewer/show.c
+VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c viewer/report.c
 REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
                 tests/e2e_util.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
-                tests/test_replay.c
+                tests/test_replay.c tests/test_tools.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/default_dict.h
 
@@ -47,7 +47,7 @@ test: setup
 	@$(MAKE) --no-print-directory asan
 
 # The test suite against the normal build.
-check: $(BUILD)/dynrec $(BUILD)/tests
+check: $(BUILD)/dynrec $(BUILD)/tests $(BUILD)/dynrec_sqlite.so
 	DYNREC_BIN=$(abspath $(BUILD)/dynrec) DYNREC_PYTHON=$(abspath $(PY)) \
 	    $(BUILD)/tests --jobs 2
 
@@ -55,7 +55,7 @@ check: $(BUILD)/dynrec $(BUILD)/tests
 # and torch are not instrumented and keep their allocations at exit, so leak
 # checking is on for the unit tests and off inside the recorded runs.
 asan:
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' $(BUILD)/asan/dynrec $(BUILD)/asan/tests
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' $(BUILD)/asan/dynrec $(BUILD)/asan/tests $(BUILD)/asan/dynrec_sqlite.so
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	DYNREC_BIN=$(abspath $(BUILD)/asan/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_ASAN=1 \
 	    $(BUILD)/asan/tests --jobs 2
@@ -84,6 +84,14 @@ $(BUILD)/train_dict: tools/train_dict.c $(SCHEMA_SRC)
 $(BUILD)/dynrec: $(DYNREC_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(PY_CFLAGS) -o $@ $(DYNREC_SRC) $(PY_LDFLAGS) $(LIBS)
+
+# dynrec_text and dynrec_json as a loadable SQLite extension (`.load
+# build/dynrec_sqlite` in the sqlite3 shell).  Never with $(SAN): a stock
+# sqlite3 cannot load an ASan-instrumented library.
+$(BUILD)/dynrec_sqlite.so: viewer/sqlfuncs.c schema/codec.c schema/error.c viewer/sqlfuncs.h schema/codec.h schema/error.h
+	@mkdir -p $(BUILD)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden -DDR_SQLITE_EXTENSION -o $@ \
+	    viewer/sqlfuncs.c schema/codec.c schema/error.c -lzstd
 
 $(BUILD)/tests: $(TEST_SRC) $(TEST_LIB_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)

@@ -4,15 +4,20 @@
  * 2; a bad trace file is status 65; `run` returns the script's own status.
  * Only this layer prints messages from the modules' DrError. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "recorder/run.h"
 #include "replayer/compare.h"
 #include "replayer/rerun.h"
 #include "schema/trace.h"
+#include "viewer/export.h"
+#include "viewer/report.h"
 #include "viewer/show.h"
+#include "viewer/sql.h"
 
 #define EX_USAGE_ 2
 #define EX_DATAERR_ 65
@@ -30,6 +35,9 @@ static const char usage_main[] =
     "  rerun  run a recorded program again under its recorded conditions, compare\n"
     "  replay re-execute Dynamo's tracing of every recorded frame from the trace\n"
     "         alone (no script, no data), compare\n"
+    "  sql    run one read-only SQL query on a trace, with dynrec_text(blob_id)\n"
+    "  export write a trace for other viewers: Perfetto, tlparse (TORCH_TRACE)\n"
+    "  report print a Markdown report of a trace for a GitHub issue\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -184,6 +192,76 @@ static const char usage_replay[] =
     "recorded with another Python minor version; 77 when its sources are not on\n"
     "disk as recorded and --trust was not given (nothing is run).\n";
 
+static const char usage_sql[] =
+    "usage: dynrec sql [--json|--csv] trace.db \"SELECT ...\"\n"
+    "\n"
+    "Runs one SQL statement on a trace opened read-only (statements that would\n"
+    "write, ATTACH and pragmas that set a value are refused) and prints its rows.\n"
+    "The views are documented in schema/SCHEMA.md (v_compiles, v_guards,\n"
+    "v_guard_failures, v_graph_breaks, v_errors, v_graphs, v_events, ...).  Two\n"
+    "functions read payloads (blob ids such as v_graphs.code_blob):\n"
+    "  dynrec_text(blob_id)   the decoded text (at most 64 MiB)\n"
+    "  dynrec_json(blob_id)   the same, checked to be JSON, for json_extract\n"
+    "The same functions load into the sqlite3 shell:\n"
+    "  sqlite3 trace.db -cmd '.load build/dynrec_sqlite' \"SELECT ...\"\n"
+    "\n"
+    "options:\n"
+    "  --json         print a JSON array of objects (one per row)\n"
+    "  --csv          print CSV (RFC 4180) with a header row\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "Default output is aligned columns (one column: the values as they are); on a\n"
+    "terminal, control characters from the trace are shown as '?'.\n"
+    "\n"
+    "exit status: 0; 1 for an SQL error (a missing blob, a syntax error); 2 for a\n"
+    "usage error or a statement that is refused; 65 when the file is missing, not a\n"
+    "dynrec trace, too new for this dynrec, or corrupt.\n";
+
+static const char usage_export[] =
+    "usage: dynrec export --format perfetto [-o trace.json] trace.db\n"
+    "       dynrec export --format torch-trace -o DIR trace.db\n"
+    "\n"
+    "Writes a trace in a format other viewers read.  Nothing in the trace is run.\n"
+    "\n"
+    "  perfetto     Chrome trace-event JSON for ui.perfetto.dev or chrome://tracing:\n"
+    "               per thread, each compile a slice with its tracing attempts and\n"
+    "               backend compiles nested; graph breaks, guard failures and\n"
+    "               errors as instant events (their text in args); counters of\n"
+    "               cache entries per frame and of cache hits (the total per frame,\n"
+    "               at the end of the run).  -o - or no -o: stdout.\n"
+    "  torch-trace  Dynamo's structured trace as TORCH_TRACE would have written it,\n"
+    "               as DIR/dedicated_log_torch_trace_<trace>.log, for tlparse:\n"
+    "               `tlparse DIR/dedicated_log_torch_trace_<trace>.log`.  The time of\n"
+    "               each line is the recorded start (to the second) plus the\n"
+    "               event's time; the logging call's file and line are not\n"
+    "               recorded (dynrec_export.py:SEQ stands in).\n"
+    "\n"
+    "options:\n"
+    "  --format F     perfetto or torch-trace\n"
+    "  -o PATH        the output file (perfetto) or directory (torch-trace)\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "exit status: 0; 2 for a usage error; 65 when the file is missing, not a dynrec\n"
+    "trace, too new for this dynrec, or corrupt; 73 when the output cannot be written.\n";
+
+static const char usage_report[] =
+    "usage: dynrec report [--top N] trace.db\n"
+    "\n"
+    "Prints Markdown to paste into a GitHub issue: the versions (torch, Python,\n"
+    "dynrec, platform), what was run, a summary (compiles, recompiles, graph breaks,\n"
+    "errors, suppressed errors), the recompiles with their failing guards for the\n"
+    "N most-recompiled frames, the graph breaks with reasons and locations, the\n"
+    "errors with the first lines of their tracebacks, the guards of the\n"
+    "most-recompiled frame (folded in <details>) and how to reproduce with dynrec.\n"
+    "Text from the trace is escaped: it cannot inject HTML or Markdown.\n"
+    "\n"
+    "options:\n"
+    "  --top N        list the recompiles of N frames (default 5)\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "exit status: 0; 2 for a usage error; 65 when the file is missing, not a\n"
+    "dynrec trace, too new for this dynrec, or corrupt.\n";
+
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg) {
@@ -314,6 +392,156 @@ static int cmd_show(int argc, char **argv) {
     dr_trace_free(t);
     if (rc != DR_OK) {
         fprintf(stderr, "dynrec show: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int cmd_sql(int argc, char **argv) {
+    DrSqlOptions o = {.format = DR_SQL_TEXT};
+    const char *args[2] = {NULL, NULL};
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_sql, stdout);
+            return 0;
+        } else if (strcmp(a, "--json") == 0) {
+            o.format = DR_SQL_JSON;
+        } else if (strcmp(a, "--csv") == 0) {
+            o.format = DR_SQL_CSV;
+        } else if (strcmp(a, "--") == 0 && i + 1 < argc && n < 2) {
+            args[n++] = argv[++i];
+        } else if (a[0] == '-' && a[1] && n < 1) {
+            return usage_error("sql", "unknown option %s", a);
+        } else if (n == 2) {
+            return usage_error("sql", "one trace and one query (extra argument %s); quote the "
+                                      "query", a);
+        } else {
+            args[n++] = a;
+        }
+    }
+    if (n < 2) return usage_error("sql", "give a trace and a query, e.g. dynrec sql t.db "
+                                         "\"SELECT * FROM v_compiles\"%s", "");
+    o.terminal = isatty(STDOUT_FILENO);
+    DrError err = {0};
+    DrTrace *t = dr_trace_open(args[0], &err);
+    if (!t) {
+        fprintf(stderr, "dynrec sql: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    int rc = dr_sql_run(t, args[1], &o, stdout, &err);
+    dr_trace_free(t);
+    if (rc != DR_OK) {
+        fprintf(stderr, "dynrec sql: %s\n", err.msg);
+        return rc == DR_ERR_ARG ? EX_USAGE_ : rc == DR_ERR_SQL || rc == DR_ERR_BLOB ? 1
+                                                                                  : EX_DATAERR_;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int cmd_export(int argc, char **argv) {
+    const char *format = NULL, *out = NULL, *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_export, stdout);
+            return 0;
+        } else if (strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0) {
+            if (++i >= argc || !argv[i][0]) return usage_error("export", "%s needs a value", a);
+            if (a[1] == 'o') out = argv[i];
+            else format = argv[i];
+        } else if (strncmp(a, "--format=", 9) == 0) {
+            format = a + 9;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("export", "unknown option %s", a);
+        } else if (path) {
+            return usage_error("export", "one trace at a time (extra argument %s)", a);
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error("export", "no trace given%s", "");
+    if (!format) return usage_error("export", "give --format perfetto or --format torch-trace%s", "");
+    int perfetto = strcmp(format, "perfetto") == 0;
+    if (!perfetto && strcmp(format, "torch-trace") != 0)
+        return usage_error("export", "unknown format '%s': perfetto or torch-trace", format);
+    if (!perfetto && !out)
+        return usage_error("export", "--format torch-trace needs -o DIR%s", "");
+    DrError err = {0};
+    DrTrace *t = dr_trace_open(path, &err);
+    if (!t) {
+        fprintf(stderr, "dynrec export: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    int rc;
+    if (perfetto) {
+        int to_stdout = !out || strcmp(out, "-") == 0;
+        FILE *f = to_stdout ? stdout : fopen(out, "w");
+        if (!f) {
+            fprintf(stderr, "dynrec export: %s: cannot create the file: %s\n", out,
+                    strerror(errno));
+            dr_trace_free(t);
+            return 73;
+        }
+        rc = dr_export_perfetto(t, f, &err);
+        if ((to_stdout ? fflush(f) : fclose(f)) != 0 && rc == DR_OK)
+            rc = dr_error(&err, DR_ERR_IO, "%s: writing failed: %s", to_stdout ? "stdout" : out,
+                          strerror(errno));
+    } else {
+        char *log = NULL;
+        long skipped = 0;
+        rc = dr_export_torch_trace(t, out, &log, &skipped, &err);
+        if (rc == DR_OK) {
+            if (skipped)
+                fprintf(stderr, "dynrec export: %ld structured-trace records of %s were "
+                                "malformed and left out\n", skipped, path);
+            fprintf(stderr, "wrote %s\n", log);
+        }
+        free(log);
+    }
+    dr_trace_free(t);
+    if (rc != DR_OK) {
+        fprintf(stderr, "dynrec export: %s\n", err.msg);
+        return rc == DR_ERR_IO || rc == DR_ERR_FULL ? 73 : EX_DATAERR_;
+    }
+    return 0;
+}
+
+static int cmd_report(int argc, char **argv) {
+    DrReportOptions o = {.top = 5};
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_report, stdout);
+            return 0;
+        } else if (strcmp(a, "--top") == 0) {
+            char *end;
+            if (++i >= argc) return usage_error("report", "--top needs a number%s", "");
+            long n = strtol(argv[i], &end, 10);
+            if (*end || n <= 0 || n > 100000)
+                return usage_error("report", "--top needs a positive number, not %s", argv[i]);
+            o.top = (int)n;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("report", "unknown option %s", a);
+        } else if (path) {
+            return usage_error("report", "one trace at a time (extra argument %s)", a);
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error("report", "no trace given%s", "");
+    DrError err = {0};
+    DrTrace *t = dr_trace_open(path, &err);
+    if (!t) {
+        fprintf(stderr, "dynrec report: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    int rc = dr_report(t, &o, stdout, &err);
+    dr_trace_free(t);
+    if (rc != DR_OK) {
+        fprintf(stderr, "dynrec report: %s\n", err.msg);
         return EX_DATAERR_;
     }
     return fflush(stdout) == 0 ? 0 : 1;
@@ -508,5 +736,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);
     if (strcmp(cmd, "rerun") == 0) return cmd_rerun(argc - 2, argv + 2);
     if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 2, argv + 2);
+    if (strcmp(cmd, "sql") == 0) return cmd_sql(argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
+    if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

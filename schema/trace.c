@@ -940,5 +940,7 @@ int dr_trace_read_blob(DrTrace *t, int64_t id, size_t max_len, void **out, size_
     return status;
 }
 
+struct sqlite3 *dr_trace_sqlite(DrTrace *t) { return t->db; }
+
 const char *dr_trace_sqlite_version(void) { return sqlite3_libversion(); }
 const char *dr_trace_zstd_version(void) { return ZSTD_versionString(); }

@@ -165,6 +165,12 @@ int dr_trace_get_meta(DrTrace *t, const char *key, char **out, DrError *err);
 int dr_trace_read_blob(DrTrace *t, int64_t id, size_t max_len, void **out, size_t *len,
                        DrError *err);
 
+/* The read-only, hardened SQLite connection of a trace opened with
+ * dr_trace_open, for readers that need more than dr_trace_query (SQL
+ * functions, typed columns: `dynrec sql`).  Borrowed: it stays t's. */
+struct sqlite3;
+struct sqlite3 *dr_trace_sqlite(DrTrace *t);
+
 /* Versions of the libraries behind the format, for --version and meta. */
 const char *dr_trace_sqlite_version(void);
 const char *dr_trace_zstd_version(void);

@@ -10,10 +10,12 @@ cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 TORCH_VERSION=2.13.0
 NUMPY_VERSION=2.4.6
+TLPARSE_VERSION=0.4.3
 PYTHON=${PYTHON:-python3}
 
 need=""
-pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3"
+# cmark-gfm (GitHub's CommonMark) renders `dynrec report` in the tests.
+pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3 cmark-gfm"
 # `make fuzz` only: clang with libFuzzer.
 [ "${1:-}" = "--fuzz" ] && pkgs="$pkgs clang libclang-rt-14-dev"
 for pkg in $pkgs; do
@@ -41,4 +43,10 @@ if ! "$VENV/bin/python" -c "import torch, numpy, sys; sys.exit(torch.__version__
     echo "setup: installing torch==$TORCH_VERSION (CPU) into $VENV" >&2
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
         "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION" >&2
+fi
+# Test-only: tlparse reads the TORCH_TRACE logs that `dynrec export` writes.
+if ! "$VENV/bin/tlparse" --version 2>/dev/null | grep -qx "tlparse $TLPARSE_VERSION"; then
+    echo "setup: installing tlparse==$TLPARSE_VERSION into $VENV (for the tests)" >&2
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+        "tlparse==$TLPARSE_VERSION" >&2
 fi

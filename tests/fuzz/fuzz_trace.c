@@ -1,7 +1,8 @@
 /* fuzz_trace.c -- libFuzzer target: opening a trace file and reading it all.
  *
  * Writes the input to a private file, opens it as a trace, runs every view,
- * reads the blobs the views name, prints `dynrec show` (text and JSON) and
+ * reads the blobs the views name, prints `dynrec show` (text and JSON), the
+ * report, the Perfetto export and an SQL query through dynrec_text, and
  * loads the comparison model and compares it with itself.  Anything but
  * clean errors (a sanitizer report, an abort, a hang caught by -timeout) is
  * a bug. */
@@ -14,7 +15,10 @@
 
 #include "../../replayer/compare.h"
 #include "../../schema/trace.h"
+#include "../../viewer/export.h"
+#include "../../viewer/report.h"
 #include "../../viewer/show.h"
+#include "../../viewer/sql.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -68,6 +72,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         dr_show(t, &o, null, NULL);
         o.json = 1;
         dr_show(t, &o, null, NULL);
+        /* The readers that hand a trace to other tools. */
+        DrReportOptions ro = {.top = 5};
+        dr_report(t, &ro, null, NULL);
+        dr_export_perfetto(t, null, NULL);
+        DrSqlOptions so = {.format = DR_SQL_JSON};
+        dr_sql_run(t, "SELECT seq, dynrec_text(blob_id) FROM v_ev WHERE blob_id IS NOT NULL "
+                      "LIMIT 20", &so, null, NULL);
         DrModel *m = dr_model_load(t, NULL);
         if (m) {
             DrDiff *d = dr_compare(m, m, NULL, NULL);
