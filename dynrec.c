@@ -16,6 +16,7 @@
 #include "schema/trace.h"
 #include "viewer/export.h"
 #include "viewer/report.h"
+#include "viewer/pack.h"
 #include "viewer/show.h"
 #include "viewer/sql.h"
 
@@ -38,6 +39,7 @@ static const char usage_main[] =
     "  sql    run one read-only SQL query on a trace, with dynrec_text(blob_id)\n"
     "  export write a trace for other viewers: Perfetto, tlparse (TORCH_TRACE)\n"
     "  report print a Markdown report of a trace for a GitHub issue\n"
+    "  pack   make a trace a bug-report attachment: compacted, redacted, capped\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -547,6 +549,77 @@ static int cmd_report(int argc, char **argv) {
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
+static const char usage_pack[] =
+    "usage: dynrec pack [options] trace.db -o bug.dynrec\n"
+    "\n"
+    "Writes one self-contained, compacted copy of a trace to attach to a bug\n"
+    "report.  It is a trace: every dynrec command opens it, and `dynrec replay`\n"
+    "replays it when the captured frames and sources are kept.  The same input\n"
+    "and options give the same bytes; packing a pack again changes nothing.\n"
+    "\n"
+    "options:\n"
+    "  -o PATH          where to write the pack (replaced if it exists)\n"
+    "  --redact         replace home directories (~), user and host names\n"
+    "                   (<user>, <host>), the values of recorded environment\n"
+    "                   variables (names kept) and the string constants guards\n"
+    "                   compare against (a stable hash such as '<str:3f9a1c>',\n"
+    "                   the same in every pack, so redacted traces still diff)\n"
+    "  --redact-source  blank the lines of stored source files that Dynamo did\n"
+    "                   not trace (line numbers kept)\n"
+    "  --max-size SIZE  drop the largest droppable payloads (structured-trace\n"
+    "                   payloads, then FX code of graphs, then captured tensor\n"
+    "                   data) until the pack fits in SIZE bytes (K and M suffixes)\n"
+    "  -q               do not print what was done\n"
+    "  -h, --help       show this help\n"
+    "\n"
+    "What was removed is listed in the pack (table pack_log; `dynrec show` says\n"
+    "\"redacted: paths, env values, 3 string constants\").\n"
+    "\n"
+    "exit status: 0 written; 1 when the essential rows alone exceed --max-size\n"
+    "(nothing written); 2 for a usage error; 65 for an unreadable trace; 73 when\n"
+    "the pack cannot be written.\n";
+
+static int cmd_pack(int argc, char **argv) {
+    DrPackOptions o = {0};
+    int quiet = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_pack, stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0) {
+            if (++i >= argc) return usage_error("pack", "-o needs a path%s", "");
+            o.out = argv[i];
+        } else if (strcmp(a, "--redact") == 0) {
+            o.redact = 1;
+        } else if (strcmp(a, "--redact-source") == 0) {
+            o.redact_source = 1;
+        } else if (strcmp(a, "--max-size") == 0) {
+            long n;
+            if (++i >= argc || (n = parse_size(argv[i])) <= 0)
+                return usage_error("pack", "--max-size needs a size such as 500K or 2M%s", "");
+            o.max_size = n;
+        } else if (strcmp(a, "-q") == 0) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("pack", "unknown option %s", a);
+        } else if (o.in) {
+            return usage_error("pack", "one trace at a time (extra argument %s)", a);
+        } else {
+            o.in = a;
+        }
+    }
+    if (!o.in) return usage_error("pack", "no trace given%s", "");
+    if (!o.out) return usage_error("pack", "no output given: -o bug.dynrec%s", "");
+    DrError err = {0};
+    int rc = dr_pack(&o, quiet ? NULL : stderr, &err);
+    if (rc == DR_OK) return 0;
+    fprintf(stderr, "dynrec pack: %s\n", err.msg);
+    if (rc == DR_ERR_ARG) return 1;
+    if (rc == DR_ERR_IO || rc == DR_ERR_FULL) return 73;
+    return EX_DATAERR_;
+}
+
 /* Parses "guards,graph_breaks" into a category bit mask; -1 on an unknown
  * name (reported by the caller). */
 static long parse_ignore(const char *list, const char **bad) {
@@ -739,5 +812,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "sql") == 0) return cmd_sql(argc - 2, argv + 2);
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
+    if (strcmp(cmd, "pack") == 0) return cmd_pack(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

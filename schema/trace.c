@@ -818,6 +818,26 @@ fail:
     return NULL;
 }
 
+int dr_trace_copy_to(DrTrace *t, const char *path, DrError *err) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(t->db, "VACUUM INTO ?1", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    }
+    int frc = sqlite3_finalize(st);
+    if (rc == SQLITE_OK) rc = frc;
+    if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
+        return dr_error(err, DR_ERR_CORRUPT, "%s: the trace is corrupt (%s); record it again",
+                        t->path, sqlite3_errmsg(t->db));
+    if (rc != SQLITE_OK)
+        return dr_error(err, rc == SQLITE_FULL ? DR_ERR_FULL : DR_ERR_IO,
+                        "%s: cannot write a copy of %s: %s", path, t->path,
+                        sqlite3_errmsg(t->db));
+    return DR_OK;
+}
+
 const char *dr_trace_path(const DrTrace *t) { return t->path; }
 int dr_trace_schema_version(const DrTrace *t) { return t->schema_version; }
 

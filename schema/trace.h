@@ -171,6 +171,11 @@ int dr_trace_read_blob(DrTrace *t, int64_t id, size_t max_len, void **out, size_
 struct sqlite3;
 struct sqlite3 *dr_trace_sqlite(DrTrace *t);
 
+/* Writes a compacted copy of the trace (its file and WAL as one, in
+ * rollback-journal mode) to path, which must not exist (SQLite's VACUUM
+ * INTO).  Returns DR_OK or an error naming path. */
+int dr_trace_copy_to(DrTrace *t, const char *path, DrError *err);
+
 /* Versions of the libraries behind the format, for --version and meta. */
 const char *dr_trace_sqlite_version(void);
 const char *dr_trace_zstd_version(void);

@@ -596,7 +596,7 @@ Test(tools, readers_survive_damaged_traces) {
         }
         char *name = e2e_fmt("d%d.db", i);
         e2e_write_file(e2e_path(name), data, len);
-        /* One shell per copy runs the five readers (a test may start only
+        /* One shell per copy runs the six readers (a test may start only
          * so many children) and prints each one's status and stderr. */
         char *bin = e2e_fmt("%s%s", e2e_asan ? "env ASAN_OPTIONS=detect_leaks=1 " : "", e2e_bin);
         char *sh = e2e_fmt(
@@ -606,13 +606,14 @@ Test(tools, readers_survive_damaged_traces) {
             "run %s sql --json %s 'SELECT * FROM v_compiles'\n"
             "run %s export --format perfetto -o d%d.json %s\n"
             "run %s export --format torch-trace -o d%d %s\n"
-            "run %s report %s\n",
-            bin, name, bin, name, bin, i, name, bin, i, name, bin, name);
+            "run %s report %s\n"
+            "run %s pack -q --redact --redact-source %s -o d%d.dynrec\n",
+            bin, name, bin, name, bin, i, name, bin, i, name, bin, name, bin, name, i);
         E2eProc *p = e2e_run_in((const char *[]){"/bin/sh", "-c", sh, NULL}, NULL,
                                 E2E_TORCH_TIMEOUT_MS);
         e2e_assert_exit(p, 0, "the readers' shell");
         const char *out = p->out.data;
-        cr_assert_eq(occurrences(out, "status "), 5, "%s", out);
+        cr_assert_eq(occurrences(out, "status "), 6, "%s", out);
         cr_assert(!strstr(out, "Sanitizer") && !strstr(out, "runtime error"), "%s: %s", name,
                   out);
         int k = 0;

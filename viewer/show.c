@@ -340,6 +340,12 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     }
     free(stopped);
     free(last);
+    /* A pack (dynrec pack) says what it removed. */
+    char *redacted = meta(t, "pack.redacted"), *dropped = meta(t, "pack.dropped");
+    text_line(out, "redacted", redacted);
+    text_line(out, "dropped", dropped);
+    free(redacted);
+    free(dropped);
     text_line(out, "command", cmd);
     text_line(out, "script", script);
     text_line(out, "module", module);
