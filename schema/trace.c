@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -828,6 +829,18 @@ int dr_trace_copy_to(DrTrace *t, const char *path, DrError *err) {
     }
     int frc = sqlite3_finalize(st);
     if (rc == SQLITE_OK) rc = frc;
+    if (rc == SQLITE_FULL) {
+        /* A damaged page count also reads as "full": only a disk without
+         * room for twice the trace is really full. */
+        struct stat sb;
+        struct statvfs vf;
+        char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash) *slash = 0;
+        if (dir && stat(t->path, &sb) == 0 && statvfs(slash ? (*dir ? dir : "/") : ".", &vf) == 0 &&
+            (uint64_t)vf.f_bavail * vf.f_frsize > 2 * (uint64_t)sb.st_size + (1u << 20))
+            rc = SQLITE_CORRUPT;
+        free(dir);
+    }
     if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
         return dr_error(err, DR_ERR_CORRUPT, "%s: the trace is corrupt (%s); record it again",
                         t->path, sqlite3_errmsg(t->db));
