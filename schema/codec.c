@@ -386,3 +386,17 @@ done:
     free(buf);
     return rc;
 }
+
+DrDict *dr_dict_from_row(int64_t id, const void *data, size_t len, DrError *err) {
+    void *raw = NULL;
+    size_t rawlen = 0;
+    DrError e = {0};
+    DrDict *d = NULL;
+    if (id <= 0 || id > UINT32_MAX || !data)
+        dr_error(&e, DR_ERR_BLOB, "bad id");
+    else if (dr_codec_decode(data, len, NULL, 1 << 20, &raw, &rawlen, &e) == DR_OK)
+        d = dr_dict_create(raw, rawlen, (uint32_t)id, &e);
+    free(raw);
+    if (!d) dr_error(err, DR_ERR_BLOB, "the stored zstd dictionary is unusable (%s)", e.msg);
+    return d;
+}

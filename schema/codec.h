@@ -49,6 +49,11 @@ typedef struct DrDict DrDict; /* a zstd dictionary prepared for both directions 
  * produces) with the given id.  Returns NULL on error (err filled).  The
  * caller owns the result and frees it with dr_dict_free. */
 DrDict *dr_dict_create(const void *dict, size_t len, uint32_t id, DrError *err);
+
+/* The dictionary of a trace's `dicts` row (id, data: itself a coded blob
+ * of at most 1 MiB): checks the id, decodes and prepares it.  NULL on error
+ * (err filled: "the stored zstd dictionary is unusable (why)"). */
+DrDict *dr_dict_from_row(int64_t id, const void *data, size_t len, DrError *err);
 void dr_dict_free(DrDict *d); /* accepts NULL */
 uint32_t dr_dict_id(const DrDict *d);
 

@@ -397,18 +397,10 @@ static int load_dict(Pack *p) {
         return sql_fail(p, "reading the dictionary");
     int rc = DR_OK;
     if (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        const void *d = sqlite3_column_blob(st, 1);
-        int n = sqlite3_column_bytes(st, 1);
-        void *raw = NULL;
-        size_t rawlen = 0;
         DrError e = {0};
-        if (id <= 0 || id > UINT32_MAX || !d ||
-            dr_codec_decode(d, (size_t)n, NULL, 1 << 20, &raw, &rawlen, &e) != DR_OK ||
-            !(p->dict = dr_dict_create(raw, rawlen, (uint32_t)id, &e)))
-            rc = dr_error(p->err, DR_ERR_BLOB, "%s: the stored zstd dictionary is unusable",
-                          p->o->in);
-        free(raw);
+        if (!(p->dict = dr_dict_from_row(sqlite3_column_int64(st, 0), sqlite3_column_blob(st, 1),
+                                         (size_t)sqlite3_column_bytes(st, 1), &e)))
+            rc = dr_error(p->err, DR_ERR_BLOB, "%s: %s", p->o->in, e.msg);
     }
     sqlite3_finalize(st);
     return rc;

@@ -58,18 +58,9 @@ static int load_dict(sqlite3 *db, FuncState *s, DrError *err) {
     int status = DR_OK;
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0);
-        const void *d = sqlite3_column_blob(st, 1);
-        int n = sqlite3_column_bytes(st, 1);
-        void *raw = NULL;
-        size_t rawlen = 0;
-        DrError e2 = {0};
-        if (id <= 0 || id > UINT32_MAX || !d ||
-            dr_codec_decode(d, (size_t)n, NULL, 1 << 20, &raw, &rawlen, &e2) != DR_OK ||
-            !(s->dict = dr_dict_create(raw, rawlen, (uint32_t)id, &e2)))
-            status = dr_error(err, DR_ERR_BLOB, "the stored zstd dictionary is unusable (%s)",
-                              e2.msg[0] ? e2.msg : "bad id");
-        free(raw);
+        if (!(s->dict = dr_dict_from_row(sqlite3_column_int64(st, 0), sqlite3_column_blob(st, 1),
+                                         (size_t)sqlite3_column_bytes(st, 1), err)))
+            status = err->code;
     } else if (rc != SQLITE_DONE) {
         status = dr_error(err, DR_ERR_SQL, "cannot read the dictionaries (%s)", sqlite3_errmsg(db));
     }
