@@ -1,7 +1,8 @@
 #!/bin/sh
 # setup.sh -- install what dynrec needs on a fresh Debian machine, idempotently.
 #
-# Debian packages (compiler, SQLite, zstd, Criterion) with apt-get, and a
+# Debian packages (compiler, SQLite, zstd, Criterion, ncurses and tmux for the
+# viewer and its tests) with apt-get, and a
 # project virtualenv (.venv) holding torch==2.13.0, the CPU build.  Prints
 # nothing when everything is already there.
 set -eu
@@ -13,7 +14,7 @@ NUMPY_VERSION=2.4.6
 PYTHON=${PYTHON:-python3}
 
 need=""
-pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3"
+pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3 libncurses-dev tmux"
 # `make fuzz` only: clang with libFuzzer.
 [ "${1:-}" = "--fuzz" ] && pkgs="$pkgs clang libclang-rt-14-dev"
 for pkg in $pkgs; do
