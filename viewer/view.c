@@ -473,10 +473,15 @@ static void draw_tabs(View *v) {
         snprintf(t, sizeof t, " %d %s ", s + 1, screens[s].name);
         c += put(v, 0, c, s == v->scr && !v->help_open ? VA_SEL : VA_HEAD, t, 0);
     }
+}
+
+/* The title of the page on row 1, the state of the recording at its right. */
+static void draw_title(View *v, const char *title) {
     char st[64];
-    snprintf(st, sizeof st, " [%s] ", status_word(v));
+    snprintf(st, sizeof st, " [%s]", status_word(v));
     int w = vw_width(st);
-    if (c + w <= v->cols) put(v, 0, v->cols - w, v->complete ? VA_HEAD : VA_ERR, st, 0);
+    put(v, 1, 0, VA_TITLE, title, v->cols - w - 1);
+    put(v, 1, v->cols - w, v->complete ? VA_DIM : VA_ERR, st, 0);
 }
 
 static void draw_status(View *v, const char *left) {
@@ -494,7 +499,7 @@ static void draw_list(View *v) {
     char title[512];
     snprintf(title, sizeof title, "%s  (%ld)  %s", d->title, l->count, path ? path : "");
     free(path);
-    put(v, 1, 0, VA_TITLE, title, 0);
+    draw_title(v, title);
     int w[8];
     col_widths(v, s, w);
     int c = 1;
@@ -566,6 +571,12 @@ static void wrap_doc(View *v) {
             v->vis[v->nvis++] = i << 20 | off;
             size_t n = vw_fit(t + off, width, NULL);
             if (n == 0 && t[off]) n = 1;
+            /* break at a space when a word would be cut */
+            if (t[off + n] && t[off + n] != ' ') {
+                size_t b = n;
+                while (b > n / 2 && t[off + b - 1] != ' ') b--;
+                if (b > n / 2) n = b;
+            }
             off += n;
         } while (t[off] && off < ((size_t)1 << 20));
     }
@@ -579,7 +590,7 @@ static void draw_doc(View *v) {
     long maxtop = (long)v->nvis - body;
     if (v->doc_top > maxtop) v->doc_top = maxtop;
     if (v->doc_top < 0) v->doc_top = 0;
-    put(v, 1, 0, VA_TITLE, v->help_open ? "Keys" : "Detail (Esc back, / search)", 0);
+    draw_title(v, v->help_open ? "Keys" : "Detail (Esc back, / search)");
     for (int i = 0; i < body && v->doc_top + i < (long)v->nvis; i++) {
         size_t li = v->vis[v->doc_top + i] >> 20, off = v->vis[v->doc_top + i] & 0xfffff;
         int attr = (long)li == v->doc_match ? VA_SEL : v->doc.v[li].attr;
