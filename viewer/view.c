@@ -52,9 +52,8 @@ static const ScreenDef screens[DR_VIEW__N] = {
          {{"compile", 8}, {"frame", 14}, {"where", 18}, {"#/frame", 9}, {"rej", 3},
           {"failed guard (of the newest rejected entry)", 0}},
          6,
-         "WITH g AS (SELECT code_id, compile_id, count(*) AS n, min(seq) AS s0 FROM events "
-         "WHERE kind_id = %1$lld GROUP BY code_id, compile_id ORDER BY code_id, s0 "
-         "LIMIT %2$ld OFFSET %3$ld) "
+         "WITH g AS (SELECT code_id, compile_id, n, s0 FROM vw_recompiles WHERE n > 0 AND "
+         "%1$lld ORDER BY code_id, s0 LIMIT %2$ld OFFSET %3$ld) "
          "SELECT cs.text, c.qualname, " BASENAME("c.filename") " || ':' || c.firstlineno, '', "
          "g.n, r.text, g.s0, g.code_id, cs.text FROM g LEFT JOIN v_code c ON c.code_id = "
          "g.code_id LEFT JOIN strings cs ON cs.id = g.compile_id LEFT JOIN events e ON e.seq = "
@@ -198,6 +197,7 @@ typedef struct {
     VwRows rows; /* the cached window of rows, from rows_off */
     long rows_off;
     int valid;
+    int counted; /* count is known */
 } List;
 
 typedef struct {
@@ -282,27 +282,37 @@ static long long screen_kind(const View *v, int s) {
     }
 }
 
-/* The recompiles per frame (a few rows: one per frame that recompiled),
- * and the frames whose compile was refused at the recompile limit. */
+/* One scan of the trace builds the summary of the recompiles screen, a
+ * TEMP table (never the user's file): per (frame, compile) the guard
+ * failures and the first of them, and whether the compile was refused at
+ * the recompile limit.  Pages and the per-frame counts are then read from
+ * it through its index.  The frame summary (one row per frame that
+ * recompiled) is held in memory. */
 static int load_frames(View *v) {
     free(v->fs);
     v->fs = NULL;
     v->nfs = 0;
-    if (!v->kinds.guard_failure) return DR_OK;
-    VwRows r = {0}, lim = {0};
-    char sql[1024];
-    snprintf(sql, sizeof sql, "SELECT code_id, count(DISTINCT compile_id) FROM events WHERE "
-                              "kind_id = %lld GROUP BY code_id ORDER BY code_id LIMIT 100000",
-             v->kinds.guard_failure);
-    int rc = vw_rows_query(v->t, sql, &r, v->err);
-    if (rc == DR_OK && v->kinds.compile) {
-        snprintf(sql, sizeof sql,
-                 "SELECT DISTINCT e.code_id FROM events e JOIN strings s ON s.id = e.text_id "
-                 "WHERE e.kind_id = %lld AND (s.text LIKE '%%recompile limit%%' OR s.text LIKE "
-                 "'%%recompile_limit%%' OR s.text LIKE '%%cache_size_limit%%' OR s.text LIKE "
-                 "'%%cache size limit%%') LIMIT 100000", v->kinds.compile);
-        rc = vw_rows_query(v->t, sql, &lim, v->err);
-    }
+    v->list[DR_VIEW_RECOMPILES].count = 0;
+    char sql[2048];
+    int rc = dr_trace_query(v->t, "DROP TABLE IF EXISTS temp.vw_recompiles", NULL, NULL, v->err);
+    if (rc != DR_OK || !v->kinds.guard_failure) return rc;
+    snprintf(sql, sizeof sql,
+             "CREATE TEMP TABLE vw_recompiles AS SELECT code_id, compile_id, "
+             "sum(kind_id = %1$lld) AS n, min(CASE WHEN kind_id = %1$lld THEN seq END) AS s0, "
+             "max(kind_id = %2$lld AND text_id IN (SELECT id FROM strings WHERE text LIKE "
+             "'%%recompile limit%%' OR text LIKE '%%recompile_limit%%' OR text LIKE "
+             "'%%cache_size_limit%%' OR text LIKE '%%cache size limit%%')) AS lim "
+             "FROM events WHERE kind_id IN (%1$lld, %2$lld) GROUP BY code_id, compile_id",
+             v->kinds.guard_failure, v->kinds.compile ? v->kinds.compile : -1);
+    if ((rc = dr_trace_query(v->t, sql, NULL, NULL, v->err)) != DR_OK ||
+        (rc = dr_trace_query(v->t, "CREATE INDEX temp.vw_recompiles_order ON "
+                                   "vw_recompiles(code_id, s0) WHERE n > 0",
+                             NULL, NULL, v->err)) != DR_OK)
+        return rc;
+    VwRows r = {0};
+    rc = vw_rows_query(v->t, "SELECT code_id, sum(n > 0), max(lim) FROM vw_recompiles GROUP BY "
+                             "code_id HAVING sum(n > 0) > 0 OR max(lim) > 0 ORDER BY code_id",
+                       &r, v->err);
     if (rc == DR_OK && r.n && !(v->fs = calloc(r.n, sizeof *v->fs)))
         rc = dr_error(v->err, DR_ERR_NOMEM, "out of memory");
     long start = 0;
@@ -310,14 +320,12 @@ static int load_frames(View *v) {
         FrameSum *f = &v->fs[v->nfs++];
         f->code_id = vw_cell_int(&r, i, 0);
         f->n = (long)vw_cell_int(&r, i, 1);
+        f->limit = vw_cell_int(&r, i, 2) > 0;
         f->start = start;
         start += f->n;
-        for (size_t j = 0; j < lim.n; j++)
-            if (vw_cell_int(&lim, j, 0) == f->code_id) f->limit = 1;
     }
     v->list[DR_VIEW_RECOMPILES].count = start;
     vw_rows_free(&r);
-    vw_rows_free(&lim);
     return rc;
 }
 
@@ -351,17 +359,28 @@ static int count_screen(View *v, int s) {
     return rc;
 }
 
+/* A screen's row count, worked out when the screen is first shown (each
+ * costs a scan of a large trace, so only the screens a user visits pay). */
+static int ensure_count(View *v, int s) {
+    List *l = &v->list[s];
+    if (l->counted || v->status != DR_OK) return v->status;
+    int rc = s == DR_VIEW_RECOMPILES ? load_frames(v) : count_screen(v, s);
+    if (rc != DR_OK) return v->status = rc;
+    l->counted = 1;
+    if (l->sel >= l->count) l->sel = l->count - 1;
+    if (l->sel < 0) l->sel = 0;
+    return DR_OK;
+}
+
 /* Everything that depends on how much the trace holds (again, in --follow). */
 static int reload(View *v) {
     int rc = load_kinds(v);
-    if (rc == DR_OK) rc = load_frames(v);
     for (int s = 0; rc == DR_OK && s < DR_VIEW__N; s++) {
-        rc = count_screen(v, s);
         vw_rows_free(&v->list[s].rows);
         v->list[s].valid = 0;
-        if (v->list[s].sel >= v->list[s].count) v->list[s].sel = v->list[s].count - 1;
-        if (v->list[s].sel < 0) v->list[s].sel = 0;
+        v->list[s].counted = 0;
     }
+    if (rc == DR_OK) rc = ensure_count(v, v->scr);
     v->complete = dr_trace_is_complete(v->t);
     return rc;
 }
@@ -495,6 +514,7 @@ static void draw_list(View *v) {
     int s = v->scr;
     const ScreenDef *d = &screens[s];
     List *l = &v->list[s];
+    if (ensure_count(v, s) != DR_OK) return;
     char *path = vw_safe(dr_trace_path(v->t), strlen(dr_trace_path(v->t)), v->cols / 2, 1);
     char title[512];
     snprintf(title, sizeof title, "%s  (%ld)  %s", d->title, l->count, path ? path : "");
