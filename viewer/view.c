@@ -49,7 +49,7 @@ static const ScreenDef screens[DR_VIEW__N] = {
     [DR_VIEW_RECOMPILES] =
         {"recompiles", "Recompiles, guard failures first (by frame, then time)",
          "no recompiles: no cache entry's guards failed in this trace", NULL,
-         {{"compile", 8}, {"frame", 14}, {"where", 18}, {"#/frame", 9}, {"rej", 3},
+         {{"compile", 8}, {"frame", 14}, {"where", 22}, {"#/frame", 9}, {"rej", 3},
           {"failed guard (of the newest rejected entry)", 0}},
          6,
          "WITH g AS (SELECT code_id, compile_id, n, s0 FROM vw_recompiles WHERE n > 0 AND "
@@ -615,7 +615,14 @@ static void draw_doc(View *v) {
         size_t li = v->vis[v->doc_top + i] >> 20, off = v->vis[v->doc_top + i] & 0xfffff;
         int attr = (long)li == v->doc_match ? VA_SEL : v->doc.v[li].attr;
         if (attr == VA_SEL || attr == VA_HI) fill_row(v, 2 + i, attr);
-        put(v, 2 + i, 1, attr, v->doc.v[li].text + off, v->cols - 2);
+        /* this row's piece of the line: up to where the next row starts */
+        const char *text = v->doc.v[li].text + off;
+        size_t n = strlen(text);
+        size_t next = (size_t)(v->doc_top + i + 1);
+        if (next < v->nvis && (v->vis[next] >> 20) == li) n = (v->vis[next] & 0xfffff) - off;
+        char *piece = strndup(text, n);
+        put(v, 2 + i, 1, attr, piece ? piece : "", v->cols - 2);
+        free(piece);
     }
     char left[256];
     snprintf(left, sizeof left, " lines %ld-%ld/%zu  Esc back  / search  n/N next/previous  q quit",
