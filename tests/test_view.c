@@ -11,14 +11,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "e2e_util.h"
 
-TestSuite(view, .init = e2e_setup, .fini = e2e_teardown, .timeout = 300);
-
 static char tmux_bin[PATH_MAX];
-static char sock[64]; /* this test's tmux socket (-L), unique per process */
+static char sock[64]; /* this test's tmux socket (-L), unique per process; "" none */
+
+static void tmux_kill(void);
+
+/* A test that fails half-way still ends its tmux server (and the viewer). */
+static void view_teardown(void) {
+    if (sock[0]) tmux_kill();
+    e2e_teardown();
+}
+
+TestSuite(view, .init = e2e_setup, .fini = view_teardown, .timeout = 300);
 
 /* Finds tmux on PATH, or skips the test. */
 static void need_tmux(void) {
@@ -35,14 +48,44 @@ static void need_tmux(void) {
     snprintf(sock, sizeof sock, "dynrec-view-%d", (int)getpid());
 }
 
-/* Runs `tmux -L sock -f /dev/null args...` to the end and returns it. */
-static E2eProc *tmux(const char *const *args) {
-    const char *argv[32] = {tmux_bin, "-L", sock, "-f", "/dev/null"};
+/* What one tmux command printed and how it ended. */
+typedef struct {
+    int status; /* exit status, -1 when it did not exit */
+    char *out;  /* stdout, NUL-terminated, owned by the test */
+} Tmux;
+
+/* Runs `tmux -L sock -f /dev/null args...` to the end (its own child, not
+ * one of e2e's: a test polls the pane hundreds of times).  Its output goes
+ * to a file, not a pipe: the tmux server it may start keeps its fds. */
+static Tmux tmux_run(const char *const *args) {
+    const char *argv[40] = {tmux_bin, "-L", sock, "-f", "/dev/null"};
     int n = 5;
-    for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
+    for (int i = 0; args[i] && n < 39; i++) argv[n++] = args[i];
     argv[n] = NULL;
-    return e2e_run_in(argv, NULL, E2E_TIMEOUT_MS);
+    char *path = e2e_path("tmux.out");
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        int dn = open("/dev/null", O_RDWR);
+        if (dn < 0 || dup2(dn, 0) < 0 || dup2(fd, 1) < 0 || dup2(dn, 2) < 0) _exit(126);
+        if (chdir(e2e_dir) != 0) _exit(126);
+        if (e2e_asan) setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    close(fd);
+    char *out = e2e_slurp(path, NULL);
+    cr_assert_not_null(out);
+    return (Tmux){WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
+
+static Tmux tmux(const char *const *args) { return tmux_run(args); }
 
 static void tmux_kill(void) { tmux((const char *[]){"kill-server", NULL}); }
 
@@ -52,15 +95,14 @@ static void view_start(int cols, int rows, const char *env, const char *args) {
     char *cmd = e2e_fmt("cd '%s' && env %s '%s' view %s; echo \"view exited $?\"; sleep 600",
                         e2e_dir, env, e2e_bin, args);
     char *x = e2e_fmt("%d", cols), *y = e2e_fmt("%d", rows);
-    E2eProc *p = tmux((const char *[]){"new-session", "-d", "-s", "v", "-x", x, "-y", y, cmd,
-                                       NULL});
-    e2e_assert_exit(p, 0, "tmux new-session");
+    Tmux p = tmux((const char *[]){"new-session", "-d", "-s", "v", "-x", x, "-y", y, cmd, NULL});
+    cr_assert_eq(p.status, 0, "tmux new-session failed");
 }
 
 static char *screen(void) {
-    E2eProc *p = tmux((const char *[]){"capture-pane", "-p", "-t", "v", NULL});
-    e2e_assert_exit(p, 0, "tmux capture-pane");
-    return p->out.data;
+    Tmux p = tmux((const char *[]){"capture-pane", "-p", "-t", "v", NULL});
+    cr_assert_eq(p.status, 0, "tmux capture-pane failed");
+    return p.out;
 }
 
 /* The pane's text once it contains want (the test fails after timeout_ms). */
@@ -82,13 +124,13 @@ static void keys(const char *const *k) {
     int n = 3;
     for (int i = 0; k[i] && n < 31; i++) argv[n++] = k[i];
     argv[n] = NULL;
-    e2e_assert_exit(tmux(argv), 0, "tmux send-keys");
+    cr_assert_eq(tmux(argv).status, 0, "tmux send-keys failed");
 }
 
 /* Text typed literally (send-keys -l). */
 static void type(const char *text) {
-    e2e_assert_exit(tmux((const char *[]){"send-keys", "-t", "v", "-l", text, NULL}), 0,
-                    "tmux send-keys -l");
+    cr_assert_eq(tmux((const char *[]){"send-keys", "-t", "v", "-l", text, NULL}).status, 0,
+                 "tmux send-keys -l failed");
 }
 
 static void record_sizes(void) {
@@ -106,6 +148,17 @@ static char *line_with(const char *s, const char *needle) {
     while (b > s && b[-1] != '\n') b--;
     size_t n = strcspn(b, "\n");
     return e2e_fmt("%.*s", (int)n, b);
+}
+
+/* The first line of s holding both a and b. */
+static char *line_with2(const char *s, const char *a, const char *b) {
+    for (const char *p = s; *p;) {
+        size_t n = strcspn(p, "\n");
+        char *l = e2e_fmt("%.*s", (int)n, p);
+        if (strstr(l, a) && strstr(l, b)) return l;
+        p += n + (p[n] != 0);
+    }
+    return NULL;
 }
 
 Test(view, first_screen_lists_the_recompiles_with_their_size_guard) {
@@ -133,8 +186,8 @@ Test(view, enter_shows_the_guard_source_value_history_and_hint) {
     /* the newest rejected entry expected 4 and saw 5 */
     cr_assert(strstr(s, "expected 4, actual 5"), "screen:\n%s", s);
     /* the guard's origin: the source line from the trace, highlighted */
-    char *src = line_with(s, "SIZE_GUARD");
-    cr_assert(src && strstr(src, ">") && strstr(src, "return (x * 2 + 1).sum()"),
+    char *src = line_with2(s, "SIZE_GUARD", " | ");
+    cr_assert(src && strstr(src, " > ") && strstr(src, "return (x * 2 + 1).sum()"),
               "the guarding line, marked:\n%s", s);
     cr_assert(strstr(s, "Value history of x.size()[0]"), "screen:\n%s", s);
     char *h = line_with(s, "3 at ");
@@ -159,8 +212,8 @@ Test(view, tab_reaches_graph_breaks_with_source_context) {
     cr_assert(line_with(s, " step "), "a break in step:\n%s", s);
     keys((const char *[]){"Enter", NULL});
     s = wait_for("Source at", 5000);
-    char *src = line_with(s, "GRAPH_BREAK");
-    cr_assert(src && strstr(src, ">") && strstr(src, "torch._dynamo.graph_break()"),
+    char *src = line_with2(s, "GRAPH_BREAK", " | ");
+    cr_assert(src && strstr(src, " > ") && strstr(src, "torch._dynamo.graph_break()"),
               "the breaking line, marked:\n%s", s);
     /* number keys too */
     keys((const char *[]){"Escape", "3", NULL});
@@ -239,10 +292,10 @@ Test(view, escape_sequences_from_the_trace_are_neutralised) {
     /* had ESC [2J reached the terminal the title would be gone; had OSC 52,
      * tmux would hold a paste buffer */
     cr_assert(strstr(s, "dynrec view") && strstr(s, "BackendCompilerFailed"), "screen:\n%s", s);
-    E2eProc *b = tmux((const char *[]){"list-buffers", NULL});
-    cr_assert(!strstr(b->out.data, "aGFja2Vk") && !strstr(b->out.data, "hacked"),
-              "no clipboard buffer: %s", b->out.data);
-    cr_assert_eq(strlen(b->out.data), 0, "no paste buffer at all: %s", b->out.data);
+    Tmux b = tmux((const char *[]){"list-buffers", NULL});
+    cr_assert(!strstr(b.out, "aGFja2Vk") && !strstr(b.out, "hacked"), "no clipboard buffer: %s",
+              b.out);
+    cr_assert_eq(strlen(b.out), 0, "no paste buffer at all: %s", b.out);
     tmux_kill();
 }
 
@@ -301,5 +354,170 @@ Test(view, follow_shows_a_compile_made_after_it_opened) {
     e2e_wait(run, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(run, 0, "dynrec run view_sizes.py go");
     wait_for("[complete]", 10000);
+    tmux_kill();
+}
+
+Test(view, each_known_pattern_gets_its_hint) {
+    need_tmux();
+    e2e_copy_script("view_patterns.py");
+    E2eProc *r = e2e_record("T.db", (const char *[]){"view_patterns.py", NULL}, NULL,
+                            E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(r, 0, "dynrec run view_patterns.py");
+    view_start(110, 70, "LANG=C.UTF-8", "T.db");
+    char *s = wait_for("Recompiles", 20000);
+    char *lim = line_with(s, "8/8"), *intr = line_with(s, "by_int");
+    cr_assert(lim && strstr(lim, "LIMIT") && strstr(lim, "limit"), "limit frame marked:\n%s", s);
+    cr_assert(intr && !strstr(intr, "LIMIT"), "only that frame:\n%s", s);
+    static const struct {
+        const char *search, *want[4];
+    } cases[] = {
+        {"n == 1", {"Hint (int specialisation", "1 at 0/0, 2 at 0/1", "torch.tensor(n)",
+                    "INT_GUARD"}},
+        {"G['SCALE']", {"Hint (guard on a global variable", "2.0 at 1/0, 3.0 at 1/1",
+                        "Pass it as an argument", "GLOBAL_GUARD"}},
+        {"self.training", {"Hint (nn.Module training flag", "True at 2/0, False at 2/1",
+                           "one compile for train() and one for eval()", "TRAINING_GUARD"}},
+        {"GLOBAL_STATE", {"Hint (global state guard", "true at 3/0, false at 3/1",
+                          "changed between calls: grad_mode", "torch.no_grad()"}},
+        {"4/8", {"Hint (recompile limit", "torch._dynamo.config.recompile_limit",
+                 "torch._dynamo.mark_dynamic(x, 0)", "8 at 4/7, 9 at 4/8"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        keys((const char *[]){"g", "/", NULL});
+        type(cases[i].search);
+        keys((const char *[]){"Enter", "Enter", NULL});
+        s = wait_for("What to do", 5000);
+        for (int k = 0; k < 4; k++) {
+            const char *w = cases[i].want[k];
+            if (strstr(w, "_GUARD")) {
+                char *l = line_with2(s, w, " | ");
+                cr_assert(l && strstr(l, " > "), "%s: the guarding line marked:\n%s",
+                          cases[i].search, s);
+            } else {
+                cr_assert(strstr(s, w), "%s: wants \"%s\":\n%s", cases[i].search, w, s);
+            }
+        }
+        keys((const char *[]){"Escape", NULL});
+        wait_for("failed guard", 5000);
+    }
+    tmux_kill();
+}
+
+/* Sets, in a copy of a recorded trace, every string equal to from to the
+ * bytes to (n bytes, stored as TEXT as a hostile writer could). */
+static void poke_string(const char *db, const char *from, const char *to, int n) {
+    sqlite3 *h = NULL;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(h, "UPDATE strings SET text = ?1 WHERE text = ?2", -1, &st,
+                                    NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+    sqlite3_bind_text(st, 1, to, n, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, from, -1, SQLITE_TRANSIENT);
+    cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(h));
+    cr_assert_gt(sqlite3_changes(h), 0, "no string '%s' in %s", from, db);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+
+static E2eProc *dump(const char *lang, const char *screen_name, const char *db) {
+    setenv("LANG", lang, 1);
+    unsetenv("LC_ALL");
+    unsetenv("LC_CTYPE");
+    return e2e_run((const char *[]){e2e_bin, "view", "--dump-first-screen", "--screen",
+                                    screen_name, db, NULL});
+}
+
+Test(view, control_bytes_invalid_utf8_and_long_lines_from_a_modified_trace) {
+    record_sizes();
+    size_t len = 0;
+    char *t = e2e_slurp(e2e_path("T.db"), &len);
+    cr_assert_not_null(t);
+    e2e_write_file(e2e_path("H.db"), t, len);
+    /* the frame's name: ESC [2J, an invalid byte, a bidi override, a C1 CSI,
+     * and a non-ASCII letter */
+    static const char evil[] = "s\x1b[2J\xff\xe2\x80\xae\xc2\x9b\xc3\xa9";
+    poke_string(e2e_path("H.db"), "scale", evil, (int)sizeof evil - 1);
+    /* a guard failure reason of 5000 columns */
+    char *reason = e2e_own(malloc(5001));
+    memset(reason, 'A', 5000);
+    reason[5000] = 0;
+    DrTrace *tr = e2e_open(e2e_path("H.db"));
+    char *r1 = e2e_sql(tr, "SELECT reason FROM v_guard_failures ORDER BY seq LIMIT 1");
+    e2e_close(tr);
+    poke_string(e2e_path("H.db"), r1, reason, 5000);
+    static const char *names[] = {"recompiles", "frames", "compiles", "breaks",
+                                  "errors", "graphs", "speculation"};
+    int shown = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        E2eProc *v = dump("C.UTF-8", names[i], "H.db");
+        e2e_assert_exit(v, 0, names[i]);
+        const unsigned char *o = (const unsigned char *)v->out.data;
+        for (size_t k = 0; o[k]; k++) {
+            cr_assert(o[k] != 0x1b && o[k] != 0x07 && o[k] != 0xff && o[k] != 0x9b,
+                      "%s: a raw byte 0x%02x reached the output:\n%s", names[i], o[k], o);
+            cr_assert(!(o[k] == 0xe2 && o[k + 1] == 0x80 && o[k + 2] == 0xae),
+                      "%s: a raw bidi override reached the output", names[i]);
+        }
+        for (const char *p = v->out.data; *p;) {
+            size_t n = strcspn(p, "\n");
+            cr_assert_leq(n, 100 + 1 /* the one 2-byte letter */, "%s: a line of %zu bytes",
+                          names[i], n);
+            p += n + (p[n] != 0);
+        }
+        if (strstr(v->out.data, "s^[[2J\\xff\\u202e\\u009b\xc3\xa9")) shown++;
+    }
+    cr_assert_geq(shown, 1, "the name shown escaped in full on the frames screen");
+    /* outside a UTF-8 locale even the letter is escaped: plain ASCII */
+    E2eProc *c = dump("C", "frames", "H.db");
+    e2e_assert_exit(c, 0, "LANG=C");
+    cr_assert(strstr(c->out.data, "s^[[2J\\xff\\u202e\\u009b\\u00e9"), "%s", c->out.data);
+    for (const char *p = c->out.data; *p; p++)
+        cr_assert((unsigned char)*p < 0x80, "ASCII only:\n%s", c->out.data);
+}
+
+Test(view, resizing_redraws_at_the_new_size) {
+    need_tmux();
+    record_sizes();
+    view_start(120, 40, "LANG=C.UTF-8", "T.db");
+    char *s = wait_for("Recompiles", 20000);
+    Tmux r = tmux((const char *[]){"resize-window", "-t", "v", "-x", "80", "-y", "24", NULL});
+    cr_assert_eq(r.status, 0, "tmux resize-window failed");
+    int64_t end = e2e_now_ms() + 5000;
+    for (;;) {
+        s = screen();
+        int lines = 0;
+        const char *last = s;
+        for (const char *p = s; *p; p++)
+            if (*p == '\n' && p[1]) lines++, last = p + 1;
+        char *title = line_with(s, "[complete]");
+        if (lines + 1 == 24 && strstr(last, "row 1/2") && title && strlen(title) == 80) break;
+        cr_assert(e2e_now_ms() < end, "not redrawn at 80x24:\n%s", s);
+        e2e_sleep_ms(100);
+    }
+    tmux_kill();
+}
+
+Test(view, colour_only_without_no_color) {
+    need_tmux();
+    record_sizes();
+    view_start(100, 30, "LANG=C.UTF-8 TERM=screen", "T.db");
+    wait_for("Recompiles", 20000);
+    Tmux p = tmux((const char *[]){"capture-pane", "-p", "-e", "-t", "v", NULL});
+    cr_assert(strstr(p.out, "44m") || strstr(p.out, ";44"), "the header in colour:\n%s", p.out);
+    tmux_kill();
+}
+
+Test(view, no_color_means_no_colour) {
+    need_tmux();
+    record_sizes();
+    view_start(100, 30, "LANG=C.UTF-8 TERM=screen NO_COLOR=1", "T.db");
+    wait_for("Recompiles", 20000);
+    keys((const char *[]){"Enter", NULL});
+    wait_for("Value history", 5000);
+    Tmux p = tmux((const char *[]){"capture-pane", "-p", "-e", "-t", "v", NULL});
+    static const char *colours[] = {"31m", "32m", "33m", "34m", "36m", "44m", ";3", ";4"};
+    for (size_t i = 0; i < sizeof colours / sizeof *colours; i++)
+        cr_assert(!strstr(p.out, colours[i]), "no colour (%s):\n%s", colours[i], p.out);
+    cr_assert(strstr(p.out, "\x1b[7m"), "reverse video still marks the bars:\n%s", p.out);
     tmux_kill();
 }
