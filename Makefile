@@ -22,7 +22,7 @@ SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c
 RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c
 VIEWER_SRC   := viewer/show.c
 # The terminal viewer is the only user of ncurses: only dynrec links it.
-VIEW_SRC     := viewer/view.c viewer/view_doc.c
+VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
 VIEW_LIBS    := -lncursesw
 REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(VIEW_SRC) $(REPLAYER_SRC)

@@ -758,8 +758,10 @@ static void search(View *v, int dir) {
         return;
     }
     if (v->doc_open) {
-        long n = (long)v->doc.n, from = v->doc_match >= 0 ? v->doc_match
-                                                              : (v->nvis ? (long)(v->vis[v->doc_top] >> 20) - dir : -dir);
+        /* from the match, else from the first line on the screen */
+        long n = (long)v->doc.n, from = -dir;
+        if (v->doc_match >= 0) from = v->doc_match;
+        else if (v->nvis) from = (long)(v->vis[v->doc_top] >> 20) - dir;
         for (long k = 1; k <= n; k++) {
             long i = ((from + dir * k) % n + n) % n;
             if (strcasestr(v->doc.v[i].text, v->search)) {
@@ -776,24 +778,38 @@ static void search(View *v, int dir) {
         snprintf(v->msg, sizeof v->msg, " not found: %.200s", v->search);
         return;
     }
+    /* A list: pages of SEARCH_PAGE rows from the row after the cursor,
+     * wrapping once; a large trace costs a query per page, not per row. */
+    enum { SEARCH_PAGE = 1000 };
     int s = v->scr;
     List *l = &v->list[s];
     int nc = screens[s].ncols;
-    for (long k = 1; k <= l->count && v->status == DR_OK; k++) {
-        long i = ((l->sel + dir * k) % l->count + l->count) % l->count;
-        const char *const *row = row_at(v, s, i);
-        if (!row) break;
-        for (int c = 0; c < nc; c++) {
-            char *safe = row[c] ? vw_safe(row[c], strlen(row[c]), 4000, 0) : NULL;
-            int hit = safe && strcasestr(safe, v->search);
-            free(safe);
-            if (hit) {
-                l->sel = i;
-                return;
+    long n = l->count, i = l->sel, checked = 0;
+    while (n > 0 && checked < n && v->status == DR_OK) {
+        i = ((i + dir) % n + n) % n;
+        long off = dir > 0 ? i : (i - SEARCH_PAGE + 1 < 0 ? 0 : i - SEARCH_PAGE + 1);
+        VwRows r = {0};
+        if ((v->status = fetch(v, s, off, SEARCH_PAGE, &r)) != DR_OK || r.n == 0) {
+            vw_rows_free(&r);
+            break;
+        }
+        for (; i >= off && i < off + (long)r.n && checked < n; i += dir, checked++) {
+            for (int c = 0; c < nc && c < r.ncol; c++) {
+                const char *cell = vw_cell(&r, (size_t)(i - off), c);
+                char *safe = cell ? vw_safe(cell, strlen(cell), 4000, 0) : NULL;
+                int hit = safe && strcasestr(safe, v->search);
+                free(safe);
+                if (hit) {
+                    l->sel = i;
+                    vw_rows_free(&r);
+                    return;
+                }
             }
         }
+        vw_rows_free(&r);
+        i -= dir;
     }
-    snprintf(v->msg, sizeof v->msg, " not found: %.200s", v->search);
+    if (v->status == DR_OK) snprintf(v->msg, sizeof v->msg, " not found: %.200s", v->search);
 }
 
 /* Reads the search text on the status line. */
