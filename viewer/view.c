@@ -503,11 +503,14 @@ static void draw_title(View *v, const char *title) {
     put(v, 1, v->cols - w, v->complete ? VA_DIM : VA_ERR, st, 0);
 }
 
+/* The bottom row: where the cursor is (or the last message), the keys
+ * that matter most at the right. */
 static void draw_status(View *v, const char *left) {
-    int r = v->rows - 1;
+    static const char keys_hint[] = " ? help  q quit ";
+    int r = v->rows - 1, w = (int)sizeof keys_hint - 1;
     fill_row(v, r, VA_HEAD);
-    if (v->msg[0]) put(v, r, 0, VA_HEAD, v->msg, 0);
-    else put(v, r, 0, VA_HEAD, left, 0);
+    put(v, r, 0, VA_HEAD, v->msg[0] ? v->msg : left, v->cols - w - 1);
+    if (v->cols > 2 * w) put(v, r, v->cols - w, VA_HEAD, keys_hint, 0);
 }
 
 static void draw_list(View *v) {
@@ -564,7 +567,7 @@ static void draw_list(View *v) {
         }
     }
     char left[256];
-    snprintf(left, sizeof left, " row %ld/%ld  Enter open  Tab screens  / search  ? help  q quit",
+    snprintf(left, sizeof left, " row %ld/%ld  Enter open  Tab screens  / search",
              l->count ? l->sel + 1 : 0, l->count);
     draw_status(v, left);
 }
@@ -625,7 +628,7 @@ static void draw_doc(View *v) {
         free(piece);
     }
     char left[256];
-    snprintf(left, sizeof left, " lines %ld-%ld/%zu  Esc back  / search  n/N next/previous  q quit",
+    snprintf(left, sizeof left, " lines %ld-%ld/%zu  Esc back  / search  n/N next/previous",
              v->nvis ? v->doc_top + 1 : 0,
              v->doc_top + body < (long)v->nvis ? v->doc_top + body : (long)v->nvis, v->nvis);
     draw_status(v, left);

@@ -591,6 +591,7 @@ static void timeline(const VwKinds *k, const VwRows *ev, VwDoc *d, const char *a
                 pending_from = i;
             continue;
         }
+        if (kind != k->speculation) continue;
         int branch = scope && strcmp(scope, "branch") == 0;
         int bad = action && (strcmp(action, "rollback") == 0 || strcmp(action, "restart") == 0);
         vw_doc_addf(d, bad ? VA_ERR : VA_NORMAL, "  %s%s %-10s %s", branch ? "    " : "", arrow,
