@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -525,4 +526,22 @@ Test(view, no_color_means_no_colour) {
         cr_assert(!strstr(p.out, colours[i]), "no colour (%s):\n%s", colours[i], p.out);
     cr_assert(strstr(p.out, "\x1b[7m"), "reverse video still marks the bars:\n%s", p.out);
     tmux_kill();
+}
+
+Test(view, sigterm_restores_the_terminal) {
+    need_tmux();
+    record_sizes();
+    view_start(100, 30, "LANG=C.UTF-8", "T.db");
+    wait_for("Recompiles", 20000);
+    /* the pane runs sh, whose child is the viewer */
+    Tmux p = tmux((const char *[]){"list-panes", "-t", "v", "-F", "#{pane_pid}", NULL});
+    int sh = atoi(p.out);
+    cr_assert_gt(sh, 0, "pane pid: %s", p.out);
+    char *kids = e2e_slurp(e2e_fmt("/proc/%d/task/%d/children", sh, sh), NULL);
+    int viewer = kids ? atoi(kids) : 0;
+    cr_assert_gt(viewer, 0, "the viewer under the pane's shell: %s", kids ? kids : "?");
+    cr_assert_eq(kill(viewer, SIGTERM), 0);
+    char *s = wait_for("view exited", 10000);
+    cr_assert(strstr(s, "view exited 143"), "128 + SIGTERM:\n%s", s);
+    cr_assert(!strstr(s, "Recompiles"), "the viewer's screen is gone:\n%s", s);
 }
