@@ -472,20 +472,36 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
     /* The value history across the frame's compiles, oldest first. */
     vw_doc_add(d, VA_NORMAL, "");
     vw_doc_addf(d, VA_TITLE, "Value history of %s", f.expr);
+    /* One value per compile, the newest HIST_MAX of them (the query
+     * returned the guards newest first). */
+    enum { HIST_MAX = 40 };
+    size_t pick[HIST_MAX];
+    int npick = 0;
+    long older = 0;
+    const char *last_cid = NULL;
+    for (size_t i = 0; i < hist.n; i++) {
+        const char *c = vw_cell(&hist, i, 0);
+        if (!c || (last_cid && strcmp(last_cid, c) == 0)) continue;
+        char v[128];
+        guard_value(&f, vw_cell(&hist, i, 1), v, sizeof v);
+        if (!v[0]) continue;
+        last_cid = c;
+        if (npick < HIST_MAX) pick[npick++] = i;
+        else older++;
+    }
     char *hline = NULL;
     size_t hlen = 0;
     FILE *hf = open_memstream(&hline, &hlen);
     int nvals = 0;
-    const char *prev_cid = NULL;
-    for (size_t i = hist.n; hf && i-- > 0;) {
-        const char *c = vw_cell(&hist, i, 0);
-        if (!c || (prev_cid && strcmp(prev_cid, c) == 0)) continue;
+    if (hf && (older || hist.n == 2000)) fprintf(hf, "(%s%ld earlier not shown) ", hist.n == 2000
+                                                                                   ? "at least "
+                                                                                   : "", older);
+    for (int j = npick; hf && j-- > 0;) {
         char v[128];
-        guard_value(&f, vw_cell(&hist, i, 1), v, sizeof v);
-        if (!v[0]) continue;
-        prev_cid = c;
-        fprintf(hf, "%s%s at %s", nvals++ ? ", " : "", v, c);
+        guard_value(&f, vw_cell(&hist, pick[j], 1), v, sizeof v);
+        fprintf(hf, "%s%s at %s", nvals++ ? ", " : "", v, vw_cell(&hist, pick[j], 0));
     }
+    const char *prev_cid = npick ? vw_cell(&hist, pick[0], 0) : NULL;
     if (hf && strcmp(key->cid, prev_cid ? prev_cid : "") != 0 && f.pattern == P_SIZE) {
         /* This compile's own guard is not written yet (cut short): the
          * reason has the value it saw. */
