@@ -344,12 +344,13 @@ Test(view, dump_first_screen_is_the_first_screen_as_text) {
 Test(view, follow_shows_a_compile_made_after_it_opened) {
     need_tmux();
     e2e_copy_script("view_sizes.py");
+    /* opened before the run has even made the file: it waits for it */
+    view_start(100, 30, "LANG=C.UTF-8", "--follow T.db");
     const char *argv[] = {e2e_bin, "run", "-q", "-o", "T.db", "view_sizes.py",
                           e2e_path("go"), NULL};
     E2eProc *run = e2e_spawn(argv, NULL);
     cr_assert_eq(e2e_pump(run, e2e_now_ms() + E2E_TORCH_TIMEOUT_MS, "waiting"), 1,
                  "the script never reached its wait: %s", run->err.data);
-    view_start(100, 30, "LANG=C.UTF-8", "--follow T.db");
     /* the recompile for size 4 is there, the one for 5 is not yet */
     char *s = wait_for("1/1", 20000);
     cr_assert(strstr(s, "[recording]"), "says recording:\n%s", s);
@@ -360,6 +361,10 @@ Test(view, follow_shows_a_compile_made_after_it_opened) {
     e2e_wait(run, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(run, 0, "dynrec run view_sizes.py go");
     wait_for("[complete]", 10000);
+    /* the new rows open like any others */
+    keys((const char *[]){"G", "Enter", NULL});
+    s = wait_for("Failed guard", 10000);
+    cr_assert(strstr(s, "Recompile ") && strstr(s, "expected 4, actual 5"), "screen:\n%s", s);
     tmux_kill();
 }
 
