@@ -550,3 +550,32 @@ Test(view, sigterm_restores_the_terminal) {
     cr_assert(strstr(s, "view exited 143"), "128 + SIGTERM:\n%s", s);
     cr_assert(!strstr(s, "Recompiles"), "the viewer's screen is gone:\n%s", s);
 }
+
+Test(view, speculation_timeline_and_graph_code) {
+    need_tmux();
+    e2e_copy_example("cond_side_effect.py");
+    E2eProc *r = e2e_record("T.db", (const char *[]){"cond_side_effect.py", NULL}, NULL,
+                            E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(r, 0, "dynrec run cond_side_effect.py");
+    view_start(120, 40, "LANG=C.UTF-8", "--screen speculation T.db");
+    wait_for("Speculation:", 20000);
+    keys((const char *[]){"/", NULL});
+    type("Unsafe side effect");
+    keys((const char *[]){"Enter", "Enter", NULL});
+    char *s = wait_for("Speculation of compile", 5000);
+    /* the side effect the failed branch dropped, right under its rollback:
+     * no other step between them */
+    const char *rb = strstr(s, "rollback   branch true_fn");
+    const char *drop = rb ? strstr(rb, "dropped side effect: list G['log'] append") : NULL;
+    cr_assert(rb && drop, "a rollback with the dropped append:\n%s", s);
+    char *between = e2e_fmt("%.*s", (int)(drop - rb), rb);
+    cr_assert(!strstr(between, "checkpoint") && !strstr(between, "merge") &&
+                  !strstr(between + 1, "rollback"),
+              "right under it:\n%s", s);
+    /* graphs: the FX code from its blob */
+    keys((const char *[]){"Escape", "6", "Enter", NULL});
+    s = wait_for("FX graph code", 5000);
+    cr_assert(strstr(s, "def forward"), "the graph's code:\n%s", s);
+    cr_assert(strstr(s, "Inputs ("), "its inputs:\n%s", s);
+    tmux_kill();
+}
