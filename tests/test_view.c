@@ -186,7 +186,7 @@ Test(view, enter_shows_the_guard_source_value_history_and_hint) {
     view_start(100, 60, "LANG=C.UTF-8", "T.db");
     wait_for("Recompiles", 20000);
     keys((const char *[]){"j", "Enter", NULL}); /* the recompile for size 5 */
-    char *s = wait_for("Value history", 10000);
+    char *s = wait_for("Value history", 30000);
     /* the newest rejected entry expected 4 and saw 5 */
     cr_assert(strstr(s, "expected 4, actual 5"), "screen:\n%s", s);
     /* the guard's origin: the source line from the trace, highlighted */
@@ -202,7 +202,7 @@ Test(view, enter_shows_the_guard_source_value_history_and_hint) {
     cr_assert(strstr(s, "dynamic=True"), "the hint:\n%s", s);
     /* back to the list */
     keys((const char *[]){"Escape", NULL});
-    wait_for("failed guard", 5000);
+    wait_for("failed guard", 20000);
     tmux_kill();
 }
 
@@ -212,16 +212,16 @@ Test(view, tab_reaches_graph_breaks_with_source_context) {
     view_start(100, 40, "LANG=C.UTF-8", "T.db");
     wait_for("Recompiles", 20000);
     keys((const char *[]){"Tab", "Tab", "Tab", NULL});
-    char *s = wait_for("Graph breaks", 5000);
+    char *s = wait_for("Graph breaks", 20000);
     cr_assert(line_with(s, " step "), "a break in step:\n%s", s);
     keys((const char *[]){"Enter", NULL});
-    s = wait_for("Source at", 5000);
+    s = wait_for("Source at", 20000);
     char *src = line_with2(s, "GRAPH_BREAK", " | ");
     cr_assert(src && strstr(src, " > ") && strstr(src, "torch._dynamo.graph_break()"),
               "the breaking line, marked:\n%s", s);
     /* number keys too */
     keys((const char *[]){"Escape", "3", NULL});
-    s = wait_for("Compiles in order", 5000);
+    s = wait_for("Compiles in order", 20000);
     cr_assert(line_with(s, "scale"), "screen:\n%s", s);
     tmux_kill();
 }
@@ -235,12 +235,12 @@ Test(view, search_finds_a_guard) {
     keys((const char *[]){"/", NULL});
     type("actual 5");
     keys((const char *[]){"Enter", NULL});
-    wait_for("row 2/2", 5000);
+    wait_for("row 2/2", 20000);
     /* in a compile's page: a guard far below the first page */
     keys((const char *[]){"3", NULL});
-    wait_for("Compiles in order", 5000);
+    wait_for("Compiles in order", 20000);
     keys((const char *[]){"G", "Enter", NULL});
-    char *s = wait_for("Compile ", 5000);
+    char *s = wait_for("Compile ", 20000);
     cr_assert(!strstr(s, "DIMENSION_DYNAMIC_MARKING_GUARD: hasattr(L['x'], '_dynamo_static"),
               "the guard is below the first page before the search:\n%s", s);
     cr_assert(strstr(s, "checkpoint") && !strstr(s, "\xe2\x86\x92 ?"),
@@ -248,13 +248,13 @@ Test(view, search_finds_a_guard) {
     keys((const char *[]){"/", NULL});
     type("_dynamo_static_indices");
     keys((const char *[]){"Enter", NULL});
-    s = wait_for("_dynamo_static_indices", 5000);
+    s = wait_for("_dynamo_static_indices", 20000);
     cr_assert(strstr(s, "DIMENSION_DYNAMIC_MARKING_GUARD"), "screen:\n%s", s);
     cr_assert(!strstr(s, "not found"), "screen:\n%s", s);
     keys((const char *[]){"/", NULL});
     type("no such guard anywhere");
     keys((const char *[]){"Enter", NULL});
-    wait_for("not found: no such guard anywhere", 5000);
+    wait_for("not found: no such guard anywhere", 20000);
     tmux_kill();
 }
 
@@ -265,13 +265,13 @@ Test(view, help_lists_the_keys_and_q_exits_zero_restoring_the_terminal) {
     char *s = wait_for("Recompiles", 20000);
     cr_assert(line_with(s, "scale"), "80x24 shows the rows:\n%s", s);
     keys((const char *[]){"?", NULL});
-    s = wait_for("dynrec view: keys", 5000);
+    s = wait_for("dynrec view: keys", 20000);
     static const char *names[] = {"Up, k", "Down, j", "PgUp", "PgDn", "g, Home", "G, End",
                                   "Enter", "Esc", "Tab", "/", "n ", "N ", "?", "q "};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         cr_assert(strstr(s, names[i]), "help lists %s:\n%s", names[i], s);
     keys((const char *[]){"q", NULL});
-    s = wait_for("view exited", 5000);
+    s = wait_for("view exited", 20000);
     cr_assert(strstr(s, "view exited 0"), "exit status 0:\n%s", s);
     cr_assert(!strstr(s, "dynrec view") && !strstr(s, "Recompiles"),
               "the viewer's screen is gone (terminal restored):\n%s", s);
@@ -292,7 +292,7 @@ Test(view, escape_sequences_from_the_trace_are_neutralised) {
     view_start(100, 40, "LANG=C.UTF-8", "--screen errors T.db");
     char *s = wait_for("Errors inside Dynamo", 20000);
     keys((const char *[]){"Enter", NULL});
-    s = wait_for("backend says", 5000);
+    s = wait_for("backend says", 20000);
     char *l = line_with(s, "backend says");
     cr_assert(strstr(l, "^[[2J^[]52;c;aGFja2Vk^G evil"), "shown escaped: %s", l);
     /* had ESC [2J reached the terminal the title would be gone; had OSC 52,
@@ -360,10 +360,10 @@ Test(view, follow_shows_a_compile_made_after_it_opened) {
     cr_assert(line_with(s, "2/2") && strstr(line_with(s, "2/2"), "scale"), "screen:\n%s", s);
     e2e_wait(run, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(run, 0, "dynrec run view_sizes.py go");
-    wait_for("[complete]", 10000);
+    wait_for("[complete]", 30000);
     /* the new rows open like any others */
     keys((const char *[]){"G", "Enter", NULL});
-    s = wait_for("Failed guard", 10000);
+    s = wait_for("Failed guard", 30000);
     cr_assert(strstr(s, "Recompile ") && strstr(s, "expected 4, actual 5"), "screen:\n%s", s);
     tmux_kill();
 }
@@ -397,7 +397,7 @@ Test(view, each_known_pattern_gets_its_hint) {
         keys((const char *[]){"g", "/", NULL});
         type(cases[i].search);
         keys((const char *[]){"Enter", "Enter", NULL});
-        s = wait_for("What to do", 5000);
+        s = wait_for("What to do", 20000);
         for (int k = 0; k < 4; k++) {
             const char *w = cases[i].want[k];
             if (strstr(w, "_GUARD")) {
@@ -409,7 +409,7 @@ Test(view, each_known_pattern_gets_its_hint) {
             }
         }
         keys((const char *[]){"Escape", NULL});
-        wait_for("failed guard", 5000);
+        wait_for("failed guard", 20000);
     }
     tmux_kill();
 }
@@ -450,12 +450,12 @@ Test(view, control_bytes_invalid_utf8_and_long_lines_from_a_modified_trace) {
     poke_string(e2e_path("H.db"), "scale", evil, (int)sizeof evil - 1);
     /* a guard failure reason of 5000 columns */
     char *reason = e2e_own(malloc(5001));
-    memset(reason, 'A', 5000);
+    memset(reason, 'A', 20000);
     reason[5000] = 0;
     DrTrace *tr = e2e_open(e2e_path("H.db"));
     char *r1 = e2e_sql(tr, "SELECT reason FROM v_guard_failures ORDER BY seq LIMIT 1");
     e2e_close(tr);
-    poke_string(e2e_path("H.db"), r1, reason, 5000);
+    poke_string(e2e_path("H.db"), r1, reason, 20000);
     static const char *names[] = {"recompiles", "frames", "compiles", "breaks",
                                   "errors", "graphs", "speculation"};
     int shown = 0;
@@ -493,7 +493,7 @@ Test(view, resizing_redraws_at_the_new_size) {
     char *s = wait_for("Recompiles", 20000);
     Tmux r = tmux((const char *[]){"resize-window", "-t", "v", "-x", "80", "-y", "24", NULL});
     cr_assert_eq(r.status, 0, "tmux resize-window failed");
-    int64_t end = e2e_now_ms() + 5000;
+    int64_t end = e2e_now_ms() + 20000;
     for (;;) {
         s = screen();
         int lines = 0;
@@ -524,7 +524,7 @@ Test(view, no_color_means_no_colour) {
     view_start(100, 30, "LANG=C.UTF-8 TERM=screen NO_COLOR=1", "T.db");
     wait_for("Recompiles", 20000);
     keys((const char *[]){"Enter", NULL});
-    wait_for("Value history", 5000);
+    wait_for("Value history", 20000);
     Tmux p = tmux((const char *[]){"capture-pane", "-p", "-e", "-t", "v", NULL});
     static const char *colours[] = {"31m", "32m", "33m", "34m", "36m", "44m", ";3", ";4"};
     for (size_t i = 0; i < sizeof colours / sizeof *colours; i++)
@@ -546,7 +546,7 @@ Test(view, sigterm_restores_the_terminal) {
     int viewer = kids ? atoi(kids) : 0;
     cr_assert_gt(viewer, 0, "the viewer under the pane's shell: %s", kids ? kids : "?");
     cr_assert_eq(kill(viewer, SIGTERM), 0);
-    char *s = wait_for("view exited", 10000);
+    char *s = wait_for("view exited", 30000);
     cr_assert(strstr(s, "view exited 143"), "128 + SIGTERM:\n%s", s);
     cr_assert(!strstr(s, "Recompiles"), "the viewer's screen is gone:\n%s", s);
 }
@@ -562,7 +562,7 @@ Test(view, speculation_timeline_and_graph_code) {
     keys((const char *[]){"/", NULL});
     type("Unsafe side effect");
     keys((const char *[]){"Enter", "Enter", NULL});
-    char *s = wait_for("Speculation of compile", 5000);
+    char *s = wait_for("Speculation of compile", 20000);
     /* the side effect the failed branch dropped, right under its rollback:
      * no other step between them */
     const char *rb = strstr(s, "rollback   branch true_fn");
@@ -574,7 +574,7 @@ Test(view, speculation_timeline_and_graph_code) {
               "right under it:\n%s", s);
     /* graphs: the FX code from its blob */
     keys((const char *[]){"Escape", "6", "Enter", NULL});
-    s = wait_for("FX graph code", 5000);
+    s = wait_for("FX graph code", 20000);
     cr_assert(strstr(s, "def forward"), "the graph's code:\n%s", s);
     cr_assert(strstr(s, "Inputs ("), "its inputs:\n%s", s);
     tmux_kill();
