@@ -112,8 +112,9 @@ static const char usage_view[] =
     "Colour is used on colour terminals unless NO_COLOR is set; outside a UTF-8\n"
     "locale everything is shown in ASCII.\n"
     "\n"
-    "exit status: 0; 2 for a usage error; 65 when the file is missing, not a\n"
-    "dynrec trace, too new for this dynrec, or corrupt.\n";
+    "exit status: 0; 1 when the terminal cannot be driven (an unknown TERM); 2 for\n"
+    "a usage error; 65 when the file is missing, not a dynrec trace, too new for\n"
+    "this dynrec, or corrupt; 128 + N when signal N (SIGINT, SIGTERM) ended it.\n";
 
 static const char usage_diff[] =
     "usage: dynrec diff [options] a.db b.db\n"
