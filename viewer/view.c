@@ -511,10 +511,14 @@ static const char *status_word(const View *v) {
 
 static void draw_tabs(View *v) {
     fill_row(v, 0, VA_HEAD);
-    int c = put(v, 0, 0, VA_HEAD, " dynrec view ", 0);
+    /* roomy when the terminal is wide, all seven tabs at 80 columns */
+    int tabs = 0;
+    for (int s = 0; s < DR_VIEW__N; s++) tabs += (int)strlen(screens[s].name) + 4;
+    int wide = tabs + 13 <= v->cols;
+    int c = wide ? put(v, 0, 0, VA_HEAD, " dynrec view ", 0) : 0;
     for (int s = 0; s < DR_VIEW__N; s++) {
         char t[32];
-        snprintf(t, sizeof t, " %d %s ", s + 1, screens[s].name);
+        snprintf(t, sizeof t, wide ? " %d %s " : " %d %s", s + 1, screens[s].name);
         c += put(v, 0, c, s == v->scr && !v->help_open ? VA_SEL : VA_HEAD, t, 0);
     }
 }
