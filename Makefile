@@ -28,7 +28,7 @@ REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rer
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(VIEW_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
                 tests/e2e_util.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
-                tests/test_replay.c tests/test_view.c
+                tests/test_replay.c tests/test_view.c viewer/view_text.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/default_dict.h
 

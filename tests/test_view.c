@@ -14,11 +14,13 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
+#include "../viewer/view_int.h"
 #include "e2e_util.h"
 
 static char tmux_bin[PATH_MAX];
@@ -578,4 +580,47 @@ Test(view, speculation_timeline_and_graph_code) {
     cr_assert(strstr(s, "def forward"), "the graph's code:\n%s", s);
     cr_assert(strstr(s, "Inputs ("), "its inputs:\n%s", s);
     tmux_kill();
+}
+
+/* vw_safe, the one gate between the trace and the terminal, on its own. */
+Test(view, safe_text_escapes_everything_a_terminal_would_obey) {
+    static const struct {
+        const char *in, *utf8, *ascii;
+    } cases[] = {
+        {"plain text", "plain text", "plain text"},
+        {"\x1b[2Jclear", "^[[2Jclear", "^[[2Jclear"},
+        {"\x1b]52;c;aGk=\x07", "^[]52;c;aGk=^G", "^[]52;c;aGk=^G"},
+        {"del\x7f", "del^?", "del^?"},
+        {"csi\xc2\x9b" "2J", "csi\\u009b2J", "csi\\u009b2J"},       /* C1 CSI as UTF-8 */
+        {"raw\x9b", "raw\\x9b", "raw\\x9b"},                    /* C1 CSI as a byte */
+        {"bad\xff\xfe", "bad\\xff\\xfe", "bad\\xff\\xfe"},
+        {"over\xc0\xaf", "over\\xc0\\xaf", "over\\xc0\\xaf"},  /* overlong '/' */
+        {"bidi\xe2\x80\xae" "evil", "bidi\\u202eevil", "bidi\\u202eevil"},
+        {"caf\xc3\xa9", "caf\xc3\xa9", "caf\\u00e9"},
+        {"a\tb", "a   b", "a   b"},
+        {"one\ntwo", "one^Jtwo", "one^Jtwo"},
+    };
+    /* widths come from the locale, as in the viewer */
+    cr_assert_not_null(setlocale(LC_ALL, "C.UTF-8"), "no C.UTF-8 locale");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        for (int ascii = 0; ascii < 2; ascii++) {
+            vw_utf8 = !ascii;
+            char *out = vw_safe(cases[i].in, strlen(cases[i].in), 0, 0);
+            const char *want = ascii ? cases[i].ascii : cases[i].utf8;
+            cr_assert_str_eq(out, want, "case %zu (%s)", i, ascii ? "ASCII" : "UTF-8");
+            for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+                cr_assert(*p >= 0x20 && *p != 0x7f && (!ascii || *p < 0x80),
+                          "case %zu: byte 0x%02x left in \"%s\"", i, *p, out);
+            free(out);
+        }
+    }
+    vw_utf8 = 1;
+    /* cut after max_cols columns, "..." included */
+    char *cut = vw_safe("abcdefghijklmnop", 16, 10, 0);
+    cr_assert_str_eq(cut, "abcdefg...");
+    free(cut);
+    /* a first line only */
+    char *first = vw_safe("first\nsecond", 12, 0, 1);
+    cr_assert_str_eq(first, "first ...");
+    free(first);
 }
