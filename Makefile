@@ -124,7 +124,8 @@ fuzz:
 	@$(MAKE) --no-print-directory $(BUILD)/default_dict.h
 	@mkdir -p $(BUILD)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_codec tests/fuzz/fuzz_codec.c schema/codec.c schema/error.c -lzstd
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_trace tests/fuzz/fuzz_trace.c $(SCHEMA_SRC) $(VIEWER_SRC) $(REPLAYER_LIB) $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_trace tests/fuzz/fuzz_trace.c $(SCHEMA_SRC) $(VIEWER_SRC) \
+	    viewer/view_doc.c viewer/view_text.c $(REPLAYER_LIB) $(LIBS)
 	@for t in $(FUZZ_TARGETS); do \
 	    mkdir -p $(BUILD)/fuzz/corpus-$$t; \
 	    if ls tests/fuzz/regressions/$$t/* >/dev/null 2>&1; then \
