@@ -601,6 +601,13 @@ static void draw_list(View *v) {
     draw_status(v, left);
 }
 
+/* How far a wrapped line's later rows are indented: under its text, two
+ * more than its own indentation, at most a third of the width. */
+static int cont_indent(const char *text, int width) {
+    int lead = (int)strspn(text, " ") + 2;
+    return lead > width / 3 ? width / 3 : lead;
+}
+
 /* The doc's rows wrapped at the screen width. */
 static void wrap_doc(View *v) {
     int width = v->cols - 2 > 10 ? v->cols - 2 : 10;
@@ -621,7 +628,7 @@ static void wrap_doc(View *v) {
                 v->vis = n;
             }
             v->vis[v->nvis++] = i << 20 | off;
-            size_t n = vw_fit(t + off, width, NULL);
+            size_t n = vw_fit(t + off, off ? width - cont_indent(t, width) : width, NULL);
             if (n == 0 && t[off]) n = 1;
             /* break at a space when a word would be cut */
             if (t[off + n] && t[off + n] != ' ') {
@@ -653,7 +660,8 @@ static void draw_doc(View *v) {
         size_t next = (size_t)(v->doc_top + i + 1);
         if (next < v->nvis && (v->vis[next] >> 20) == li) n = (v->vis[next] & 0xfffff) - off;
         char *piece = strndup(text, n);
-        put(v, 2 + i, 1, attr, piece ? piece : "", v->cols - 2);
+        int indent = off ? cont_indent(v->doc.v[li].text, v->vis_width) : 0;
+        put(v, 2 + i, 1 + indent, attr, piece ? piece : "", v->cols - 2 - indent);
         free(piece);
     }
     char left[256];
