@@ -1,10 +1,10 @@
 #!/bin/sh
 # setup.sh -- install what dynrec needs on a fresh Debian machine, idempotently.
 #
-# Debian packages (compiler, SQLite, zstd, Criterion, ncurses and tmux for the
-# viewer and its tests) with apt-get, and a
-# project virtualenv (.venv) holding torch==2.13.0, the CPU build.  Prints
-# nothing when everything is already there.
+# Debian packages (compiler, SQLite, zstd, Criterion; ncurses and tmux for
+# the viewer and its tests) with apt-get, and a project virtualenv (.venv)
+# holding torch==2.13.0, the CPU build.  Prints nothing when everything is
+# already there.
 set -eu
 cd "$(dirname "$0")/.."
 
