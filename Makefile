@@ -21,11 +21,15 @@ LIBS    := -lsqlite3 -lzstd -lpthread
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c
 RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c
 VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c viewer/report.c viewer/pack.c
+# The terminal viewer is the only user of ncurses: only dynrec links it.
+VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
+VIEW_LIBS    := -lncursesw
 REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c
-DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(REPLAYER_SRC)
+DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(VIEW_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
                 tests/e2e_util.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
-                tests/test_replay.c tests/test_pack.c tests/test_tools.c
+                tests/test_replay.c tests/test_pack.c tests/test_tools.c tests/test_view.c \
+                viewer/view_text.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/default_dict.h
 
@@ -83,7 +87,7 @@ $(BUILD)/train_dict: tools/train_dict.c $(SCHEMA_SRC)
 
 $(BUILD)/dynrec: $(DYNREC_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
-	$(CC) $(ALL_CFLAGS) $(PY_CFLAGS) -o $@ $(DYNREC_SRC) $(PY_LDFLAGS) $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(PY_CFLAGS) -o $@ $(DYNREC_SRC) $(PY_LDFLAGS) $(LIBS) $(VIEW_LIBS)
 
 # dynrec_text and dynrec_json as a loadable SQLite extension (`.load
 # build/dynrec_sqlite` in the sqlite3 shell).  Never with $(SAN): a stock
@@ -129,7 +133,8 @@ fuzz:
 	@$(MAKE) --no-print-directory $(BUILD)/default_dict.h
 	@mkdir -p $(BUILD)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_codec tests/fuzz/fuzz_codec.c schema/codec.c schema/error.c -lzstd
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_trace tests/fuzz/fuzz_trace.c $(SCHEMA_SRC) $(VIEWER_SRC) $(REPLAYER_LIB) $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_trace tests/fuzz/fuzz_trace.c $(SCHEMA_SRC) $(VIEWER_SRC) \
+	    viewer/view_doc.c viewer/view_text.c $(REPLAYER_LIB) $(LIBS)
 	@for t in $(FUZZ_TARGETS); do \
 	    mkdir -p $(BUILD)/fuzz/corpus-$$t; \
 	    if ls tests/fuzz/regressions/$$t/* >/dev/null 2>&1; then \

@@ -19,6 +19,7 @@
 #include "viewer/pack.h"
 #include "viewer/show.h"
 #include "viewer/sql.h"
+#include "viewer/view.h"
 
 #define EX_USAGE_ 2
 #define EX_DATAERR_ 65
@@ -32,6 +33,7 @@ static const char usage_main[] =
     "commands:\n"
     "  run    run a Python script as `python` would and record a trace\n"
     "  show   print a summary of a trace (--json for scripts)\n"
+    "  view   browse a trace in the terminal, guard failures first\n"
     "  diff   compare Dynamo's decisions in two traces (exit 0 same, 1 different)\n"
     "  rerun  run a recorded program again under its recorded conditions, compare\n"
     "  replay re-execute Dynamo's tracing of every recorded frame from the trace\n"
@@ -263,6 +265,30 @@ static const char usage_report[] =
     "\n"
     "exit status: 0; 2 for a usage error; 65 when the file is missing, not a\n"
     "dynrec trace, too new for this dynrec, or corrupt.\n";
+
+static const char usage_view[] =
+    "usage: dynrec view [options] trace.db\n"
+    "\n"
+    "Browses a trace full-screen: recompiles first (which guard failed, on which\n"
+    "value, where in your code the guard comes from, how the value changed across\n"
+    "the frame's compiles, and what to do), then frames, compiles, graph breaks,\n"
+    "errors, graphs and speculation.  Press ? for the keys, q to quit.  Nothing in\n"
+    "the trace is executed, and no text from it reaches the terminal unescaped.\n"
+    "When standard output is not a terminal it prints what `dynrec show` prints.\n"
+    "\n"
+    "options:\n"
+    "  --follow          open a trace `dynrec run` is still writing and show new\n"
+    "                    compiles and guard failures as they are written\n"
+    "  --screen NAME     start on recompiles (default), frames, compiles, breaks,\n"
+    "                    errors, graphs or speculation\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "Colour is used on colour terminals unless NO_COLOR is set; outside a UTF-8\n"
+    "locale everything is shown in ASCII.\n"
+    "\n"
+    "exit status: 0; 1 when the terminal cannot be driven (an unknown TERM); 2 for\n"
+    "a usage error; 65 when the file is missing, not a dynrec trace, too new for\n"
+    "this dynrec, or corrupt; 128 + N when signal N (SIGINT, SIGTERM) ended it.\n";
 
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
@@ -653,6 +679,61 @@ static DrModel *load_model(const char *cmd, const char *path, DrTrace **t) {
     return m;
 }
 
+static int cmd_view(int argc, char **argv) {
+    DrViewOptions o = {0};
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_view, stdout);
+            return 0;
+        } else if (strcmp(a, "--follow") == 0) {
+            o.follow = 1;
+        } else if (strcmp(a, "--screen") == 0) {
+            if (++i >= argc) return usage_error("view", "--screen needs a name%s", "");
+            if ((o.screen = dr_view_screen_parse(argv[i])) < 0)
+                return usage_error("view", "unknown screen '%s' (see dynrec view --help)",
+                                   argv[i]);
+        } else if (strcmp(a, "--dump-first-screen") == 0) {
+            /* Hidden: the first screen as text, for tests and bench/view_bench.sh. */
+            o.dump_first_screen = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("view", "unknown option %s", a);
+        } else if (path) {
+            return usage_error("view", "one trace at a time (extra argument %s)", a);
+        } else {
+            path = a;
+        }
+    }
+    if (!path) return usage_error("view", "no trace given%s", "");
+    DrError err = {0};
+    DrTrace *t = dr_view_open(path, o.follow, 10000, &err);
+    if (!t) {
+        fprintf(stderr, "dynrec view: %s\n", err.msg);
+        return EX_DATAERR_;
+    }
+    int rc, sig = 0;
+    if (!o.dump_first_screen && !isatty(STDOUT_FILENO)) {
+        /* Not a terminal: the summary `dynrec show` prints. */
+        DrShowOptions so = {.top = 10};
+        rc = dr_show(t, &so, stdout, &err);
+    } else {
+        if (o.dump_first_screen) {
+            const char *c = getenv("COLUMNS"), *l = getenv("LINES");
+            o.dump_cols = c ? atoi(c) : 0;
+            o.dump_rows = l ? atoi(l) : 0;
+        }
+        rc = dr_view(t, &o, &sig, &err);
+    }
+    dr_trace_free(t);
+    if (rc != DR_OK) {
+        fprintf(stderr, "dynrec view: %s\n", err.msg);
+        return rc == DR_ERR_ARG ? 1 : EX_DATAERR_;
+    }
+    if (sig) return 128 + sig;
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
 static int cmd_diff(int argc, char **argv) {
     DrCompareOptions o = {0};
     int json = 0;
@@ -806,6 +887,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2, argc, argv);
     if (strcmp(cmd, "show") == 0) return cmd_show(argc - 2, argv + 2);
+    if (strcmp(cmd, "view") == 0) return cmd_view(argc - 2, argv + 2);
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);
     if (strcmp(cmd, "rerun") == 0) return cmd_rerun(argc - 2, argv + 2);
     if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 2, argv + 2);

@@ -6,6 +6,7 @@
 #   open_bench.sh   opening a 1M-event trace, and dynrec show on it
 #   size_bench.sh   trace size against TORCH_TRACE on two workloads
 #   diff_bench.sh   dynrec diff on two example traces and on two of 100k events
+#   view_bench.sh   dynrec view: time to the first screen of a 1M-event trace
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -20,3 +21,4 @@ make --no-print-directory "$BUILD/dict_bench" >/dev/null
 site=$(.venv/bin/python -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 "$BUILD/dict_bench" $( (find "$site/_dynamo" -name '*.py' | sort | head -100; find "$site/fx" -name '*.py' | sort | head -100) )
 bench/diff_bench.sh
+bench/view_bench.sh

@@ -1,9 +1,10 @@
 #!/bin/sh
 # setup.sh -- install what dynrec needs on a fresh Debian machine, idempotently.
 #
-# Debian packages (compiler, SQLite, zstd, Criterion) with apt-get, and a
-# project virtualenv (.venv) holding torch==2.13.0, the CPU build.  Prints
-# nothing when everything is already there.
+# Debian packages (compiler, SQLite, zstd, Criterion; ncurses and tmux for
+# the viewer and its tests) with apt-get, and a project virtualenv (.venv)
+# holding torch==2.13.0, the CPU build.  Prints nothing when everything is
+# already there.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -14,8 +15,9 @@ TLPARSE_VERSION=0.4.3
 PYTHON=${PYTHON:-python3}
 
 need=""
-# cmark-gfm (GitHub's CommonMark) renders `dynrec report` in the tests.
-pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3 cmark-gfm"
+# cmark-gfm (GitHub's CommonMark) renders `dynrec report` in the tests;
+# tmux drives `dynrec view` in them.
+pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3 cmark-gfm libncurses-dev tmux"
 # `make fuzz` only: clang with libFuzzer.
 [ "${1:-}" = "--fuzz" ] && pkgs="$pkgs clang libclang-rt-14-dev"
 for pkg in $pkgs; do

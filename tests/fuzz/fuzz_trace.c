@@ -2,8 +2,10 @@
  *
  * Writes the input to a private file, opens it as a trace, runs every view,
  * reads the blobs the views name, prints `dynrec show` (text and JSON), the
- * report, the Perfetto export and an SQL query through dynrec_text, and
- * loads the comparison model and compares it with itself.  Anything but
+ * report, the Perfetto export and an SQL query through dynrec_text,
+ * builds the detail page of `dynrec view` for the first event of each of
+ * its screens (the drawing itself needs a terminal) and loads the
+ * comparison model and compares it with itself.  Anything but
  * clean errors (a sanitizer report, an abort, a hang caught by -timeout) is
  * a bug. */
 #define _GNU_SOURCE
@@ -19,6 +21,8 @@
 #include "../../viewer/report.h"
 #include "../../viewer/show.h"
 #include "../../viewer/sql.h"
+#include "../../viewer/view.h"
+#include "../../viewer/view_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -44,6 +48,56 @@ static int row(void *ud, int n, const char *const *names, const char *const *v) 
         free(out);
     }
     return 0;
+}
+
+/* The viewer's detail pages: for each screen, its first event. */
+static void view_pages(DrTrace *t) {
+    static const struct {
+        int screen;
+        const char *kind;
+    } pages[] = {{DR_VIEW_RECOMPILES, "guard_failure"}, {DR_VIEW_FRAMES, "callback"},
+                 {DR_VIEW_COMPILES, "compile"},        {DR_VIEW_BREAKS, "graph_break"},
+                 {DR_VIEW_ERRORS, "error"},            {DR_VIEW_GRAPHS, "graph"},
+                 {DR_VIEW_SPECULATION, "speculation"}};
+    VwKinds k = {0};
+    VwRows ids = {0};
+    if (vw_rows_query(t, "SELECT s.text, c.kind_id FROM event_counts c JOIN strings s ON s.id = "
+                         "c.kind_id", &ids, NULL) != DR_OK) {
+        vw_rows_free(&ids);
+        return;
+    }
+    static const char *names[] = {"callback", "compile", "guard", "guard_failure", "graph_break",
+                                  "graph", "speculation", "side_effect", "error", "cache_entry"};
+    long long *dst[] = {&k.callback, &k.compile, &k.guard, &k.guard_failure, &k.graph_break,
+                        &k.graph, &k.speculation, &k.side_effect, &k.error, &k.cache_entry};
+    for (size_t i = 0; i < ids.n; i++)
+        for (size_t j = 0; j < sizeof names / sizeof *names; j++)
+            if (vw_cell(&ids, i, 0) && strcmp(vw_cell(&ids, i, 0), names[j]) == 0)
+                *dst[j] = vw_cell_int(&ids, i, 1);
+    vw_rows_free(&ids);
+    for (size_t p = 0; p < sizeof pages / sizeof *pages; p++) {
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT e.seq, e.code_id, c.text FROM events e LEFT JOIN strings "
+                                  "c ON c.id = e.compile_id WHERE e.kind_id = (SELECT id FROM "
+                                  "strings WHERE text = '%s') ORDER BY e.seq LIMIT 1",
+                 pages[p].kind);
+        VwRows r = {0};
+        if (vw_rows_query(t, sql, &r, NULL) == DR_OK && r.n) {
+            VwKey key = {.screen = pages[p].screen, .id = vw_cell_int(&r, 0, 0),
+                         .code_id = vw_cell_int(&r, 0, 1)};
+            if (pages[p].screen == DR_VIEW_FRAMES) key.id = key.code_id;
+            snprintf(key.cid, sizeof key.cid, "%s", vw_cell(&r, 0, 2) ? vw_cell(&r, 0, 2) : "");
+            for (int limit = 0; limit < 2; limit++) {
+                VwDoc d = {0};
+                vw_detail(t, &k, &key, limit, &d, NULL);
+                for (size_t i = 0; i < d.n; i++)
+                    for (const unsigned char *c = (const unsigned char *)d.v[i].text; *c; c++)
+                        if (*c < 0x20 || *c == 0x7f) abort(); /* a control byte escaped vw_safe */
+                vw_doc_free(&d);
+            }
+        }
+        vw_rows_free(&r);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -92,6 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         fclose(null);
     }
+    view_pages(t);
     dr_trace_free(t);
     return 0;
 }
