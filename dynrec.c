@@ -280,7 +280,11 @@ static const char usage_view[] =
     "  --follow          open a trace `dynrec run` is still writing and show new\n"
     "                    compiles and guard failures as they are written\n"
     "  --screen NAME     start on recompiles (default), frames, compiles, breaks,\n"
-    "                    errors, graphs or speculation\n"
+    "                    errors, graphs, speculation or diff\n"
+    "  --diff B.db       the diff screen lists where B differs from this trace (the\n"
+    "                    comparison engine of `dynrec diff`), first divergence\n"
+    "                    first; a trace written by `dynrec rerun` or `replay` is\n"
+    "                    compared with the trace it re-ran without --diff\n"
     "  -h, --help        show this help\n"
     "\n"
     "Colour is used on colour terminals unless NO_COLOR is set; outside a UTF-8\n"
@@ -694,6 +698,9 @@ static int cmd_view(int argc, char **argv) {
             if ((o.screen = dr_view_screen_parse(argv[i])) < 0)
                 return usage_error("view", "unknown screen '%s' (see dynrec view --help)",
                                    argv[i]);
+        } else if (strcmp(a, "--diff") == 0) {
+            if (++i >= argc) return usage_error("view", "--diff needs a trace%s", "");
+            o.diff = argv[i];
         } else if (strcmp(a, "--dump-first-screen") == 0) {
             /* Hidden: the first screen as text, for tests and bench/view_bench.sh. */
             o.dump_first_screen = 1;

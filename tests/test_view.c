@@ -352,6 +352,49 @@ Test(view, torch_wrappers_are_named_by_what_the_user_compiled) {
     unsetenv("COLUMNS");
 }
 
+/* A re-run under another recompile limit: its diff screen lists the
+ * divergences from the recording, first one selected; Enter shows both
+ * sides and what is on one side only.  --diff compares any two traces. */
+Test(view, diff_screen_lists_a_reruns_divergences_first_one_selected) {
+    need_tmux();
+    e2e_copy_example("shape_recompiles.py");
+    E2eProc *r = e2e_record("a.db", (const char *[]){"shape_recompiles.py", NULL}, NULL,
+                            E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(r, 0, "dynrec run shape_recompiles.py");
+    E2eProc *rr = e2e_run_in((const char *[]){e2e_bin, "rerun", "-o", "b.db", "--set",
+                                              "recompile_limit=2", "a.db", NULL},
+                             NULL, E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(rr, 1, "dynrec rerun --set recompile_limit=2 (a divergence)");
+    setenv("COLUMNS", "120", 1);
+    E2eProc *d = e2e_run((const char *[]){e2e_bin, "view", "--dump-first-screen", "--screen",
+                                          "diff", "b.db", NULL});
+    e2e_assert_exit(d, 0, "view --screen diff b.db");
+    char *first = line_with(d->out.data, " 1    ");
+    cr_assert(first && strstr(first, "compile #2 of scale differs"), "%s", d->out.data);
+    cr_assert(strstr(d->out.data, "row 1/") && strstr(d->out.data, "comparing "), "%s",
+              d->out.data);
+    E2eProc *same = e2e_run((const char *[]){e2e_bin, "view", "--dump-first-screen", "--screen",
+                                             "diff", "--diff", "a.db", "a.db", NULL});
+    cr_assert_not_null(strstr(same->out.data, "identical, no divergence"), "%s",
+                       same->out.data);
+    unsetenv("COLUMNS");
+
+    view_start(100, 30, "LANG=C.UTF-8", "--diff b.db a.db");
+    wait_for("Recompiles", 20000);
+    keys((const char *[]){"8", NULL});
+    wait_for("Divergences", 20000);
+    keys((const char *[]){"Enter", NULL});
+    char *page = wait_for("Divergence 1 (compiles)", 20000);
+    cr_assert(strstr(page, "a: compiled") && strstr(page, "recompile limit exceeded"), "%s",
+              page);
+    keys((const char *[]){"Escape", "j", "Enter", NULL});
+    page = wait_for("Divergence 2 (guards)", 20000);
+    cr_assert_not_null(strstr(page, "- TENSOR_MATCH"), "%s", page);
+    keys((const char *[]){"q", NULL});
+    wait_for("view exited 0", 20000);
+    tmux_kill();
+}
+
 Test(view, dump_first_screen_is_the_first_screen_as_text) {
     record_sizes();
     E2eProc *v = e2e_run((const char *[]){e2e_bin, "view", "--dump-first-screen", "T.db", NULL});

@@ -25,6 +25,10 @@
 
 #include "view_int.h"
 
+#include <sqlite3.h>
+
+#include "../replayer/compare.h"
+
 /* ---- screens -------------------------------------------------------------- */
 
 typedef struct {
@@ -128,6 +132,15 @@ static const ScreenDef screens[DR_VIEW__N] = {
          "strings c ON c.id = e.compile_id LEFT JOIN strings d ON d.id = e.data_id LEFT JOIN "
          "strings s ON s.id = e.text_id WHERE e.kind_id = %1$lld ORDER BY e.seq LIMIT %2$ld "
          "OFFSET %3$ld"},
+    [DR_VIEW_DIFF] =
+        {"diff", "Divergences, first one first (Enter: both sides)",
+         "no comparison: open a trace written by dynrec rerun or replay, or give --diff B.db",
+         NULL,
+         {{"#", 4}, {"category", 14}, {"compile a / b", 14}, {"what differs", 0}},
+         4,
+         "SELECT n + 1, category, coalesce(compile_a, '-') || ' / ' || coalesce(compile_b, '-'), "
+         "what, n, 0, coalesce(compile_a, compile_b, '') FROM vw_diff WHERE %1$lld ORDER BY n "
+         "LIMIT %2$ld OFFSET %3$ld"},
 };
 
 int dr_view_screen_parse(const char *name) {
@@ -176,8 +189,8 @@ static const struct {
     {KEY_BACKSPACE, K_BACK, NULL, NULL},
     {'\t', K_NEXT, "Tab", "next screen"},
     {KEY_BTAB, K_PREV, "Shift-Tab", "previous screen"},
-    {'1', K_SCREEN, "1 ... 7", "recompiles, frames, compiles, breaks, errors, graphs, "
-                               "speculation"},
+    {'1', K_SCREEN, "1 ... 8", "recompiles, frames, compiles, breaks, errors, graphs, "
+                               "speculation, diff"},
     {'/', K_SEARCH, "/", "search this screen (case-insensitive)"},
     {'n', K_MATCH_NEXT, "n", "next match"},
     {'N', K_MATCH_PREV, "N", "previous match"},
@@ -239,6 +252,8 @@ typedef struct {
     Cell *buf;
     int rows, cols;
     int color;
+    long ndiff;           /* rows of temp.vw_diff (the diff screen) */
+    char diff_note[400];  /* what the diff screen compares, or why it cannot */
 } View;
 
 static volatile sig_atomic_t vw_signal;
@@ -287,6 +302,7 @@ static long long screen_kind(const View *v, int s) {
     case DR_VIEW_BREAKS: return v->kinds.graph_break;
     case DR_VIEW_ERRORS: return v->kinds.error;
     case DR_VIEW_GRAPHS: return v->kinds.graph;
+    case DR_VIEW_DIFF: return 1;
     default: return v->kinds.speculation;
     }
 }
@@ -351,6 +367,10 @@ static const FrameSum *frame_sum(const View *v, long long code_id) {
 static int count_screen(View *v, int s) {
     List *l = &v->list[s];
     if (s == DR_VIEW_RECOMPILES) return DR_OK; /* load_frames counts it */
+    if (s == DR_VIEW_DIFF) {
+        l->count = v->ndiff;
+        return DR_OK;
+    }
     if (screens[s].kind) {
         l->count = kind_count(v, screens[s].kind);
         return DR_OK;
@@ -519,14 +539,14 @@ static const char *status_word(const View *v) {
 
 static void draw_tabs(View *v) {
     fill_row(v, 0, VA_HEAD);
-    /* roomy when the terminal is wide, all seven tabs at 80 columns */
+    /* roomy when the terminal is wide, all eight tabs at 80 columns */
     int tabs = 0;
-    for (int s = 0; s < DR_VIEW__N; s++) tabs += (int)strlen(screens[s].name) + 4;
+    for (int s = 0; s < DR_VIEW__N; s++) tabs += (int)strlen(screens[s].name) + 3;
     int wide = tabs + 13 <= v->cols;
     int c = wide ? put(v, 0, 0, VA_HEAD, " dynrec view ", 0) : 0;
     for (int s = 0; s < DR_VIEW__N; s++) {
         char t[32];
-        snprintf(t, sizeof t, wide ? " %d %s " : " %d %s", s + 1, screens[s].name);
+        snprintf(t, sizeof t, wide || s ? " %d %s" : "%d %s", s + 1, screens[s].name);
         c += put(v, 0, c, s == v->scr && !v->help_open ? VA_SEL : VA_HEAD, t, 0);
     }
 }
@@ -567,18 +587,20 @@ static void draw_list(View *v) {
         put(v, 2, c, VA_DIM, d->cols[i].title, w[i]);
         c += w[i] + 1;
     }
-    int body = v->rows - 4;
+    int body = v->rows - 4, y0 = 3;
+    if (s == DR_VIEW_DIFF && v->diff_note[0] && l->count) body--, y0++; /* the note's row */
     if (body < 1) body = 1;
     if (l->sel < l->top) l->top = l->sel;
     if (l->sel >= l->top + body) l->top = l->sel - body + 1;
     if (l->top < 0) l->top = 0;
-    if (l->count == 0) put(v, 3, 2, VA_DIM, d->empty, 0);
+    if (s == DR_VIEW_DIFF && v->diff_note[0]) put(v, 3, 2, VA_DIM, v->diff_note, 0);
+    if (l->count == 0 && !(s == DR_VIEW_DIFF && v->diff_note[0])) put(v, 3, 2, VA_DIM, d->empty, 0);
     for (int i = 0; i < body && l->top + i < l->count; i++) {
         long idx = l->top + i;
         const char *const *row = row_at(v, s, idx);
         if (!row) break;
         int attr = idx == l->sel ? VA_SEL : VA_NORMAL;
-        int y = 3 + i;
+        int y = y0 + i;
         if (attr == VA_SEL) fill_row(v, y, VA_SEL);
         c = 1;
         for (int k = 0; k < d->ncols; k++) {
@@ -964,6 +986,84 @@ static void view_free(View *v) {
     free(v->buf);
 }
 
+/* The diff screen's rows: the comparison engine's divergences between the
+ * trace and the one given with --diff (this trace as a), or the one a
+ * rerun or replay re-ran (as a, in replay mode for a replay), kept in
+ * temp.vw_diff from the engine's JSON report.  A trace that cannot be
+ * compared is said on the screen, never an error of the viewer. */
+static void load_diff(View *v, const char *diff) {
+    DrError e = {0};
+    char *other = NULL, *replay_of = NULL, *rerun_of = NULL;
+    if (diff) {
+        other = strdup(diff);
+    } else {
+        dr_trace_get_meta(v->t, "replay_of", &replay_of, &e);
+        dr_trace_get_meta(v->t, "rerun_of", &rerun_of, &e);
+        other = replay_of ? strdup(replay_of) : rerun_of ? strdup(rerun_of) : NULL;
+    }
+    free(rerun_of);
+    if (!other) {
+        free(replay_of);
+        return;
+    }
+    DrTrace *ot = dr_trace_open(other, &e);
+    DrTrace *ta = diff ? v->t : ot, *tb = diff ? ot : v->t;
+    DrModel *ma = NULL, *mb = NULL;
+    DrDiff *d = NULL;
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = NULL;
+    if (ot && (ma = dr_model_load(ta, &e)) && (mb = dr_model_load(tb, &e))) {
+        DrCompareOptions co = {.replay = replay_of != NULL,
+                               .label_a = dr_trace_path(ta),
+                               .label_b = dr_trace_path(tb)};
+        d = dr_compare(ma, mb, &co, &e);
+    }
+    if (d && (f = open_memstream(&json, &len)) && dr_diff_print(d, f, 1) == 0 && fclose(f) == 0) {
+        f = NULL;
+        sqlite3 *db = dr_trace_sqlite(v->t);
+        sqlite3_stmt *st = NULL;
+        int rc = sqlite3_exec(db, "DROP TABLE IF EXISTS temp.vw_diff", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_prepare_v2(
+                db, "CREATE TEMP TABLE vw_diff AS SELECT CAST(key AS INTEGER) AS n,"
+                    " json_extract(value, '$.category') AS category,"
+                    " json_extract(value, '$.what') AS what,"
+                    " json_extract(value, '$.compile_a') AS compile_a,"
+                    " json_extract(value, '$.compile_b') AS compile_b, value AS json"
+                    " FROM json_each(?1, '$.divergences')",
+                -1, &st, NULL);
+        if (rc == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, json, (int)len, SQLITE_STATIC);
+            rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        }
+        sqlite3_finalize(st);
+        char *n = NULL;
+        if (rc == SQLITE_OK &&
+            dr_trace_query_text(v->t, "SELECT count(*) FROM temp.vw_diff", &n, &e) == DR_OK) {
+            v->ndiff = n ? atol(n) : 0;
+            snprintf(v->diff_note, sizeof v->diff_note, "%s %.150s and %.150s: %s",
+                     replay_of ? "replay of" : "comparing", dr_trace_path(ta), dr_trace_path(tb),
+                     v->ndiff ? "first divergence first" : "identical, no divergence");
+        } else {
+            snprintf(v->diff_note, sizeof v->diff_note, "cannot compare: %s",
+                     sqlite3_errmsg(db));
+        }
+        free(n);
+    } else {
+        snprintf(v->diff_note, sizeof v->diff_note, "cannot compare with %.150s: %.200s", other,
+                 e.msg[0] ? e.msg : "out of memory");
+    }
+    if (f) fclose(f);
+    free(json);
+    dr_diff_free(d);
+    dr_model_free(mb);
+    dr_model_free(ma);
+    dr_trace_free(ot);
+    free(other);
+    free(replay_of);
+}
+
 DrTrace *dr_view_open(const char *path, int follow, int wait_ms, DrError *err) {
     struct timespec ts = {0, 100 * 1000000L};
     for (int waited = 0;; waited += 100) {
@@ -984,6 +1084,7 @@ int dr_view(DrTrace *t, const DrViewOptions *o, int *exit_signal, DrError *err) 
     *exit_signal = 0;
     setlocale(LC_ALL, "");
     vw_utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    load_diff(&v, o->diff);
     int rc = reload(&v);
     if (rc == DR_OK) {
         char *dv = NULL;

@@ -844,6 +844,50 @@ static int detail_graph(DrTrace *t, const VwKey *key, VwDoc *d, DrError *err) {
     return rc;
 }
 
+/* One divergence of the diff screen (temp.vw_diff, from the comparison
+ * engine's report): both sides, the frame, what is only on one side. */
+static int detail_diff(DrTrace *t, const VwKey *key, VwDoc *d, DrError *err) {
+    VwRows r = {0}, only = {0};
+    int rc = rows_sqlf(t, &r, err,
+                       sqlf("SELECT n + 1, category, what, compile_a, compile_b, "
+                            "json_extract(json, '$.frame.qualname'), "
+                            "json_extract(json, '$.frame.file'), "
+                            "json_extract(json, '$.frame.firstlineno'), "
+                            "json_extract(json, '$.a'), json_extract(json, '$.b') "
+                            "FROM temp.vw_diff WHERE n = %lld", key->id));
+    if (rc == DR_OK)
+        rc = rows_sqlf(t, &only, err,
+                       sqlf("SELECT '-', j.value FROM temp.vw_diff v, json_each(v.json, "
+                            "'$.only_in_a') j WHERE v.n = %1$lld UNION ALL SELECT '+', j.value "
+                            "FROM temp.vw_diff v, json_each(v.json, '$.only_in_b') j WHERE "
+                            "v.n = %1$lld LIMIT 5000", key->id));
+    if (rc == DR_OK && r.n) {
+        const char *q = vw_cell(&r, 0, 5);
+        vw_doc_addf(d, VA_TITLE, "Divergence %s (%s): %s", vw_cell(&r, 0, 0),
+                    vw_cell(&r, 0, 1) ? vw_cell(&r, 0, 1) : "?",
+                    vw_cell(&r, 0, 2) ? vw_cell(&r, 0, 2) : "?");
+        if (q)
+            vw_doc_addf(d, VA_NORMAL, "  frame    %s at %s:%s", q,
+                        vw_cell(&r, 0, 6) ? vw_cell(&r, 0, 6) : "?",
+                        vw_cell(&r, 0, 7) ? vw_cell(&r, 0, 7) : "?");
+        vw_doc_addf(d, VA_NORMAL, "  compile  %s in a, %s in b",
+                    vw_cell(&r, 0, 3) ? vw_cell(&r, 0, 3) : "none",
+                    vw_cell(&r, 0, 4) ? vw_cell(&r, 0, 4) : "none");
+        if (vw_cell(&r, 0, 8)) vw_doc_addf(d, VA_HI, "  a: %s", vw_cell(&r, 0, 8));
+        if (vw_cell(&r, 0, 9)) vw_doc_addf(d, VA_HI, "  b: %s", vw_cell(&r, 0, 9));
+        if (only.n) {
+            vw_doc_add(d, VA_NORMAL, "");
+            vw_doc_add(d, VA_HEAD, "only in a (-) and only in b (+)");
+        }
+        for (size_t i = 0; i < only.n; i++)
+            vw_doc_addf(d, *vw_cell(&only, i, 0) == '-' ? VA_ERR : VA_HINT, "  %s %s",
+                        vw_cell(&only, i, 0), vw_cell(&only, i, 1) ? vw_cell(&only, i, 1) : "");
+    }
+    vw_rows_free(&r);
+    vw_rows_free(&only);
+    return rc;
+}
+
 int vw_detail(DrTrace *t, const VwKinds *k, const VwKey *key, int limit_hit, VwDoc *d,
               DrError *err) {
     int rc;
@@ -855,6 +899,7 @@ int vw_detail(DrTrace *t, const VwKinds *k, const VwKey *key, int limit_hit, VwD
     case DR_VIEW_ERRORS: rc = detail_error(t, key, d, err); break;
     case DR_VIEW_GRAPHS: rc = detail_graph(t, key, d, err); break;
     case DR_VIEW_SPECULATION: rc = detail_compile(t, k, key, 1, d, err); break;
+    case DR_VIEW_DIFF: rc = detail_diff(t, key, d, err); break;
     default: rc = DR_OK;
     }
     if (d->cut) vw_doc_addf(d, VA_DIM, "(cut at %d lines)", VW_DOC_MAX);
