@@ -21,13 +21,14 @@ LIBS    := -lsqlite3 -lzstd -lpthread
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c
 RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c
 VIEWER_SRC   := viewer/show.c
-REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c
+REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c \
+                replayer/repro.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
                 tests/e2e_util.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
-                tests/test_replay.c
+                tests/test_replay.c tests/test_repro.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
-HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/default_dict.h
+HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/default_dict.h
 
 .PHONY: all setup demo test check unit asan bench clean format fuzz
 

@@ -10,6 +10,7 @@
 
 #include "recorder/run.h"
 #include "replayer/compare.h"
+#include "replayer/repro.h"
 #include "replayer/rerun.h"
 #include "schema/trace.h"
 #include "viewer/show.h"
@@ -30,6 +31,7 @@ static const char usage_main[] =
     "  rerun  run a recorded program again under its recorded conditions, compare\n"
     "  replay re-execute Dynamo's tracing of every recorded frame from the trace\n"
     "         alone (no script, no data), compare\n"
+    "  repro  write one recorded frame as a standalone script that needs only torch\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -183,6 +185,34 @@ static const char usage_replay[] =
     "holds no captured frames (recorded before dynrec 0.3.0); 69 when it was\n"
     "recorded with another Python minor version; 77 when its sources are not on\n"
     "disk as recorded and --trust was not given (nothing is run).\n";
+
+static const char usage_repro[] =
+    "usage: dynrec repro [--frame QUALNAME | --compile ID] [-o repro.py] trace.db\n"
+    "\n"
+    "Writes a standalone Python script, for a PyTorch issue, that needs only torch\n"
+    "(not dynrec, not the recorded program) and re-creates one recorded frame's\n"
+    "situation: it rebuilds the inputs captured at each of the frame's compiles\n"
+    "(tensors with their recorded data when small, else seeded random data of the\n"
+    "same dtype, shape and strides, with the same dynamic marks), defines the\n"
+    "functions and classes the frame needs from the sources stored in the trace\n"
+    "(definitions only), sets the recorded Dynamo config and calls torch.compile\n"
+    "with the recorded backend on those inputs in recorded order, then prints what\n"
+    "Dynamo did (compiles, recompiles with their failing guards, graph breaks)\n"
+    "next to what was recorded.  Nothing from the trace is run while writing it;\n"
+    "read the script's definitions (the recorded program's code) before running it.\n"
+    "\n"
+    "options:\n"
+    "  -o PATH            write the script to PATH (default: stdout)\n"
+    "  --frame QUALNAME   that frame (default: the frame with the most compiles)\n"
+    "  --compile ID       the frame of compile ID (\"0/2\"), up to that compile\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "exit status: 0 written; 3 written, but some values could not be rebuilt (they\n"
+    "are None there, with a comment, and listed on stderr); 2 for a usage error or\n"
+    "an unknown frame or compile (the captured ones are listed); 65 when the trace\n"
+    "is unreadable or its captured values are malformed; 66 when it holds no\n"
+    "captured frames (recorded before dynrec 0.3.0, or with --capture-values off\n"
+    "for an older dynrec); 73 when the script cannot be written.\n";
 
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
@@ -487,6 +517,31 @@ static int cmd_replay(int argc, char **argv) {
     return dr_replay(&o);
 }
 
+static int cmd_repro(int argc, char **argv) {
+    DrReproOptions o = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_repro, stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--frame") == 0 ||
+                   strcmp(a, "--compile") == 0) {
+            if (++i >= argc || !argv[i][0]) return usage_error("repro", "%s needs a value", a);
+            const char **dst = a[1] == 'o' ? &o.out : a[2] == 'f' ? &o.frame : &o.compile;
+            *dst = argv[i];
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("repro", "unknown option %s", a);
+        } else if (o.trace) {
+            return usage_error("repro", "one trace at a time (extra argument %s)", a);
+        } else {
+            o.trace = a;
+        }
+    }
+    if (!o.trace) return usage_error("repro", "no trace given%s", "");
+    if (o.frame && o.compile) return usage_error("repro", "--frame or --compile, not both%s", "");
+    return dr_repro(&o);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_main, stderr);
@@ -508,5 +563,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "diff") == 0) return cmd_diff(argc - 2, argv + 2);
     if (strcmp(cmd, "rerun") == 0) return cmd_rerun(argc - 2, argv + 2);
     if (strcmp(cmd, "replay") == 0) return cmd_replay(argc - 2, argv + 2);
+    if (strcmp(cmd, "repro") == 0) return cmd_repro(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

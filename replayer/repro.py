@@ -1,0 +1,1455 @@
+"""dynrec repro's generator: one recorded frame as a standalone Python script.
+
+Runs in the interpreter `dynrec repro` embeds (replayer/repro.c), with no
+site-packages: it imports neither torch nor the user's program and runs
+nothing that came in the trace.  It reads the trace through
+_dynrec_repro.query / _dynrec_repro.blob and only writes text: the script
+that rebuilds the chosen frame's captured inputs (one call per recorded
+compile of the frame, in order), defines what the frame needs from the
+stored sources (definitions only, found with `ast`; `compile()` is used to
+read code objects' layouts, never to run them), sets the recorded Dynamo
+config and calls torch.compile with the recorded backend.
+
+Everything read from the trace is untrusted.  The stored sources become
+code in the script by nature (the user reads them there); every other
+string from the trace enters the script only as a repr() literal, a name
+checked to be a dotted identifier, or a comment with every control
+character escaped, so it cannot add code.  A malformed value tree is
+refused (status 65) naming the capture and node.
+"""
+
+import ast
+import json
+import keyword
+import math
+import os
+import pprint
+import struct
+import textwrap
+import types
+
+import _dynrec_repro
+
+_query = _dynrec_repro.query
+_blob = _dynrec_repro.blob
+_MAX_CODE = 16 << 20
+_MAX_NODES = 1000000
+_MAX_TENSOR = 1 << 30
+_MAX_DATA_LIST = 1 << 16  # elements written out as literals; more: random data
+
+EXIT_OK, EXIT_USAGE, EXIT_PARTIAL, EXIT_DATAERR, EXIT_NOINPUT = 0, 2, 3, 65, 66
+
+
+class Refused(Exception):
+    """The trace is malformed (exit 65)."""
+
+
+class Usage(Exception):
+    """No such frame or compile (exit 2)."""
+
+
+class NoCaptures(Exception):
+    """The trace holds no captured frames (exit 66)."""
+
+
+def _say(msg):
+    import sys
+
+    sys.stderr.write("dynrec repro: %s\n" % msg)
+
+
+def comment(s):
+    """Trace text made safe for one comment line: control characters,
+    newlines and non-printable characters escaped as repr() does."""
+    return repr(str(s))[1:-1]
+
+
+def dotted(name, what):
+    """A dotted name checked to be identifiers only."""
+    if not isinstance(name, str) or not name or len(name) > 300:
+        raise Refused("%s is not a name" % what)
+    parts = name.split(".")
+    if not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+        raise Refused("%s %r is not a dotted name" % (what, name))
+    return name
+
+
+def _int(s, what):
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        raise Refused("%s is not a number" % what)
+
+
+# ---- reading the trace ---------------------------------------------------------
+
+
+def _meta():
+    return {k: v for k, v in _query("SELECT key, value FROM meta") if k is not None}
+
+
+def _captures():
+    rows = _query(
+        "SELECT e.num, e.compile_id, v.filename, v.qualname, v.firstlineno, e.data, e.text"
+        " FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id"
+        " WHERE e.kind = 'capture' ORDER BY e.seq")
+    caps = []
+    for num, cid, filename, qualname, line, data, text in rows:
+        try:
+            d = json.loads(data) if data else {}
+        except ValueError:
+            d = {}
+        caps.append({"no": _int(num, "a capture number"), "cid": cid or "?",
+                     "filename": filename or "", "qualname": qualname or "?",
+                     "line": _int(line or 0, "a first line"),
+                     "data": d if isinstance(d, dict) else {}, "reason": text})
+    return caps
+
+
+def _recorded(key):
+    """What Dynamo did to the frame in the recording: per compile its
+    outcome and the reasons of its guard failures; its graph breaks."""
+    fn, qn, line = key
+    where = "filename = %s AND qualname = %s AND firstlineno = %d" % (
+        _sql(fn), _sql(qn), line)
+    compiles = [{"compile_id": c, "outcome": o, "recompile": r == "1"} for c, o, r in _query(
+        "SELECT compile_id, outcome, recompile FROM v_compiles WHERE %s ORDER BY seq" % where)]
+    ids = ", ".join(_sql(c["compile_id"]) for c in compiles) or "NULL"
+    fails = {}
+    for cid, failed, reason in _query(
+            "SELECT compile_id, failed_compile_id, reason FROM v_guard_failures"
+            " WHERE compile_id IN (%s) ORDER BY seq" % ids):
+        fails.setdefault(cid or "?", []).append((reason or "").strip())
+    for c in compiles:
+        c["guard_failures"] = fails.get(c["compile_id"], [])
+    # Resume functions after its graph breaks are compiled as the frame runs.
+    short = qn.rsplit(".", 1)[-1].replace("_", "\\_").replace("%", "\\%")
+    resumes = [c for c, in _query(
+        "SELECT compile_id FROM v_compiles WHERE filename = %s AND qualname LIKE %s ESCAPE '\\'"
+        " ORDER BY seq" % (_sql(fn), _sql("%%torch\\_dynamo\\_resume\\_in\\_%s\\_at\\_%%" % short)))]
+    ids = ", ".join(_sql(c) for c in [c["compile_id"] for c in compiles] + resumes) or "NULL"
+    resume_recompiles = [c for c, in _query(
+        "SELECT DISTINCT compile_id FROM v_guard_failures WHERE compile_id IN (%s)" % (
+            ", ".join(_sql(c) for c in resumes) or "NULL"))]
+    breaks = [r for r, in _query("SELECT reason FROM v_graph_breaks WHERE compile_id IN (%s)"
+                                 " ORDER BY seq" % ids)]
+    return compiles, breaks, len(resumes), len(resume_recompiles)
+
+
+def _sql(s):
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+# ---- the value trees -------------------------------------------------------------
+
+_SCALARS = {
+    "none": lambda v: v is None, "ellipsis": lambda v: v is None,
+    "bool": lambda v: type(v) is bool, "int": lambda v: type(v) is int,
+    "float": lambda v: isinstance(v, str) and len(v) < 40,
+    "complex": lambda v: isinstance(v, list) and len(v) == 2 and all(
+        isinstance(x, str) and len(x) < 40 for x in v),
+    "str": lambda v: isinstance(v, str),
+    "bytes": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
+    "bytearray": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
+    "size": lambda v: isinstance(v, list) and len(v) <= 64 and all(
+        type(x) is int and 0 <= x < 1 << 62 for x in v),
+    "range": lambda v: isinstance(v, list) and len(v) == 3 and all(
+        type(x) is int for x in v) and v[2] != 0,
+    "dtype": lambda v: isinstance(v, str) and v.startswith("torch.") and v[6:].isidentifier(), "device": lambda v: isinstance(v, str) and len(v) < 64,
+    "pymodule": lambda v: isinstance(v, str), "opaque": lambda v: True,
+}
+_OBJECTS = {
+    "namedtuple": ("items",), "enum": (), "dataclass": ("fields",), "module": ("dict",),
+    "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"), "class": (),
+    "method": ("self", "func"), "tensor": ("view_of", "grad"),
+    "frame": ("locals", "closure", "globals", "soft_globals"),
+}
+# dtype -> (struct format of one element, bytes, kind: f float, i int, b bool, c complex)
+_DTYPES = {
+    "torch.float32": ("f", 4, "f"), "torch.float64": ("d", 8, "f"),
+    "torch.float16": ("e", 2, "f"), "torch.bfloat16": (None, 2, "f"),
+    "torch.int8": ("b", 1, "i"), "torch.uint8": ("B", 1, "i"), "torch.int16": ("h", 2, "i"),
+    "torch.int32": ("i", 4, "i"), "torch.int64": ("q", 8, "i"), "torch.uint16": ("H", 2, "i"),
+    "torch.uint32": ("I", 4, "i"), "torch.uint64": ("Q", 8, "i"), "torch.bool": ("?", 1, "b"),
+    "torch.complex64": ("f", 8, "c"), "torch.complex128": ("d", 16, "c"),
+}
+
+
+def _ints(v, what, lo=0, hi=1 << 48):
+    if not isinstance(v, list) or len(v) > 64 or not all(
+            type(x) is int and lo <= x <= hi for x in v):
+        raise Refused("%s must be a short list of integers" % what)
+    return v
+
+
+class Tree:
+    """One capture's value tree, checked whole before anything is written."""
+
+    def __init__(self, no):
+        self.no = no
+        self.rows = {}
+        rows = _query("SELECT node, kind, type, value, blob_id FROM v_values WHERE capture = %d"
+                      " ORDER BY node LIMIT %d" % (no, _MAX_NODES + 1))
+        if len(rows) > _MAX_NODES:
+            raise Refused("capture %d has more than %d values" % (no, _MAX_NODES))
+        for node, kind, typ, value, blob in rows:
+            n = _int(node, "a node number")
+            try:
+                v = json.loads(value) if value is not None else None
+            except ValueError:
+                raise self.fail(n, "its value is not JSON")
+            self.rows[n] = (kind or "?", typ or "?", v, int(blob) if blob else None)
+        self.check()
+        self.refs = {}
+        for n, (kind, typ, v, blob) in self.rows.items():
+            for c in self.kids(kind, v):
+                self.refs[c] = self.refs.get(c, 0) + 1
+
+    def fail(self, n, msg):
+        return Refused("capture %d node %d: %s" % (self.no, n, msg))
+
+    @staticmethod
+    def kids(kind, v):
+        if kind in ("list", "tuple", "set", "frozenset", "slice"):
+            return list(v)
+        if kind == "dict":
+            return [c for p in v for c in p]
+        if kind == "cell":
+            return [] if v is None else [v]
+        out = []
+        for key in _OBJECTS.get(kind, ()):
+            c = v.get(key)
+            if isinstance(c, list):
+                out.extend(c)
+            elif isinstance(c, dict):
+                out.extend(c.values())
+            elif c is not None:
+                out.append(c)
+        return out
+
+    def check(self):
+        """Known kinds, JSON of the right form, references to nodes that
+        exist, tensor sizes within bounds."""
+        for n, (kind, typ, v, blob) in self.rows.items():
+            if kind in _SCALARS:
+                if not _SCALARS[kind](v):
+                    raise self.fail(n, "%s with a value of the wrong type" % kind)
+                continue
+            if kind in ("list", "tuple", "set", "frozenset", "slice"):
+                if not isinstance(v, list) or (kind == "slice" and len(v) != 3):
+                    raise self.fail(n, "%s without a list of nodes" % kind)
+            elif kind == "dict":
+                if not isinstance(v, list) or not all(
+                        isinstance(p, list) and len(p) == 2 for p in v):
+                    raise self.fail(n, "dict without a list of pairs")
+            elif kind in _OBJECTS:
+                if not isinstance(v, dict):
+                    raise self.fail(n, "%s without an object of fields" % kind)
+                for key in _OBJECTS[kind]:
+                    c = v.get(key)
+                    if isinstance(c, dict) and key != "fields":
+                        raise self.fail(n, "%s: %s is not a node" % (kind, key))
+                if kind == "tensor":
+                    self.tensor_meta(n, v)
+            elif kind != "cell":
+                raise self.fail(n, "unknown kind %r" % (kind,))
+            for c in self.kids(kind, v):
+                if type(c) is not int or c not in self.rows:
+                    raise self.fail(n, "refers to node %r, which is not there" % (c,))
+        if 0 not in self.rows or self.rows[0][0] != "frame":
+            raise Refused("capture %d: no frame node" % self.no)
+
+    def tensor_meta(self, n, v):
+        shape = _ints(v.get("shape"), "shape")
+        stride = _ints(v.get("stride"), "stride")
+        offset = v.get("offset")
+        if len(stride) != len(shape) or type(offset) is not int or not 0 <= offset < 1 << 48:
+            raise self.fail(n, "stride or offset do not fit the shape")
+        dt = v.get("dtype")
+        if dt not in _DTYPES:
+            raise self.fail(n, "a tensor of dtype %r" % (dt,))
+        numel = math.prod(shape)
+        extent = 0 if numel == 0 else offset + 1 + sum((d - 1) * s for d, s in zip(shape, stride))
+        if max(extent, numel) * _DTYPES[dt][1] > _MAX_TENSOR:
+            raise self.fail(n, "a tensor of shape %s is over 1 GiB" % (shape,))
+        if "data" in v and v["data"] != numel * _DTYPES[dt][1]:
+            raise self.fail(n, "data of %r bytes for %d elements" % (v["data"], numel))
+        return shape, stride, offset, dt, numel, extent
+
+
+# ---- the stored sources ----------------------------------------------------------
+
+_SAFE_CALLS = {"namedtuple", "NamedTuple", "TypeVar", "ParamSpec"}
+
+
+def _simple(node):
+    """An expression that only names or builds constants (as replay.py)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_simple(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is None or _simple(k) for k in node.keys) and all(
+            _simple(v) for v in node.values)
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _simple(node.value)
+    if isinstance(node, ast.UnaryOp):
+        return _simple(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _simple(node.left) and _simple(node.right)
+    if isinstance(node, ast.Subscript):
+        return _simple(node.value) and _simple(node.slice)
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+        return name in _SAFE_CALLS and all(_simple(a) for a in node.args) and all(
+            _simple(k.value) for k in node.keywords)
+    return False
+
+
+def _is_compile_decorator(dec):
+    """@torch.compile(...), @torch.compile, @torch._dynamo.optimize(...)."""
+    f = dec.func if isinstance(dec, ast.Call) else dec
+    parts = []
+    while isinstance(f, ast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    if isinstance(f, ast.Name):
+        parts.append(f.id)
+    name = ".".join(reversed(parts))
+    return name in ("torch.compile", "compile", "torch._dynamo.optimize", "dynamo.optimize",
+                    "_dynamo.optimize", "optimize")
+
+
+def _defined_names(st):
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {st.name}
+    if isinstance(st, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in st.names}
+    out = set()
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name):
+                out.add(n.id)
+    return out
+
+
+def _loaded_names(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+class Source:
+    """One stored source file: its definitions, its functions by
+    (qualname, first line), their code objects (compiled, never run)."""
+
+    def __init__(self, path, text):
+        self.path = path
+        self.text = text
+        self.tree = ast.parse(text, path)
+        self.defs = []  # top-level definition statements, in order
+        self.where = {}  # name -> definition statements
+        for st in self.tree.body:
+            ok = isinstance(st, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                 ast.AsyncFunctionDef, ast.ClassDef))
+            ok = ok or (isinstance(st, ast.Assign) and _simple(st.value) and all(
+                isinstance(t, (ast.Name, ast.Tuple)) for t in st.targets))
+            ok = ok or (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and (
+                st.value is None or _simple(st.value)))
+            if ok and not (isinstance(st, ast.ImportFrom) and st.module == "__future__"):
+                self.defs.append(st)
+                for name in _defined_names(st):
+                    self.where.setdefault(name, []).append(st)
+        self.funcs = {}  # (qualname, firstlineno) -> (node, enclosing function nodes)
+        self._walk(self.tree.body, "", [])
+        self.codes = {}
+        stack = [compile(text, path, "exec", dont_inherit=True)]
+        while stack:
+            c = stack.pop()
+            self.codes.setdefault((c.co_qualname, c.co_firstlineno), c)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+    def _walk(self, body, prefix, outer):
+        for st in body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = prefix + st.name
+                first = min([st.lineno] + [d.lineno for d in st.decorator_list])
+                if not isinstance(st, ast.ClassDef):
+                    self.funcs[(q, first)] = (st, outer)
+                    self._walk(st.body, q + ".<locals>.", outer + [st])
+                else:
+                    self._walk(st.body, q + ".", outer)
+            else:
+                for child in ast.iter_child_nodes(st):
+                    if isinstance(child, ast.stmt):
+                        self._walk([child], prefix, outer)
+                    for sub in ast.walk(child):
+                        if isinstance(sub, ast.Lambda):
+                            self.funcs.setdefault((prefix + "<lambda>", sub.lineno),
+                                                  (sub, outer))
+
+    def segment(self, node, strip_compile=False):
+        """The text of a statement, dedented, with its decorators (less
+        torch.compile ones when strip_compile)."""
+        lines = []
+        removed = []
+        for d in getattr(node, "decorator_list", []):
+            if strip_compile and _is_compile_decorator(d):
+                removed.append(ast.get_source_segment(self.text, d) or "torch.compile")
+                continue
+            lines.append("@" + textwrap.dedent(ast.get_source_segment(self.text, d, padded=True)
+                                               or "").strip())
+        body = ast.get_source_segment(self.text, node, padded=True) or ast.unparse(node)
+        lines.append(textwrap.dedent(body))
+        return "\n".join(lines), removed
+
+
+# ---- writing the script ----------------------------------------------------------
+
+
+def _fmt_float(x, fmt, size):
+    """The shortest decimal that gives the same element back."""
+    if math.isnan(x):
+        return 'float("nan")'
+    if math.isinf(x):
+        return 'float("inf")' if x > 0 else 'float("-inf")'
+    if fmt == "d":
+        return repr(x)
+    for p in range(1, 18):
+        s = "%.*g" % (p, x)
+        if fmt is None:  # bfloat16: the top half of a float32
+            back = struct.pack("<f", float(s))[2:]
+            want = struct.pack("<f", x)[2:]
+        else:
+            back, want = struct.pack("<" + fmt, float(s)), struct.pack("<" + fmt, x)
+        if back == want:
+            return s if ("." in s or "e" in s or "n" in s) else s + ".0"
+    return repr(x)
+
+
+def _elements(raw, dt):
+    fmt, size, kind = _DTYPES[dt]
+    if fmt is None:  # bfloat16
+        vals = [struct.unpack("<f", b"\0\0" + raw[i:i + 2])[0] for i in range(0, len(raw), 2)]
+        return [_fmt_float(x, None, 2) for x in vals]
+    if kind == "c":
+        vals = struct.unpack("<%d%s" % (len(raw) // (size // 2), fmt), raw)
+        return ["complex(%s, %s)" % (_fmt_float(vals[i], fmt, 0), _fmt_float(vals[i + 1], fmt, 0))
+                for i in range(0, len(vals), 2)]
+    vals = struct.unpack("<%d%s" % (len(raw) // size, fmt), raw)
+    if kind == "f":
+        return [_fmt_float(x, fmt, size) for x in vals]
+    return [repr(x) for x in vals]
+
+
+def _nested(items, shape):
+    if not shape:
+        return items[0]
+    if len(shape) == 1:
+        return "[" + ", ".join(items) + "]"
+    step = len(items) // shape[0] if shape[0] else 0
+    return "[" + ", ".join(_nested(items[i * step:(i + 1) * step], shape[1:])
+                           for i in range(shape[0])) + "]"
+
+
+def _wrap(line, indent="    "):
+    """A long assignment broken after commas, to stay readable."""
+    if len(line) <= 100:
+        return [line]
+    out, cur = [], ""
+    for tok in line.split(", "):
+        piece = tok if not cur else cur + ", " + tok
+        if len(piece) > 96 and cur:
+            out.append(cur + ",")
+            cur = indent + tok
+        else:
+            cur = piece
+    out.append(cur)
+    return out
+
+
+def _contiguous(shape):
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= max(d, 1)
+    return list(reversed(out))
+
+
+_HEADER_IMPORTS = {"import logging", "import sys", "import torch", "import torch._dynamo",
+                   "import torch._logging"}
+_MODULE_INIT = ("training", "_parameters", "_buffers", "_non_persistent_buffers_set",
+                "_backward_pre_hooks", "_backward_hooks", "_is_full_backward_hook",
+                "_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_state_dict_hooks",
+                "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                "_load_state_dict_post_hooks", "_modules")
+_MUTABLE = ("list", "dict", "set", "module", "object", "dataclass", "tensor", "cell",
+            "bytearray")
+
+
+class Writer:
+    """Turns value trees into statements of the script."""
+
+    def __init__(self, gen, tree):
+        self.gen = gen
+        self.tree = tree
+        self.lines = []
+        self.names = {}  # node -> variable
+        self.busy = set()
+        self.missing = []  # (what, why): values that could not be rebuilt
+
+    def emit(self, line):
+        self.lines.extend(_wrap(line))
+
+    def var(self, hint):
+        return self.gen.fresh(hint)
+
+    def expr(self, n, hint="v"):
+        if n in self.names:
+            return self.names[n]
+        kind, typ, v, blob = self.tree.rows[n]
+        if n in self.busy:
+            raise self.tree.fail(n, "a cycle through an immutable value")
+        shared = self.tree.refs.get(n, 0) > 1
+        if kind in _MUTABLE and (shared or kind in ("tensor", "module", "object", "dataclass")):
+            return self.statement(n, kind, typ, v, blob, hint)
+        self.busy.add(n)
+        try:
+            return self.inline(n, kind, typ, v, blob, hint)
+        finally:
+            self.busy.discard(n)
+
+    def inline(self, n, kind, typ, v, blob, hint):
+        x = lambda c, h=hint: self.expr(c, h)  # noqa: E731
+        if kind == "none":
+            return "None"
+        if kind == "ellipsis":
+            return "..."
+        if kind in ("bool", "int", "str"):
+            return repr(v)
+        if kind == "float":
+            try:
+                f = float(v)
+            except ValueError:
+                raise self.tree.fail(n, "float without a number")
+            return _fmt_float(f, "d", 8)
+        if kind == "complex":
+            try:
+                re_, im = float(v[0]), float(v[1])
+            except ValueError:
+                raise self.tree.fail(n, "complex without numbers")
+            return "complex(%s, %s)" % (_fmt_float(re_, "d", 8), _fmt_float(im, "d", 8))
+        if kind in ("bytes", "bytearray"):
+            data = self.data(n, blob, v)
+            return repr(data) if kind == "bytes" else "bytearray(%r)" % data
+        if kind == "list":
+            return "[" + ", ".join(x(c) for c in v) + "]"
+        if kind == "tuple":
+            items = [x(c) for c in v]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if kind in ("set", "frozenset"):
+            body = "{" + ", ".join(x(c) for c in v) + "}" if v else ""
+            if kind == "set":
+                return body or "set()"
+            return "frozenset(%s)" % body
+        if kind == "dict":
+            pairs = []
+            for k, val in v:
+                key = x(k)
+                pairs.append("%s: %s" % (key, x(val, self.hint_of(k, hint))))
+            body = "{" + ", ".join(pairs) + "}"
+            if typ == "collections.OrderedDict":
+                self.gen.imports.add("collections")
+                return "collections.OrderedDict(%s)" % (body if pairs else "")
+            return body
+        if kind == "size":
+            return "torch.Size(%r)" % (v,)
+        if kind == "dtype":
+            return v
+        if kind == "device":
+            return "torch.device(%r)" % v
+        if kind == "slice":
+            return "slice(%s)" % ", ".join(x(c) for c in v)
+        if kind == "range":
+            return "range(%d, %d, %d)" % tuple(v)
+        if kind == "namedtuple":
+            cls = self.ref(n, v.get("class"), "class")
+            items = v.get("items")
+            if not isinstance(items, list):
+                raise self.tree.fail(n, "namedtuple without items")
+            return "%s(%s)" % (cls, ", ".join(x(c) for c in items))
+        if kind == "enum":
+            cls = self.ref(n, v.get("class"), "class")
+            name = v.get("name")
+            if not isinstance(name, str):
+                raise self.tree.fail(n, "enum without a member name")
+            return "%s.%s" % (cls, name) if name.isidentifier() and not keyword.iskeyword(
+                name) else "%s[%r]" % (cls, name)
+        if kind == "pymodule":
+            return self.gen.module_ref(dotted(v, "a module name"))
+        if kind == "class":
+            return self.ref(n, v, "class")
+        if kind == "function":
+            return self.function(n, v, hint)
+        if kind == "method":
+            self.gen.imports.add("types")
+            return "types.MethodType(%s, %s)" % (x(v.get("func")), x(v.get("self")))
+        if kind == "cell":
+            self.gen.imports.add("types")
+            return "types.CellType(%s)" % ("" if v is None else x(v))
+        if kind == "opaque":
+            self.missing.append((hint, "a value of type %s" % typ))
+            return "None  # NOT CAPTURED: a value of type %s" % comment(typ)
+        raise self.tree.fail(n, "a %s where a value should be" % kind)
+
+    def hint_of(self, k, default):
+        kind, typ, v, blob = self.tree.rows[k]
+        if kind == "str" and v.isidentifier() and not keyword.iskeyword(v):
+            return v.lstrip("_") or default
+        return default
+
+    def statement(self, n, kind, typ, v, blob, hint):
+        """A value built by statements into a variable (shared, mutable,
+        or needing more than one step)."""
+        if kind == "tensor":
+            return self.tensor(n, v, blob, hint)
+        name = self.var(hint if kind != "module" or hint not in ("self", "v") else
+                        self.short_class(v).lower())
+        self.names[n] = name
+        x = lambda c, h="v": self.expr(c, h)  # noqa: E731
+        if kind in ("list", "set", "dict", "cell", "bytearray"):
+            if kind == "bytearray":
+                self.emit("%s = bytearray(%r)" % (name, self.data(n, blob, v)))
+            elif kind == "list":
+                self.emit("%s = []" % name)
+                for c in v:
+                    self.emit("%s.append(%s)" % (name, x(c)))
+            elif kind == "set":
+                self.emit("%s = set()" % name)
+                for c in v:
+                    self.emit("%s.add(%s)" % (name, x(c)))
+            elif kind == "cell":
+                self.gen.imports.add("types")
+                self.emit("%s = types.CellType()" % name)
+                if v is not None:
+                    self.emit("%s.cell_contents = %s" % (name, x(v)))
+            else:
+                if typ == "collections.OrderedDict":
+                    self.gen.imports.add("collections")
+                    self.emit("%s = collections.OrderedDict()" % name)
+                else:
+                    self.emit("%s = {}" % name)
+                for k, val in v:
+                    key = x(k)
+                    self.emit("%s[%s] = %s" % (name, key, x(val, self.hint_of(k, "v"))))
+            return name
+        cls = self.ref(n, v.get("class"), "class")
+        if kind == "dataclass":
+            self.emit("%s = object.__new__(%s)  # fields set as recorded, without __init__"
+                      % (name, cls))
+            fields = v.get("fields")
+            if not isinstance(fields, dict):
+                raise self.tree.fail(n, "dataclass without fields")
+            for f, c in fields.items():
+                self.emit("object.__setattr__(%s, %r, %s)" % (name, str(f), x(c, str(f))))
+            return name
+        d = v.get("dict")
+        if type(d) is not int or self.tree.rows[d][0] != "dict":
+            raise self.tree.fail(n, "%s attributes are not a dict" % kind)
+        attrs = []
+        for k, c in self.tree.rows[d][2]:
+            kk = self.tree.rows[k]
+            if kk[0] != "str":
+                raise self.tree.fail(n, "%s attributes are not a dict of names" % kind)
+            attrs.append((kk[2], c))
+        if kind == "object":
+            self.emit("%s = %s.__new__(%s)  # attributes set as recorded, without __init__"
+                      % (name, cls, cls))
+            for a, c in attrs:
+                self.set_attr(name, a, x(c, a))
+            return name
+        # An nn.Module: made without its __init__, then given the recorded
+        # state: parameters, buffers, submodules, hooks, flags, attributes.
+        self.emit("%s = %s.__new__(%s)" % (name, cls, cls))
+        self.emit("torch.nn.Module.__init__(%s)  # empty state; the recorded state follows"
+                  % name)
+        vals = dict(attrs)
+        nonpersistent = set()
+        if "_non_persistent_buffers_set" in vals:
+            row = self.tree.rows[vals["_non_persistent_buffers_set"]]
+            for c in row[2] if row[0] == "set" else []:
+                if self.tree.rows[c][0] == "str":
+                    nonpersistent.add(self.tree.rows[c][2])
+        if "training" in vals:
+            row = self.tree.rows[vals["training"]]
+            if row[0] == "bool" and row[2] is False:
+                self.emit("%s.train(False)" % name)
+        for key, call in (("_parameters", "register_parameter"), ("_buffers", "register_buffer"),
+                          ("_modules", "add_module")):
+            c = vals.get(key)
+            if c is None or self.tree.rows[c][0] != "dict":
+                continue
+            for k, item in self.tree.rows[c][2]:
+                kk = self.tree.rows[k]
+                if kk[0] != "str":
+                    raise self.tree.fail(n, "%s with a key that is not a name" % key)
+                sub = x(item, kk[2])
+                extra = ", persistent=False" if key == "_buffers" and kk[2] in nonpersistent \
+                    else ""
+                self.emit("%s.%s(%r, %s%s)" % (name, call, kk[2], sub, extra))
+        for a, c in attrs:
+            if a in ("training", "_parameters", "_buffers", "_modules",
+                     "_non_persistent_buffers_set"):
+                continue
+            row = self.tree.rows[c]
+            if a in _MODULE_INIT and row[0] in ("dict", "none") and not row[2]:
+                continue  # as Module.__init__ made it
+            if a in _MODULE_INIT:
+                self.emit("%s.__dict__[%r].update(%s)" % (name, a, x(c, a)))
+            else:
+                self.set_attr(name, a, x(c, a))
+        return name
+
+    def set_attr(self, name, a, value):
+        if a.isidentifier() and not keyword.iskeyword(a):
+            self.emit("%s.__dict__[%r] = %s" % (name, a, value) if a.startswith("__")
+                      else "%s.%s = %s" % (name, a, value))
+        else:
+            self.emit("%s.__dict__[%r] = %s" % (name, a, value))
+
+    def short_class(self, v):
+        c = v.get("class") if isinstance(v, dict) else None
+        q = c.get("qualname") if isinstance(c, dict) else None
+        q = q.rsplit(".", 1)[-1] if isinstance(q, str) else "obj"
+        return q if q.isidentifier() else "obj"
+
+    def ref(self, n, d, what):
+        if not isinstance(d, dict):
+            raise self.tree.fail(n, "a %s reference needs module and qualname" % what)
+        mod, qual = d.get("module"), d.get("qualname")
+        if not isinstance(mod, str) or not isinstance(qual, str):
+            raise self.tree.fail(n, "a %s reference needs module and qualname" % what)
+        if "<" in qual:
+            self.missing.append((qual, "%s %s.%s is local to a function" % (what, mod, qual)))
+            return "None  # NOT REBUILT: %s %s is local to a function" % (what, comment(qual))
+        return self.gen.global_ref(dotted(mod, "a module name"), dotted(qual, "a qualname"))
+
+    def function(self, n, v, hint):
+        if "name" not in v:
+            return self.ref(n, v, "function")
+        # A lambda or a nested function: its definition from the sources,
+        # made by a factory that takes its closure variables.
+        where = (v.get("filename"), v.get("qualname"), v.get("firstlineno"))
+        if not (isinstance(where[0], str) and isinstance(where[1], str) and
+                type(where[2]) is int):
+            raise self.tree.fail(n, "function without a file, qualname and first line")
+        made = self.gen.nested(where)
+        if made is None:
+            self.missing.append((where[1], "function %s: its source is not in the trace"
+                                 % where[1]))
+            return "None  # NOT REBUILT: function %s, its source is not in the trace" % comment(
+                where[1])
+        factory, freevars = made
+        closure = v.get("closure") or []
+        if len(closure) != len(freevars):
+            raise self.tree.fail(n, "closure does not match the code's free variables")
+        args = []
+        for var, c in zip(freevars, closure):
+            row = self.tree.rows[c]
+            if row[0] != "cell":
+                raise self.tree.fail(n, "closure holds something other than cells")
+            args.append("%s=%s" % (var, "None" if row[2] is None else self.expr(row[2], var)))
+        fn = "%s(%s)" % (factory, ", ".join(args))
+        d = v.get("defaults")
+        if d is not None and self.tree.rows[d][0] != "none":
+            name = self.var(hint)
+            self.names[n] = name
+            self.emit("%s = %s" % (name, fn))
+            self.emit("%s.__defaults__ = %s" % (name, self.expr(d)))
+            return name
+        return fn
+
+    def data(self, n, blob, nbytes):
+        if blob is None:
+            raise self.tree.fail(n, "its data is missing")
+        try:
+            data = _blob(blob, max(nbytes, 1))
+        except OSError as exc:
+            raise self.tree.fail(n, "its data: %s" % exc)
+        if len(data) != nbytes:
+            raise self.tree.fail(n, "its data holds %d bytes, not %d" % (len(data), nbytes))
+        return data
+
+    def tensor(self, n, v, blob, hint):
+        shape, stride, offset, dt, numel, extent = self.tree.tensor_meta(n, v)
+        name = self.var(hint if hint != "v" else "t")
+        self.names[n] = name
+        dev = v.get("device")
+        if not isinstance(dev, str) or len(dev) > 64:
+            raise self.tree.fail(n, "bad device")
+        devarg = "" if dev == "cpu" else ", device=%r" % dev
+        kind = _DTYPES[dt][2]
+        rg = v.get("requires_grad") is True
+        if rg and kind not in ("f", "c"):
+            raise self.tree.fail(n, "requires_grad on an integer tensor")
+        sh = "(%s)" % ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")" \
+            if False else repr(tuple(shape))
+        values = None
+        if "data" in v and numel <= _MAX_DATA_LIST:
+            raw = self.data(n, blob, numel * _DTYPES[dt][1]) if numel else b""
+            values = _nested(_elements(raw, dt), shape) if numel else (
+                "[]" if shape == [0] else None)
+        if values is None:
+            if kind == "f" or kind == "c":
+                values = "torch.randn(%s, dtype=%s%s)" % (sh, dt, devarg)
+            elif kind == "b":
+                values = "torch.rand(%s%s) > 0.5" % (sh, devarg)
+            else:
+                values = "torch.randint(0, 8, %s, dtype=%s%s)" % (sh, dt, devarg)
+            what = "recorded data" if "data" in v else None
+            src = values
+            note = "  # seeded random data (%s)" % ("no data recorded" if what is None else
+                                                    "too large to write out")
+        else:
+            src = "torch.tensor(%s, dtype=%s%s)" % (values, dt, devarg)
+            note = ""
+        base = v.get("view_of")
+        if base is not None:
+            b = self.expr(base, "base")
+            self.emit("%s = %s.as_strided(%r, %r, %d)  # a view, as recorded" % (
+                name, b, tuple(shape), tuple(stride), offset))
+            if "data" in v and not note:
+                self.emit("with torch.no_grad():")
+                self.emit("    %s.copy_(%s)" % (name, src))
+        elif offset == 0 and (stride == _contiguous(shape) or numel <= 1):
+            self.emit("%s = %s%s" % (name, src, note))
+        elif offset == 0:
+            self.emit("%s = torch.empty_strided(%r, %r, dtype=%s%s)  # strides as recorded" % (
+                name, tuple(shape), tuple(stride), dt, devarg))
+            self.emit("%s.copy_(%s)%s" % (name, src, note))
+        else:
+            self.emit("%s = torch.empty(0, dtype=%s%s).set_(torch.empty(%d, dtype=%s%s)"
+                      ".untyped_storage(), %d, %r, %r)  # storage offset as recorded" % (
+                          name, dt, devarg, extent, dt, devarg, offset, tuple(shape),
+                          tuple(stride)))
+            self.emit("%s.copy_(%s)%s" % (name, src, note))
+        if base is None and rg and v.get("param") is not True:
+            if v.get("leaf") is False:
+                self.emit("%s = %s.requires_grad_().clone()  # not a leaf" % (name, name))
+            else:
+                self.emit("%s.requires_grad_()" % name)
+        if v.get("param") is True:
+            self.emit("%s = torch.nn.Parameter(%s, requires_grad=%r)" % (name, name, rg))
+        marks = v.get("marks") or {}
+        if not isinstance(marks, dict):
+            raise self.tree.fail(n, "marks are not an object")
+        ranges = {}
+        for r in marks.get("_dynamo_dynamic_range") or []:
+            if isinstance(r, list) and len(r) == 3 and type(r[0]) is int and all(
+                    x is None or type(x) is int for x in r[1:]):
+                ranges[r[0]] = r[1:]
+        calls = {"_dynamo_dynamic_indices": "torch._dynamo.mark_dynamic",
+                 "_dynamo_weak_dynamic_indices": "torch._dynamo.maybe_mark_dynamic",
+                 "_dynamo_static_indices": "torch._dynamo.mark_static",
+                 "_dynamo_unbacked_indices": "torch._dynamo.decorators.mark_unbacked"}
+        for mark, fn in calls.items():
+            for dim in _ints(marks.get(mark, []), mark, 0, 64):
+                extra = ""
+                if mark == "_dynamo_dynamic_indices" and dim in ranges:
+                    lo, hi = ranges[dim]
+                    extra = "".join(", %s=%d" % (k, x) for k, x in (("min", lo), ("max", hi))
+                                    if x is not None)
+                self.emit("%s(%s, %d%s)" % (fn, name, dim, extra))
+        for mark in marks:
+            if mark not in calls and mark != "_dynamo_dynamic_range":
+                self.emit("# (a mark %s is not rebuilt)" % comment(mark))
+        g = v.get("grad")
+        if g is not None:
+            self.emit("%s.grad = %s" % (name, self.expr(g, name + "_grad")))
+        return name
+
+
+class Generator:
+    def __init__(self, meta, sources, key, caps, trace_name):
+        self.meta = meta
+        self.sources = sources  # path -> Source
+        self.key = key
+        self.caps = caps
+        self.trace_name = trace_name
+        self.imports = set()
+        self.used = set()  # variable names taken
+        self.reserved = {"torch", "compiled", "call", "fn", "seen", "RECORDED", "show"}
+        self.needed = set()  # top-level names of the main source the script needs
+        self.factories = {}  # (filename, qualname, line) -> (factory name, freevars, text)
+        self.notes = []
+        self.main = self.main_source()
+
+    def main_source(self):
+        cwd = self.meta.get("cwd") or "/"
+        script = self.meta.get("script")
+        if script:
+            p = os.path.normpath(os.path.join(cwd, script))
+            if p in self.sources:
+                return self.sources[p]
+        return None
+
+    def fresh(self, hint):
+        hint = hint if isinstance(hint, str) and hint.isidentifier() and not keyword.iskeyword(
+            hint) else "v"
+        if hint == "self":
+            hint = "obj"
+        name, k = hint, 2
+        while name in self.used or name in self.reserved or name in self.main_names():
+            name = "%s_%d" % (hint, k)
+            k += 1
+        self.used.add(name)
+        return name
+
+    def main_names(self):
+        return self.main.where if self.main is not None else {}
+
+    def module_ref(self, name):
+        if name == "torch" or name.startswith("torch."):
+            if name != "torch":
+                self.imports.add(name)
+            return name
+        if name == "__main__":
+            return "sys.modules[__name__]"
+        self.imports.add(name)
+        return name
+
+    def global_ref(self, mod, qual):
+        if mod == "__main__":
+            top = qual.split(".")[0]
+            if self.main is None or top not in self.main.where:
+                self.notes.append("%s is not defined by the stored script" % qual)
+            self.needed.add(top)
+            return qual
+        if mod == "builtins":
+            return qual
+        if mod.startswith("torch.nn.modules.") and "." not in qual:
+            return "torch.nn.%s" % qual  # torch.nn exports every module class
+        self.module_ref(mod)
+        return "%s.%s" % (mod, qual)
+
+    def nested(self, where):
+        """A factory that makes the nested function or lambda at where,
+        taking its free variables: (factory name, free variables)."""
+        if where in self.factories:
+            f = self.factories[where]
+            return f[0], f[1]
+        src = self.sources.get(os.path.normpath(where[0]))
+        found = src.funcs.get((where[1], where[2])) if src is not None else None
+        code = src.codes.get((where[1], where[2])) if src is not None else None
+        if found is None or code is None:
+            return None
+        node, outer = found
+        freevars = list(code.co_freevars)
+        short = where[1].rsplit(".", 1)[-1]
+        for name in _loaded_names(node) - set(freevars):
+            if src is self.main and name in src.where:
+                self.needed.add(name)
+        if isinstance(node, ast.Lambda):
+            body = "    return " + (ast.get_source_segment(src.text, node) or ast.unparse(node))
+            removed = []
+        else:
+            text, removed = src.segment(node, strip_compile=True)
+            body = textwrap.indent(text, "    ") + "\n    return %s" % node.name
+        enclosing = outer[-1].name if outer else "make"
+        fname = enclosing if (src is not self.main or enclosing not in src.where) and (
+            enclosing not in self.reserved) else "make_" + (short if short.isidentifier()
+                                                             else "fn")
+        while fname in {f[0] for f in self.factories.values()} and where not in self.factories:
+            fname += "_"
+        head = ["# %s (%s:%d), made with its closure variables as arguments%s" % (
+            comment(where[1]), comment(os.path.basename(where[0])), where[2],
+            "; %s removed: compiled explicitly below" % comment(", ".join(removed))
+            if removed else "")]
+        text = "\n".join(head + ["def %s(%s):" % (fname, ", ".join(freevars)), body])
+        self.factories[where] = (fname, freevars, text)
+        self.reserved.add(fname)
+        return fname, freevars
+
+    def definitions(self, frame_node):
+        """The main source's definition statements the script needs (by
+        the names they define, transitively), in source order."""
+        src = self.main
+        if src is None:
+            return []
+        want = set(self.needed)
+        done = set()
+        chosen = set()
+        while want - done:
+            name = (want - done).pop()
+            done.add(name)
+            for st in src.where.get(name, []):
+                if id(st) in chosen:
+                    continue
+                chosen.add(id(st))
+                want |= _loaded_names(st) & set(src.where)
+        out = []
+        for st in src.defs:
+            if id(st) not in chosen or ast.unparse(st) in _HEADER_IMPORTS:
+                continue
+            text, removed = src.segment(st, strip_compile=st is frame_node)
+            if removed:
+                out.append("# %s removed: compiled explicitly below" % comment(
+                    ", ".join(removed)))
+            out.append(text)
+        return out
+
+
+def _frames(caps):
+    """(filename, qualname, firstlineno) -> captures, in recorded order;
+    resume functions left out (their parent's calls make them again)."""
+    out = {}
+    for c in caps:
+        if "torch_dynamo_resume_in_" in c["qualname"]:
+            continue
+        out.setdefault((c["filename"], c["qualname"], c["line"]), []).append(c)
+    return out
+
+
+def _listing(frames):
+    return "; ".join("%s (%s:%d, %d compile%s: %s)" % (
+        k[1], os.path.basename(k[0]), k[2], len(v), "" if len(v) == 1 else "s",
+        " ".join(c["cid"] for c in v)) for k, v in frames.items())
+
+
+def _select(caps, frame, compile_id):
+    frames = _frames(caps)
+    if not frames:
+        raise Usage("no frame of the user's code was captured (only resume functions)")
+    if compile_id:
+        want = compile_id.strip("[]")
+        hit = [c for c in caps if c["cid"].strip("[]") == want]
+        if not hit:
+            raise Usage("no compile %s was captured; the frames and their compiles: %s"
+                        % (compile_id, _listing(frames)))
+        c = hit[0]
+        key = (c["filename"], c["qualname"], c["line"])
+        if key not in frames:
+            import re
+
+            m = re.search(r"torch_dynamo_resume_in_(.+)_at_\d+$", c["qualname"])
+            parent = [k for k in frames if m and k[1].rsplit(".", 1)[-1] == m.group(1)]
+            if not parent:
+                raise Usage("compile %s is of a resume function whose frame was not captured"
+                            % compile_id)
+            _say("compile %s is of a resume function of %s: the repro calls %s" % (
+                compile_id, parent[0][1], parent[0][1]))
+            return parent[0], frames[parent[0]]
+        sel = frames[key]
+        return key, sel[:sel.index(c) + 1]
+    if frame:
+        keys = [k for k in frames if k[1] == frame or k[1].endswith("." + frame)]
+        if not keys:
+            raise Usage("no frame %s was captured; the frames: %s" % (frame, _listing(frames)))
+        if len(keys) > 1:
+            _say("%d frames are named %s; the first is used: %s" % (
+                len(keys), frame, _listing({k: frames[k] for k in keys})))
+        return keys[0], frames[keys[0]]
+    key = max(frames, key=lambda k: len(frames[k]))  # the most recompiled, first of a tie
+    if len(frames) > 1:
+        _say("the frame with the most compiles: %s (--frame or --compile for another: %s)" % (
+            key[1], _listing(frames)))
+    return key, frames[key]
+
+
+def _literal(text):
+    """A recorded config value (Python literal text) as a checked literal."""
+    try:
+        v = ast.literal_eval(text)
+    except Exception:
+        return None
+    return repr(v)
+
+
+def _backend(desc, gen):
+    """torch.compile's keyword arguments for a recorded backend."""
+    if not isinstance(desc, dict):
+        desc = {}
+    name = desc.get("name") if isinstance(desc.get("name"), str) else "eager"
+    kw = []
+    note = None
+    fn = desc.get("function")
+    if isinstance(fn, dict) and isinstance(fn.get("module"), str) and isinstance(
+            fn.get("qualname"), str) and "<" not in fn["qualname"]:
+        try:
+            kw.append("backend=%s" % gen.global_ref(dotted(fn["module"], "a backend module"),
+                                                    dotted(fn["qualname"], "a backend")))
+        except Refused:
+            kw.append("backend='eager'")
+            note = "the recorded backend %s is not a name; eager instead" % name
+    elif isinstance(fn, dict):
+        kw.append("backend='eager'")
+        note = "the recorded backend %s cannot be named here; eager instead" % name
+    else:
+        kw.append("backend=%r" % name)
+    opts = desc.get("options")
+    if name == "inductor" and isinstance(opts, dict) and opts:
+        kept = {str(k): v for k, v in opts.items() if isinstance(v, (bool, int, float, str))}
+        if kept:
+            kw.append("options=%r" % (kept,))
+    dyn = desc.get("dynamic")
+    if dyn in (True, False):
+        kw.append("dynamic=%r" % dyn)
+    return kw, note
+
+
+def _args(code, f_locals, w):
+    """The call's arguments (expressions) that give code these locals."""
+    names = code.co_varnames
+    nargs = code.co_argcount
+    out = []
+
+    def get(name):
+        if name not in f_locals:
+            raise Usage("argument %s of the frame was not captured" % name)
+        return w.expr(f_locals[name], name)
+
+    for name in names[:nargs]:
+        out.append(get(name))
+    k = nargs
+    for name in names[k:k + code.co_kwonlyargcount]:
+        out.append("%s=%s" % (name, get(name)))
+    k += code.co_kwonlyargcount
+    if code.co_flags & 0x04:
+        out.append("*" + get(names[k]))
+        k += 1
+    if code.co_flags & 0x08:
+        out.append("**" + get(names[k]))
+    return out
+
+
+def generate(opts):
+    meta = _meta()
+    caps = _captures()
+    trace = opts.get("trace") or "trace.db"
+    if not caps:
+        raise NoCaptures("%s holds no captured frames: it was recorded before input capture "
+                         "(dynrec 0.3.0), with --capture-values turned off, or Dynamo compiled "
+                         "nothing" % trace)
+    key, sel = _select(caps, opts.get("frame"), opts.get("compile"))
+    trees = [Tree(c["no"]) for c in sel]  # every tree checked before anything is written
+    sources = {}
+    cwd = meta.get("cwd") or "/"
+    for path, role, blob in _query(
+            "SELECT path, role, blob_id FROM v_files WHERE role IN ('script', 'main', 'source')"
+            " ORDER BY rowid"):
+        if not path or not blob:
+            continue
+        p = os.path.normpath(os.path.join(cwd, path))
+        try:
+            text = _blob(_int(blob, "a blob id"), _MAX_CODE).decode("utf-8", "replace")
+            sources[p] = Source(p, text)
+        except OSError as exc:
+            _say("source %s is unreadable: %s" % (p, exc))
+        except (SyntaxError, ValueError) as exc:
+            _say("source %s does not parse: %s" % (p, exc))
+    gen = Generator(meta, sources, key, sel, trace)
+    filename, qualname, line = key
+    src = sources.get(os.path.normpath(filename))
+    code = src.codes.get((qualname, line)) if src is not None else None
+    found = src.funcs.get((qualname, line)) if src is not None else None
+    if code is None or found is None:
+        raise Usage("frame %s (%s:%d) is not a function of the sources stored in %s: a repro "
+                    "needs its source" % (qualname, filename, line, trace))
+    node, outer = found
+    nested = bool(outer) or "<locals>" in qualname
+    if not nested and src is not gen.main:
+        raise Usage("frame %s is in %s, not in the script: repros of other modules' functions "
+                    "are not written yet" % (qualname, filename))
+    if not nested:
+        gen.needed.add(qualname.split(".")[0])
+        fn_expr = qualname
+    recorded, breaks, nresume, nresume_re = _recorded(key)
+
+    # The calls: one per captured compile, in order.
+    calls = []
+    missing = []
+    not_replayable = []
+    prev_config = {}
+    start = _start_config()
+    for i, (cap, tree) in enumerate(zip(sel, trees)):
+        w = Writer(gen, tree)
+        gen.used = set()
+        root = tree.rows[0][2]
+        lines = []
+        if not cap["data"].get("replayable", True):
+            why = cap["reason"] or "not captured"
+            not_replayable.append("compile %s: %s" % (cap["cid"], why))
+            lines.append("# NOT REPLAYABLE as recorded: %s" % comment(why))
+        # The Dynamo config of this compile.
+        want = cap["data"].get("config")
+        want = {k: t for k, t in want.items() if isinstance(k, str) and k.isidentifier()
+                and isinstance(t, str)} if isinstance(want, dict) else {}
+        for name in sorted(set(prev_config) - set(want)):
+            back = _literal(start.get(name)) if isinstance(start.get(name), str) else None
+            if back is not None:
+                lines.append("torch._dynamo.config.%s = %s  # back to its start value" % (
+                    name, back))
+        for name, text in sorted(want.items()):
+            lit = _literal(text)
+            if lit is None:
+                lines.append("# config %s = %s is not a literal: not set" % (
+                    comment(name), comment(text)))
+            elif prev_config.get(name) != text:
+                lines.append("torch._dynamo.config.%s = %s" % (name, lit))
+        prev_config = want
+        # Globals the frame's code reads, as they were.
+        g = root.get("globals")
+        if type(g) is int and tree.rows[g][0] == "dict":
+            for k, c in tree.rows[g][2]:
+                kk = tree.rows[k]
+                if kk[0] != "str" or not kk[2].isidentifier() or keyword.iskeyword(kk[2]):
+                    continue
+                if tree.rows[c][0] in ("function", "class", "pymodule"):
+                    e = w.expr(c, kk[2])  # defined above, by the sources
+                    if e != kk[2]:
+                        w.emit("%s = %s" % (kk[2], e))
+                    continue
+                gen.reserved.add(kk[2])
+                gen.used.discard(kk[2])
+                e = w.expr(c, kk[2])
+                if e != kk[2]:
+                    w.emit("%s = %s  # a global the frame reads" % (kk[2], e))
+        # The function: the definition, or made by its factory with the
+        # recorded closure.
+        f_locals = {}
+        loc = root.get("locals")
+        if type(loc) is not int or tree.rows[loc][0] != "dict":
+            raise tree.fail(0, "locals are not a dict")
+        for k, c in tree.rows[loc][2]:
+            kk = tree.rows[k]
+            if kk[0] != "str":
+                raise tree.fail(loc, "a local whose name is not a string")
+            f_locals[kk[2]] = c
+        if nested:
+            factory = gen.nested(key)
+            if factory is None:
+                raise Usage("frame %s: its source is not in the trace" % qualname)
+            fname, freevars = factory
+            closure = root.get("closure") or []
+            if not isinstance(closure, list) or len(closure) != len(freevars):
+                raise tree.fail(0, "closure does not match the code's free variables")
+            args = []
+            for var, c in zip(freevars, closure):
+                row = tree.rows[c]
+                if row[0] != "cell":
+                    raise tree.fail(0, "closure holds something other than cells")
+                args.append("%s=%s" % (var, "None" if row[2] is None else w.expr(row[2], var)))
+            w.emit("fn = %s(%s)" % (fname, ", ".join(args)))
+            fn_expr = "fn"
+        cargs = _args(code, f_locals, w)
+        kw, note = _backend(cap["data"].get("backend"), gen)
+        if cap["data"].get("fullgraph") is True:
+            kw.append("fullgraph=True")
+        if note:
+            gen.notes.append(note)
+        st = cap["data"].get("global_state")
+        st = st if isinstance(st, dict) else {}
+        ctx = []
+        if st.get("grad") is False:
+            ctx.append("torch.no_grad()")
+        if st.get("default_dtype") in ("torch.float64", "torch.float16", "torch.bfloat16"):
+            lines.append("torch.set_default_dtype(%s)" % st["default_dtype"])
+        ac = st.get("autocast_cpu")
+        if isinstance(ac, list) and len(ac) == 2 and ac[0] is True and ac[1] in _DTYPES:
+            ctx.append("torch.autocast('cpu', dtype=%s)" % ac[1])
+        if st.get("deterministic") is True:
+            lines.append("torch.use_deterministic_algorithms(True)")
+        if cap["data"].get("thread_name") not in (None, "MainThread"):
+            lines.append("# (recorded on thread %s; called here on the main thread)" % comment(
+                cap["data"]["thread_name"]))
+        rec = next((r for r in recorded if r["compile_id"] == cap["cid"]), None)
+        head = "# ---- call %d of %d: recorded compile %s" % (i + 1, len(sel), comment(cap["cid"]))
+        if rec is not None:
+            head += " (%s%s)" % (comment(rec["outcome"]), ", a recompile" if rec["recompile"]
+                                 else "")
+        body = w.lines + ["compiled = torch.compile(%s, %s)" % (fn_expr, ", ".join(kw))] \
+            if (nested or i == 0 or kw != calls[-1][2]) else list(w.lines)
+        callexpr = "call(%r, compiled%s)" % ("call %d" % (i + 1), "".join(", " + a for a in cargs))
+        if ctx:
+            body.append("with %s:" % ", ".join(ctx))
+            body.append("    " + callexpr)
+        else:
+            body.append(callexpr)
+        if rec is not None:
+            for r in reversed(rec["guard_failures"]):
+                body.insert(0, "#   guard failed: %s" % comment((r.splitlines() or [""])[0]))
+        calls.append((head, lines + body, kw))
+        missing.extend(w.missing)
+
+    # The script.
+    out = []
+    versions = "torch %s, Python %s" % (meta.get("torch_version") or "?",
+                                        (meta.get("python_version") or "?").split()[0])
+    out += [
+        "# Standalone repro of torch.compile on %s (%s:%d), written by dynrec repro" % (
+            comment(qualname), comment(os.path.basename(filename)), line),
+        "# from the trace %s (recorded with %s)." % (comment(os.path.basename(trace)),
+                                                     comment(versions)),
+        "#",
+        "# It needs only torch.  It rebuilds the inputs Dynamo saw at each of the %d"
+        % len(sel),
+        "# recorded compiles of this frame (tensors with their recorded data when it was",
+        "# small, else seeded random data of the same dtype, shape and strides, with the",
+        "# same dynamic marks), defines the functions and classes the frame needs from",
+        "# the recorded sources (definitions only), sets the recorded Dynamo config and",
+        "# calls torch.compile with the recorded backend on those inputs, in order.",
+        "# Dynamo's recompile reasons are printed (TORCH_LOGS=recompiles), then a summary",
+        "# of what happened here next to what was recorded.",
+        "#",
+        "# Read before running: the definitions below are the recorded program's own",
+        "# code, copied from the trace; everything else in this file is data that dynrec",
+        "# wrote as Python literals (strings quoted with repr()), so a trace cannot add",
+        "# code here beyond those definitions.  No pickles, no dynrec imports.",
+        "",
+    ]
+    defs = gen.definitions(node if not nested else None)
+    body_imports = sorted(i for i in gen.imports if i not in ("torch",))
+    out.append("import logging")
+    if any(i in ("collections", "types") for i in body_imports):
+        pass
+    out.append("import sys")
+    for m in body_imports:
+        out.append("import %s" % m)
+    out += ["", "import torch", "import torch._dynamo", "import torch._logging", ""]
+    if defs or gen.factories:
+        out.append("# ---- definitions from the recorded sources (definitions only) ----")
+        out.append("")
+        for d in defs:
+            out.append(d)
+            out.append("")
+        for f in gen.factories.values():
+            out.append(f[2])
+            out.append("")
+    out.append("# ---- observing what Dynamo does ----")
+    out.append("")
+    out += _OBSERVE.splitlines()
+    out.append("")
+    first = sel[0]
+    cfg = first["data"].get("config")
+    out.append("torch.manual_seed(0)  # for the tensors whose data was not recorded")
+    out.append("")
+    if isinstance(cfg, dict) and cfg:
+        out.append("# ---- the Dynamo config of the recorded compiles (where it differs from")
+        out.append("# the config at the start of the recorded run) is set before each call ----")
+        out.append("")
+    for head, lines, _ in calls:
+        out.append(head)
+        out += lines
+        out.append("")
+    out += _summary(recorded, breaks, nresume, nresume_re, qualname,
+                    fn_expr if not nested else "fn", len(sel))
+    notes = gen.notes + ["%s: %s" % (comment(a), comment(b)) for a, b in missing] + \
+        not_replayable
+    text = "\n".join(out) + "\n"
+    try:
+        compile(text, "repro.py", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise Refused("the repro written does not parse (%s): a source in the trace is "
+                      "malformed" % exc)
+    for n in notes:
+        _say("note: %s" % n)
+    status = EXIT_PARTIAL if (missing or not_replayable) else EXIT_OK
+    _say("%s: %d call%s of %s (%s:%d)" % (
+        "wrote" if status == EXIT_OK else "wrote an INCOMPLETE repro", len(sel),
+        "" if len(sel) == 1 else "s", qualname, os.path.basename(filename), line))
+    return status, text
+
+
+_OBSERVE = '''\
+# Dynamo prints each recompile with the guards that failed (TORCH_LOGS=recompiles).
+torch._logging.set_logs(recompiles=True)
+
+
+class Seen(logging.Handler):
+    """Keeps the recompile messages for the summary at the end."""
+
+    def __init__(self):
+        super().__init__()
+        self.recompiles = []
+
+    def emit(self, record):
+        self.recompiles.append(record.getMessage())
+
+
+seen = Seen()
+logging.getLogger("torch._dynamo.guards.__recompiles").addHandler(seen)
+
+
+def call(label, compiled, *args, **kwargs):
+    """One call; an exception is printed, as the recording may have seen it too."""
+    try:
+        return compiled(*args, **kwargs)
+    except Exception as exc:
+        print("%s raised %s: %s" % (label, type(exc).__name__, str(exc).splitlines()[0]
+                                    if str(exc) else ""))
+        return None'''
+
+
+def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls):
+    summary = {"compiles": [r["compile_id"] for r in recorded],
+               "recompiles": sum(1 for r in recorded if r["guard_failures"]) + nresume_re,
+               "resume_function_compiles": nresume,
+               "graph_breaks": len(breaks),
+               "guard_failures": {r["compile_id"]: [g.splitlines()[0] if g else g
+                                                    for g in r["guard_failures"]]
+                                  for r in recorded if r["guard_failures"]}}
+    return [
+        "# ---- what happened, next to what was recorded ----",
+        "",
+        "RECORDED = " + pprint.pformat(summary, width=96, sort_dicts=False),
+        "counters = torch._dynamo.utils.counters",
+        "code = getattr(%s, '__code__', None)" % fn,
+        "entries = torch._C._dynamo.eval_frame._debug_get_cache_entry_list(code) if code else []",
+        "print('repro of %%s: %d call%s' %% %r)" % (ncalls, "" if ncalls == 1 else "s", qualname),
+        "print('  compiles of the frame: %d (recorded: %d)' % (len(entries),"
+        " len(RECORDED['compiles'])))",
+        "print('  frames compiled, resume functions too: %d (recorded: %d)' % (",
+        "    counters['frames']['ok'], len(RECORDED['compiles'])"
+        " + RECORDED['resume_function_compiles']))",
+        "print('  recompiles, resume functions too: %d (recorded: %d)' % (len(seen.recompiles),",
+        "                                                               RECORDED['recompiles']))",
+        "print('  graph breaks: %d (recorded: %d)' % (sum(counters['graph_break'].values()),",
+        "                                            RECORDED['graph_breaks']))",
+        "for cid, reasons in RECORDED['guard_failures'].items():",
+        "    print('  recorded guard failures of compile %s:' % cid)",
+        "    for r in reasons:",
+        "        print('    ' + r)",
+    ]
+
+
+def _start_config():
+    rows = _query("SELECT data FROM v_ev WHERE kind = 'config' AND text = 'start'"
+                  " AND json_valid(data) ORDER BY seq LIMIT 1")
+    if not rows or not rows[0][0]:
+        return {}
+    try:
+        d = json.loads(rows[0][0])
+    except ValueError:
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def main(opts):
+    """(exit status, script text or None)."""
+    try:
+        return generate(opts)
+    except Refused as exc:
+        _say("%s is malformed: %s" % (opts.get("trace"), exc))
+        return EXIT_DATAERR, None
+    except Usage as exc:
+        _say(str(exc))
+        return EXIT_USAGE, None
+    except NoCaptures as exc:
+        _say(str(exc))
+        return EXIT_NOINPUT, None
+    except OSError as exc:  # the trace's reader: a damaged file
+        _say("%s: %s" % (opts.get("trace"), exc))
+        return EXIT_DATAERR, None
