@@ -425,7 +425,7 @@ def _fmt_float(x, fmt, size):
         else:
             back, want = struct.pack("<" + fmt, float(s)), struct.pack("<" + fmt, x)
         if back == want:
-            return s if ("." in s or "e" in s or "n" in s) else s + ".0"
+            return repr(float(s))
     return repr(x)
 
 
@@ -545,13 +545,14 @@ class Writer:
         if kind in ("bytes", "bytearray"):
             data = self.data(n, blob, v)
             return repr(data) if kind == "bytes" else "bytearray(%r)" % data
+        item = hint + "_item"
         if kind == "list":
-            return "[" + ", ".join(x(c) for c in v) + "]"
+            return "[" + ", ".join(x(c, item) for c in v) + "]"
         if kind == "tuple":
-            items = [x(c) for c in v]
+            items = [x(c, item) for c in v]
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
         if kind in ("set", "frozenset"):
-            body = "{" + ", ".join(x(c) for c in v) + "}" if v else ""
+            body = "{" + ", ".join(x(c, item) for c in v) + "}" if v else ""
             if kind == "set":
                 return body or "set()"
             return "frozenset(%s)" % body
@@ -602,7 +603,9 @@ class Writer:
             return "types.CellType(%s)" % ("" if v is None else x(v))
         if kind == "opaque":
             self.missing.append((hint, "a value of type %s" % typ))
-            return "None  # NOT CAPTURED: a value of type %s" % comment(typ)
+            self.emit("# NOT CAPTURED: %s, a value of type %s: None below" % (
+                comment(hint), comment(typ)))
+            return "None"
         raise self.tree.fail(n, "a %s where a value should be" % kind)
 
     def hint_of(self, k, default):
@@ -734,7 +737,9 @@ class Writer:
             raise self.tree.fail(n, "a %s reference needs module and qualname" % what)
         if "<" in qual:
             self.missing.append((qual, "%s %s.%s is local to a function" % (what, mod, qual)))
-            return "None  # NOT REBUILT: %s %s is local to a function" % (what, comment(qual))
+            self.emit("# NOT REBUILT: %s %s is local to a function: None below" % (
+                what, comment(qual)))
+            return "None"
         return self.gen.global_ref(dotted(mod, "a module name"), dotted(qual, "a qualname"))
 
     def function(self, n, v, hint):
@@ -750,8 +755,9 @@ class Writer:
         if made is None:
             self.missing.append((where[1], "function %s: its source is not in the trace"
                                  % where[1]))
-            return "None  # NOT REBUILT: function %s, its source is not in the trace" % comment(
-                where[1])
+            self.emit("# NOT REBUILT: function %s, its source is not in the trace: None below"
+                      % comment(where[1]))
+            return "None"
         factory, freevars = made
         closure = v.get("closure") or []
         if len(closure) != len(freevars):
@@ -821,9 +827,6 @@ class Writer:
             b = self.expr(base, "base")
             self.emit("%s = %s.as_strided(%r, %r, %d)  # a view, as recorded" % (
                 name, b, tuple(shape), tuple(stride), offset))
-            if "data" in v and not note:
-                self.emit("with torch.no_grad():")
-                self.emit("    %s.copy_(%s)" % (name, src))
         elif offset == 0 and (stride == _contiguous(shape) or numel <= 1):
             self.emit("%s = %s%s" % (name, src, note))
         elif offset == 0:
@@ -996,8 +999,10 @@ class Generator:
                 continue
             text, removed = src.segment(st, strip_compile=st is frame_node)
             if removed:
-                out.append("# %s removed: compiled explicitly below" % comment(
-                    ", ".join(removed)))
+                text = "# %s removed: compiled explicitly below\n%s" % (
+                    comment(", ".join(removed)), text)
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                text = "\n" + text + "\n"
             out.append(text)
         return out
 
@@ -1041,7 +1046,8 @@ def _select(caps, frame, compile_id):
                             % compile_id)
             _say("compile %s is of a resume function of %s: the repro calls %s" % (
                 compile_id, parent[0][1], parent[0][1]))
-            return parent[0], frames[parent[0]]
+            before = [p for p in frames[parent[0]] if caps.index(p) < caps.index(c)]
+            return parent[0], before or frames[parent[0]]
         sel = frames[key]
         return key, sel[:sel.index(c) + 1]
     if frame:
@@ -1052,7 +1058,9 @@ def _select(caps, frame, compile_id):
             _say("%d frames are named %s; the first is used: %s" % (
                 len(keys), frame, _listing({k: frames[k] for k in keys})))
         return keys[0], frames[keys[0]]
-    key = max(frames, key=lambda k: len(frames[k]))  # the most recompiled, first of a tie
+    # The most compiled frame, a replayable one first, the first of a tie.
+    key = max(frames, key=lambda k: (all(c["data"].get("replayable", True) for c in frames[k]),
+                                     len(frames[k])))
     if len(frames) > 1:
         _say("the frame with the most compiles: %s (--frame or --compile for another: %s)" % (
             key[1], _listing(frames)))
@@ -1324,7 +1332,7 @@ def generate(opts):
         out.append("")
         for d in defs:
             out.append(d)
-            out.append("")
+        out.append("")
         for f in gen.factories.values():
             out.append(f[2])
             out.append("")
