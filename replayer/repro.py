@@ -885,10 +885,39 @@ class Generator:
         self.imports = set()
         self.used = set()  # variable names taken
         self.reserved = {"torch", "compiled", "call", "fn", "seen", "RECORDED", "show"}
-        self.needed = set()  # top-level names of the main source the script needs
+        self.needed = {}  # Source -> top-level names of it the script needs
         self.factories = {}  # (filename, qualname, line) -> (factory name, freevars, text)
         self.notes = []
         self.main = self.main_source()
+        # The program's other modules (files beside the script, as replay
+        # serves them), by module name: their definitions go into the
+        # script too, registered in sys.modules under their names.
+        self.modsrc = {}
+        root = os.path.dirname(self.main.path) if self.main is not None else (
+            self.meta.get("cwd") or "/")
+        for path, src in sources.items():
+            if src is self.main:
+                continue
+            rel = os.path.relpath(path, root)
+            if rel.startswith("..") or not rel.endswith(".py"):
+                continue
+            name = rel[:-3].replace(os.sep, ".")
+            if name.endswith(".__init__"):
+                name = name[:-9]
+            if all(part.isidentifier() for part in name.split(".")):
+                self.modsrc[name] = src
+        self.names = set()
+        for src in sources.values():
+            self.names |= set(src.where)
+
+    def need(self, src, name):
+        if name in src.where:
+            self.needed.setdefault(src, set()).add(name)
+            return True
+        return False
+
+    def source_of(self, mod):
+        return self.main if mod == "__main__" else self.modsrc.get(mod)
 
     def main_source(self):
         cwd = self.meta.get("cwd") or "/"
@@ -905,14 +934,11 @@ class Generator:
         if hint == "self":
             hint = "obj"
         name, k = hint, 2
-        while name in self.used or name in self.reserved or name in self.main_names():
+        while name in self.used or name in self.reserved or name in self.names:
             name = "%s_%d" % (hint, k)
             k += 1
         self.used.add(name)
         return name
-
-    def main_names(self):
-        return self.main.where if self.main is not None else {}
 
     def module_ref(self, name):
         if name == "torch" or name.startswith("torch."):
@@ -921,15 +947,20 @@ class Generator:
             return name
         if name == "__main__":
             return "sys.modules[__name__]"
+        src = self.modsrc.get(name)
+        if src is not None:  # a module of the program: its definitions, registered
+            for n in src.where:
+                self.need(src, n)
+            return "sys.modules[%r]" % name
         self.imports.add(name)
         return name
 
     def global_ref(self, mod, qual):
-        if mod == "__main__":
+        src = self.source_of(mod)
+        if src is not None or mod == "__main__":
             top = qual.split(".")[0]
-            if self.main is None or top not in self.main.where:
-                self.notes.append("%s is not defined by the stored script" % qual)
-            self.needed.add(top)
+            if src is None or not self.need(src, top):
+                self.notes.append("%s.%s is not defined by the stored sources" % (mod, qual))
             return qual
         if mod == "builtins":
             return qual
@@ -953,8 +984,7 @@ class Generator:
         freevars = list(code.co_freevars)
         short = where[1].rsplit(".", 1)[-1]
         for name in _loaded_names(node) - set(freevars):
-            if src is self.main and name in src.where:
-                self.needed.add(name)
+            self.need(src, name)
         if isinstance(node, ast.Lambda):
             body = "    return " + (ast.get_source_segment(src.text, node) or ast.unparse(node))
             removed = []
@@ -962,7 +992,7 @@ class Generator:
             text, removed = src.segment(node, strip_compile=True)
             body = textwrap.indent(text, "    ") + "\n    return %s" % node.name
         enclosing = outer[-1].name if outer else "make"
-        fname = enclosing if (src is not self.main or enclosing not in src.where) and (
+        fname = enclosing if enclosing not in self.names and (
             enclosing not in self.reserved) else "make_" + (short if short.isidentifier()
                                                              else "fn")
         while fname in {f[0] for f in self.factories.values()} and where not in self.factories:
@@ -977,34 +1007,90 @@ class Generator:
         return fname, freevars
 
     def definitions(self, frame_node):
-        """The main source's definition statements the script needs (by
-        the names they define, transitively), in source order."""
-        src = self.main
-        if src is None:
-            return []
-        want = set(self.needed)
-        done = set()
-        chosen = set()
-        while want - done:
-            name = (want - done).pop()
-            done.add(name)
-            for st in src.where.get(name, []):
-                if id(st) in chosen:
-                    continue
-                chosen.add(id(st))
-                want |= _loaded_names(st) & set(src.where)
+        """The definition statements the script needs (by the names they
+        define, transitively, across the program's modules): the other
+        modules' first, each registered in sys.modules, then the script's."""
+        chosen = {}  # Source -> ids of its statements
+        done = {}
+        changed = True
+        while changed:
+            changed = False
+            for src, names in list(self.needed.items()):
+                seen = done.setdefault(src, set())
+                pick = chosen.setdefault(src, set())
+                while names - seen:
+                    name = (names - seen).pop()
+                    seen.add(name)
+                    for st in src.where.get(name, []):
+                        if id(st) in pick:
+                            continue
+                        pick.add(id(st))
+                        for n in _loaded_names(st):
+                            self.need(src, n)
+                        changed |= self.imported(st)
         out = []
-        for st in src.defs:
-            if id(st) not in chosen or ast.unparse(st) in _HEADER_IMPORTS:
-                continue
-            text, removed = src.segment(st, strip_compile=st is frame_node)
-            if removed:
-                text = "# %s removed: compiled explicitly below\n%s" % (
-                    comment(", ".join(removed)), text)
-            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                text = "\n" + text + "\n"
-            out.append(text)
+        order = [s for s in self.modsrc.values() if s in chosen]
+        if self.main in chosen:
+            order.append(self.main)
+        defined = {}
+        for src in order:
+            mod = next((m for m, s2 in self.modsrc.items() if s2 is src), None)
+            if mod is not None:
+                out.append("# -- from %s (module %s) --" % (
+                    comment(os.path.basename(src.path)), mod))
+            names = []
+            for st in src.defs:
+                if id(st) not in chosen[src] or ast.unparse(st) in _HEADER_IMPORTS:
+                    continue
+                if isinstance(st, ast.ImportFrom) and self.modsrc.get(st.module or "") is src:
+                    continue
+                text, removed = src.segment(st, strip_compile=st is frame_node)
+                if removed:
+                    text = "# %s removed: compiled explicitly below\n%s" % (
+                        comment(", ".join(removed)), text)
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    text = "\n" + text + "\n"
+                out.append(text)
+                for n in sorted(_defined_names(st)):
+                    if n in defined and defined[n] is not src:
+                        self.notes.append("%s is defined in %s and %s: the script holds both "
+                                          "in one namespace, the later wins" % (
+                                              n, os.path.basename(defined[n].path),
+                                              os.path.basename(src.path)))
+                    defined[n] = src
+                    names.append(n)
+            if mod is not None:
+                self.imports.add("types")
+                out.append("sys.modules[%r] = types.ModuleType(%r)  # the definitions above"
+                           % (mod, mod))
+                out.append("vars(sys.modules[%r]).update(%s)" % (
+                    mod, "{" + ", ".join("%r: %s" % (n, n) for n in names) + "}"))
+                out.append("")
         return out
+
+    def imported(self, st):
+        """An import statement of one of the program's modules: what it
+        imports is needed there.  True when that added something."""
+        added = False
+        if isinstance(st, ast.ImportFrom) and st.level == 0 and st.module in self.modsrc:
+            src = self.modsrc[st.module]
+            for a in st.names:
+                if a.name == "*":
+                    for n in src.where:
+                        added |= self.need_new(src, n)
+                else:
+                    added |= self.need_new(src, a.name)
+        elif isinstance(st, ast.Import):
+            for a in st.names:
+                src = self.modsrc.get(a.name)
+                if src is not None:
+                    for n in src.where:
+                        added |= self.need_new(src, n)
+        return added
+
+    def need_new(self, src, name):
+        before = name in self.needed.get(src, ())
+        return self.need(src, name) and not before
 
 
 def _frames(caps):
@@ -1168,11 +1254,11 @@ def generate(opts):
                     "needs its source" % (qualname, filename, line, trace))
     node, outer = found
     nested = bool(outer) or "<locals>" in qualname
-    if not nested and src is not gen.main:
-        raise Usage("frame %s is in %s, not in the script: repros of other modules' functions "
-                    "are not written yet" % (qualname, filename))
+    if src is not gen.main and src not in gen.modsrc.values():
+        raise Usage("frame %s is in %s, which is not a module of the recorded program: a repro "
+                    "needs the frame's source" % (qualname, filename))
     if not nested:
-        gen.needed.add(qualname.split(".")[0])
+        gen.need(src, qualname.split(".")[0])
         fn_expr = qualname
     recorded, breaks, nresume, nresume_re = _recorded(key)
 

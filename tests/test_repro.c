@@ -50,14 +50,22 @@ static void example(const char *name) {
     record_and_hide(name);
 }
 
-static void scenario(const char *script) {
-    e2e_copy_script(script); /* tests/scripts/<script> to <test dir>/<script> */
-    const char *slash = strrchr(script, '/');
-    const char *name = slash ? slash + 1 : script;
+/* tests/scripts/<script> (and the file beside it named also, or NULL)
+ * recorded in w/. */
+static void scenario_with(const char *script, const char *also) {
     mkdir(e2e_path("w"), 0755);
-    cr_assert_eq(rename(e2e_path(script), e2e_path(e2e_fmt("w/%s", name))), 0);
-    record_and_hide(name);
+    const char *files[2] = {script, also};
+    for (int i = 0; i < 2 && files[i]; i++) {
+        e2e_copy_script(files[i]); /* to <test dir>/<files[i]> */
+        const char *slash = strrchr(files[i], '/');
+        cr_assert_eq(rename(e2e_path(files[i]),
+                            e2e_path(e2e_fmt("w/%s", slash ? slash + 1 : files[i]))), 0);
+    }
+    const char *slash = strrchr(script, '/');
+    record_and_hide(slash ? slash + 1 : script);
 }
+
+static void scenario(const char *script) { scenario_with(script, NULL); }
 
 /* Per compile of the frame named short (and of its resume functions), in
  * order: outcome|recompile|graph breaks|the failing guards, each reason's
@@ -172,6 +180,17 @@ Test(repro, module_modes) {
     char *s = reproduces("forward", NULL, NULL);
     cr_assert_not_null(strstr(s, "net.train(False)"), "%s", s);
     cr_assert_not_null(strstr(s, "SCALE = 3.0  # a global the frame reads"), "%s", s);
+}
+
+/* The model's class in another file of the program: its definitions go
+ * into the script and are registered as that module. */
+Test(repro, model_in_another_module) {
+    scenario_with("replay/uses_models.py", "replay/models.py");
+    char *s = reproduces("forward", NULL, NULL);
+    cr_assert_not_null(strstr(s, "sys.modules['models'] = types.ModuleType('models')"), "%s", s);
+    cr_assert_not_null(strstr(s, "class Mlp(torch.nn.Module):"), "%s", s);
+    /* Definitions only: the module's main-program line is not copied. */
+    cr_assert_null(strstr(s, "models.py imported"), "%s", s);
 }
 
 /* A closure with a graph break (its resume function recompiles too), and
