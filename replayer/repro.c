@@ -1,7 +1,8 @@
 /* repro.c -- `dynrec repro`: one recorded frame as a standalone script.
  *
- * The script is written by replayer/repro.py (compiled into the binary),
- * which runs in an interpreter embedded here: isolated (no environment
+ * The script is written by replayer/repro_values.py and replayer/repro.py
+ * (compiled into the binary, run in that order in one namespace), which run
+ * in an interpreter embedded here: isolated (no environment
  * variables, no user site, no site-packages), so it imports neither torch
  * nor anything of the user's, and it reads the trace only through the two
  * functions of the built-in module _dynrec_repro below.  The trace is
@@ -21,6 +22,7 @@
 #include "../recorder/run.h"
 #include "../schema/trace.h"
 #include "repro_py.h"
+#include "repro_values_py.h"
 
 static DrTrace *g_trace; /* the trace the generator reads */
 
@@ -134,6 +136,9 @@ static int run_generator(const DrReproOptions *o, char **text, size_t *len) {
     if (!mod) goto error;
     PyObject *dict = PyModule_GetDict(mod); /* borrowed */
     if (PyDict_SetItemString(dict, "__builtins__", PyEval_GetBuiltins()) < 0) goto error;
+    res = PyRun_String(dr_repro_values_py, Py_file_input, dict, dict);
+    if (!res) goto error;
+    Py_DECREF(res);
     res = PyRun_String(dr_repro_py, Py_file_input, dict, dict);
     if (!res) goto error;
     opts = Py_BuildValue("{s:s,s:z,s:z}", "trace", o->trace, "frame", o->frame, "compile",
