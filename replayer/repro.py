@@ -211,7 +211,11 @@ class Generator:
         self.trace_name = trace_name
         self.imports = set()
         self.used = set()  # variable names taken
-        self.reserved = {"torch", "compiled", "call", "fn", "seen", "RECORDED", "show"}
+        self.exact = None  # a name fresh() gives as it is, once (a global's)
+        # The script's own names (a captured value never takes one).
+        self.reserved = {"torch", "logging", "sys", "types", "collections", "repro_fn",
+                         "repro_compiled", "repro_call", "repro_seen", "ReproSeen",
+                         "repro_raised", "RECORDED"}
         self.needed = {}  # Source -> top-level names of it the script needs
         self.factories = {}  # (filename, qualname, line) -> (factory name, freevars, text)
         self.notes = []
@@ -260,6 +264,10 @@ class Generator:
             hint) else "v"
         if hint == "self":
             hint = "obj"
+        if hint == self.exact:
+            self.exact = None
+            self.used.add(hint)
+            return hint
         name, k = hint, 2
         while name in self.used or name in self.reserved or name in self.names:
             name = "%s_%d" % (hint, k)
@@ -418,6 +426,21 @@ class Generator:
     def need_new(self, src, name):
         before = name in self.needed.get(src, ())
         return self.need(src, name) and not before
+
+
+def _reach(src, node):
+    """The names node loads, and those the top-level definitions of src
+    they name load, transitively: the globals a call of it may read."""
+    out = set()
+    todo = list(_loaded_names(node))
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        out.add(name)
+        for st in src.where.get(name, []):
+            todo.extend(_loaded_names(st) - out)
+    return out
 
 
 def _frames(caps):
@@ -588,6 +611,7 @@ def generate(opts):
         gen.need(src, qualname.split(".")[0])
         fn_expr = qualname
     recorded, breaks, nresume, nresume_re = _recorded(key)
+    reach = _reach(src, node)
 
     # The calls: one per captured compile, in order.
     calls = []
@@ -621,10 +645,16 @@ def generate(opts):
             elif prev_config.get(name) != text:
                 lines.append("torch._dynamo.config.%s = %s" % (name, lit))
         prev_config = want
-        # Globals the frame's code reads, as they were.
-        g = root.get("globals")
-        if type(g) is int and tree.rows[g][0] == "dict":
-            for k, c in tree.rows[g][2]:
+        # Globals the frame's code reads, as they were; and those the
+        # functions it may call read (the module's other globals are left).
+        todo = []
+        for field, only in (("soft_globals", reach), ("globals", None)):
+            g = root.get(field)
+            if type(g) is int and tree.rows[g][0] == "dict":
+                todo += [(k, c) for k, c in tree.rows[g][2] if only is None or (
+                    tree.rows[k][0] == "str" and tree.rows[k][2] in only)]
+        if todo:
+            for k, c in todo:
                 kk = tree.rows[k]
                 if kk[0] != "str" or not kk[2].isidentifier() or keyword.iskeyword(kk[2]):
                     continue
@@ -633,9 +663,9 @@ def generate(opts):
                     if e != kk[2]:
                         w.emit("%s = %s" % (kk[2], e))
                     continue
-                gen.reserved.add(kk[2])
-                gen.used.discard(kk[2])
+                gen.exact = kk[2]  # the value's variable is the global itself
                 e = w.expr(c, kk[2])
+                gen.exact = None
                 if e != kk[2]:
                     w.emit("%s = %s  # a global the frame reads" % (kk[2], e))
         # The function: the definition, or made by its factory with the
@@ -663,8 +693,8 @@ def generate(opts):
                 if row[0] != "cell":
                     raise tree.fail(0, "closure holds something other than cells")
                 args.append("%s=%s" % (var, "None" if row[2] is None else w.expr(row[2], var)))
-            w.emit("fn = %s(%s)" % (fname, ", ".join(args)))
-            fn_expr = "fn"
+            w.emit("repro_fn = %s(%s)" % (fname, ", ".join(args)))
+            fn_expr = "repro_fn"
         cargs = _args(code, f_locals, w)
         kw, note = _backend(cap["data"].get("backend"), gen)
         if cap["data"].get("fullgraph") is True:
@@ -691,9 +721,10 @@ def generate(opts):
         if rec is not None:
             head += " (%s%s)" % (comment(rec["outcome"]), ", a recompile" if rec["recompile"]
                                  else "")
-        body = w.lines + ["compiled = torch.compile(%s, %s)" % (fn_expr, ", ".join(kw))] \
+        body = w.lines + ["repro_compiled = torch.compile(%s, %s)" % (fn_expr, ", ".join(kw))] \
             if (nested or i == 0 or kw != calls[-1][2]) else list(w.lines)
-        callexpr = "call(%r, compiled%s)" % ("call %d" % (i + 1), "".join(", " + a for a in cargs))
+        callexpr = "repro_call(%r, repro_compiled%s)" % (
+            "call %d" % (i + 1), "".join(", " + a for a in cargs))
         if ctx:
             body.append("with %s:" % ", ".join(ctx))
             body.append("    " + callexpr)
@@ -765,7 +796,7 @@ def generate(opts):
         out += lines
         out.append("")
     out += _summary(recorded, breaks, nresume, nresume_re, qualname,
-                    fn_expr if not nested else "fn", len(sel))
+                    fn_expr, len(sel))
     notes = gen.notes + ["%s: %s" % (comment(a), comment(b)) for a, b in missing] + \
         not_replayable
     text = "\n".join(out) + "\n"
@@ -788,7 +819,7 @@ _OBSERVE = '''\
 torch._logging.set_logs(recompiles=True)
 
 
-class Seen(logging.Handler):
+class ReproSeen(logging.Handler):
     """Keeps the recompile messages for the summary at the end."""
 
     def __init__(self):
@@ -799,15 +830,19 @@ class Seen(logging.Handler):
         self.recompiles.append(record.getMessage())
 
 
-seen = Seen()
-logging.getLogger("torch._dynamo.guards.__recompiles").addHandler(seen)
+repro_seen = ReproSeen()
+logging.getLogger("torch._dynamo.guards.__recompiles").addHandler(repro_seen)
 
 
-def call(label, compiled, *args, **kwargs):
+repro_raised = []
+
+
+def repro_call(label, compiled, *args, **kwargs):
     """One call; an exception is printed, as the recording may have seen it too."""
     try:
         return compiled(*args, **kwargs)
     except Exception as exc:
+        repro_raised.append(exc)
         print("%s raised %s: %s" % (label, type(exc).__name__, str(exc).splitlines()[0]
                                     if str(exc) else ""))
         return None'''
@@ -815,6 +850,8 @@ def call(label, compiled, *args, **kwargs):
 
 def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls):
     summary = {"compiles": [r["compile_id"] for r in recorded],
+               "compiled": sum(1 for r in recorded if r["outcome"] == "compiled"),
+               "errors": sum(1 for r in recorded if r["outcome"] == "error"),
                "recompiles": sum(1 for r in recorded if r["guard_failures"]) + nresume_re,
                "resume_function_compiles": nresume,
                "graph_breaks": len(breaks),
@@ -830,11 +867,13 @@ def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls):
         "entries = torch._C._dynamo.eval_frame._debug_get_cache_entry_list(code) if code else []",
         "print('repro of %%s: %d call%s' %% %r)" % (ncalls, "" if ncalls == 1 else "s", qualname),
         "print('  compiles of the frame: %d (recorded: %d)' % (len(entries),"
-        " len(RECORDED['compiles'])))",
+        " RECORDED['compiled']))",
+        "print('  calls that raised: %d (recorded compile errors: %d)' % (len(repro_raised),"
+        " RECORDED['errors']))",
         "print('  frames compiled, resume functions too: %d (recorded: %d)' % (",
-        "    counters['frames']['ok'], len(RECORDED['compiles'])"
+        "    counters['frames']['ok'], RECORDED['compiled']"
         " + RECORDED['resume_function_compiles']))",
-        "print('  recompiles, resume functions too: %d (recorded: %d)' % (len(seen.recompiles),",
+        "print('  recompiles, resume functions too: %d (recorded: %d)' % (len(repro_seen.recompiles),",
         "                                                               RECORDED['recompiles']))",
         "print('  graph breaks: %d (recorded: %d)' % (sum(counters['graph_break'].values()),",
         "                                            RECORDED['graph_breaks']))",
