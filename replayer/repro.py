@@ -909,6 +909,9 @@ def main(opts):
     except NoCaptures as exc:
         _say(str(exc))
         return EXIT_NOINPUT, None
+    except RecursionError:
+        _say("%s is malformed: a value tree nested too deep" % opts.get("trace"))
+        return EXIT_DATAERR, None
     except OSError as exc:  # the trace's reader: a damaged file
         _say("%s: %s" % (opts.get("trace"), exc))
         return EXIT_DATAERR, None

@@ -297,6 +297,39 @@ Test(repro, not_replayable) {
     cr_assert_not_null(strstr(p->err.data, "of plain"), "%s", p->err.data);
 }
 
+/* Malformed value trees are refused before anything is written: exit 65
+ * naming the capture and node. */
+Test(repro, malformed_values) {
+    example("shape_recompiles.py");
+    static const char *const damage[][2] = {
+        {"UPDATE value_nodes SET value = replace(value, '\"shape\": [2]', '\"shape\": "
+         "[1099511627776]') WHERE capture = 1 AND node = 3",
+         "over 1 GiB"},
+        {"UPDATE value_nodes SET value = '[[2, 99]]' WHERE capture = 1 AND node = 1",
+         "refers to node 99, which is not there"},
+        {"UPDATE value_nodes SET kind_id = (SELECT kind_id FROM value_nodes WHERE capture = 1"
+         " AND node = 0) WHERE capture = 1 AND node = 2", "frame without an object of fields"},
+    };
+    for (size_t i = 0; i < sizeof damage / sizeof *damage; i++) {
+        E2eProc *cp = sh(e2e_fmt("cp '%s' '%s'", e2e_path("w/t.db"), e2e_path("bad.db")),
+                         E2E_TIMEOUT_MS);
+        e2e_assert_exit(cp, 0, cp->err.data);
+        sqlite3 *db = NULL;
+        cr_assert_eq(sqlite3_open(e2e_path("bad.db"), &db), SQLITE_OK);
+        cr_assert_eq(sqlite3_exec(db, damage[i][0], NULL, NULL, NULL), SQLITE_OK, "%s",
+                     sqlite3_errmsg(db));
+        cr_assert_eq(sqlite3_changes(db), 1, "%s", damage[i][0]);
+        cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+        E2eProc *p = repro_of(e2e_path("bad.db"), NULL, NULL);
+        e2e_assert_exit(p, 65, p->err.data);
+        cr_assert_not_null(strstr(p->err.data, damage[i][1]), "want '%s': %s", damage[i][1],
+                           p->err.data);
+        cr_assert_not_null(strstr(p->err.data, "bad.db is malformed: capture 1 node"), "%s",
+                           p->err.data);
+        cr_assert_neq(access(e2e_path("x.py"), F_OK), 0, "a script was written");
+    }
+}
+
 /* A hostile trace: a captured string, a compile id and a stored source's
  * class name carry code.  Strings land as repr() literals and comments
  * stay one line, so running the script never runs the payload; a name that
