@@ -439,6 +439,15 @@ class Writer:
             return self.tensor(n, v, blob, hint)
         name = self.var(hint if kind != "module" or hint not in ("self", "v") else
                         self.short_class(v).lower())
+        if kind in ("list", "set", "dict") and not self.cyclic(n):
+            # Shared but not holding itself: built in one expression.
+            self.busy.add(n)
+            try:
+                self.emit("%s = %s" % (name, self.inline(n, kind, typ, v, blob, name)))
+            finally:
+                self.busy.discard(n)
+            self.names[n] = name
+            return name
         self.names[n] = name
         x = lambda c, h="v": self.expr(c, h)  # noqa: E731
         if kind in ("list", "set", "dict", "cell", "bytearray"):
@@ -533,6 +542,23 @@ class Writer:
             else:
                 self.set_attr(name, a, x(c, a))
         return name
+
+    def cyclic(self, n, limit=10000):
+        """Whether n can reach itself (a container that holds itself, at any
+        depth); True too when the tree is too large to tell cheaply."""
+        seen, todo = set(), list(self.tree.kids(self.tree.rows[n][0], self.tree.rows[n][2]))
+        while todo:
+            c = todo.pop()
+            if c == n:
+                return True
+            if c in seen:
+                continue
+            seen.add(c)
+            if len(seen) > limit:
+                return True
+            kind, typ, v, blob = self.tree.rows[c]
+            todo.extend(self.tree.kids(kind, v))
+        return False
 
     def set_attr(self, name, a, value):
         if a.isidentifier() and not keyword.iskeyword(a):
