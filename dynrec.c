@@ -211,8 +211,8 @@ static const char usage_repro[] =
     "are None there, with a comment, and listed on stderr); 2 for a usage error or\n"
     "an unknown frame or compile (the captured ones are listed); 65 when the trace\n"
     "is unreadable or its captured values are malformed; 66 when it holds no\n"
-    "captured frames (recorded before dynrec 0.3.0, or with --capture-values off\n"
-    "for an older dynrec); 73 when the script cannot be written.\n";
+    "captured frames (recorded before dynrec 0.3.0); 73 when the script cannot be\n"
+    "written.\n";
 
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 

@@ -575,8 +575,7 @@ def generate(opts):
     trace = opts.get("trace") or "trace.db"
     if not caps:
         raise NoCaptures("%s holds no captured frames: it was recorded before input capture "
-                         "(dynrec 0.3.0), with --capture-values turned off, or Dynamo compiled "
-                         "nothing" % trace)
+                         "(dynrec 0.3.0), or Dynamo compiled nothing" % trace)
     key, sel = _select(caps, opts.get("frame"), opts.get("compile"))
     trees = [Tree(c["no"]) for c in sel]  # every tree checked before anything is written
     sources = {}
