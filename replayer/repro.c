@@ -106,6 +106,7 @@ static struct PyModuleDef repro_module = {
     PyModuleDef_HEAD_INIT, "_dynrec_repro", "dynrec repro's access to the trace.", -1,
     repro_methods, NULL, NULL, NULL, NULL};
 
+/* Ownership: returns a new reference (the module), as inittab wants. */
 static PyObject *init_repro_module(void) { return PyModule_Create(&repro_module); }
 
 /* Writes len bytes to path (or stdout when path is NULL); 0 or -1 after
