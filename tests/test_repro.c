@@ -7,10 +7,11 @@
  * its own, the venv's plain python runs it there (it must need nothing but
  * torch), and `dynrec run` records that run.  The frame's compiles in both
  * traces -- the frame's and its resume functions', in order -- must agree
- * on outcome, recompile, graph breaks and the guards that failed (compared
- * without compile ids and source locations, which a standalone script
- * cannot keep).  Then the refusals, a frame that cannot be rebuilt whole,
- * and a hostile trace that tries to put code into the script. */
+ * on outcome, recompile, graph breaks, the number of guards and the guards
+ * that failed (compared without compile ids and source locations, which a
+ * standalone script cannot keep).  Then the refusals, malformed captures, a
+ * frame that cannot be rebuilt whole, and a hostile trace that tries to put
+ * code into the script. */
 #include <criterion/criterion.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -68,13 +69,14 @@ static void scenario_with(const char *script, const char *also) {
 static void scenario(const char *script) { scenario_with(script, NULL); }
 
 /* Per compile of the frame named short (and of its resume functions), in
- * order: outcome|recompile|graph breaks|the failing guards, each reason's
+ * order: outcome|recompile|graph breaks|guards|the failing guards, each reason's
  * first line without its compile id and its "  # source location" part. */
 static char *compiles_of(DrTrace *t, const char *short_name, int *n) {
     char *s = e2e_sql_lines(
         t, n,
         "SELECT c.outcome || '|' || c.recompile || '|' ||"
         " (SELECT count(*) FROM v_graph_breaks b WHERE b.compile_id = c.compile_id) || '|' ||"
+        " (SELECT count(*) FROM v_guards g WHERE g.compile_id = c.compile_id) || '|' ||"
         " coalesce((SELECT group_concat(r, ' ; ') FROM (SELECT trim(substr(x, instr(x, ': ') + 2))"
         "   AS r FROM (SELECT substr(l, 1, instr(l || '  #', '  #') - 1) AS x FROM"
         "   (SELECT substr(g.reason, 1, instr(g.reason || char(10), char(10)) - 1) AS l"
@@ -116,7 +118,7 @@ static char *reproduces(const char *short_name, const char *opt1, const char *op
     int na = 0, nb = 0;
     char *ca = compiles_of(a, short_name, &na), *cb = compiles_of(b, short_name, &nb);
     cr_assert_gt(na, 0, "%s: the recording has no compile of the frame", short_name);
-    cr_assert_str_eq(cb, ca, "%s: compiles (outcome|recompile|breaks|failed guards) differ:\n"
+    cr_assert_str_eq(cb, ca, "%s: compiles (outcome|recompile|breaks|guards|failed guards) differ:\n"
                      "recorded:\n%s\nrepro:\n%s", short_name, ca, cb);
     /* What the script prints says the same. */
     long long frame = e2e_sql_int(a, e2e_fmt("SELECT count(*) FROM v_compiles WHERE outcome ="
