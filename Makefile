@@ -24,14 +24,15 @@ VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c vie
 # The terminal viewer is the only user of ncurses: only dynrec links it.
 VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
 VIEW_LIBS    := -lncursesw
-REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c
+REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c \
+                replayer/repro.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(VIEW_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
                 tests/e2e_util.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
                 tests/test_replay.c tests/test_pack.c tests/test_tools.c tests/test_view.c \
-                viewer/view_text.c
+                tests/test_repro.c viewer/view_text.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
-HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/default_dict.h
+HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
 
 .PHONY: all setup demo test check unit asan bench clean format fuzz
 

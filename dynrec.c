@@ -12,6 +12,7 @@
 
 #include "recorder/run.h"
 #include "replayer/compare.h"
+#include "replayer/repro.h"
 #include "replayer/rerun.h"
 #include "schema/trace.h"
 #include "viewer/export.h"
@@ -42,6 +43,7 @@ static const char usage_main[] =
     "  export write a trace for other viewers: Perfetto, tlparse (TORCH_TRACE)\n"
     "  report print a Markdown report of a trace for a GitHub issue\n"
     "  pack   make a trace a bug-report attachment: compacted, redacted, capped\n"
+    "  repro  write one recorded frame as a standalone script that needs only torch\n"
     "\n"
     "options:\n"
     "  -h, --help     show this help; `dynrec <command> --help` for a command\n"
@@ -293,6 +295,33 @@ static const char usage_view[] =
     "exit status: 0; 1 when the terminal cannot be driven (an unknown TERM); 2 for\n"
     "a usage error; 65 when the file is missing, not a dynrec trace, too new for\n"
     "this dynrec, or corrupt; 128 + N when signal N (SIGINT, SIGTERM) ended it.\n";
+static const char usage_repro[] =
+    "usage: dynrec repro [--frame QUALNAME | --compile ID] [-o repro.py] trace.db\n"
+    "\n"
+    "Writes a standalone Python script, for a PyTorch issue, that needs only torch\n"
+    "(not dynrec, not the recorded program) and re-creates one recorded frame's\n"
+    "situation: it rebuilds the inputs captured at each of the frame's compiles\n"
+    "(tensors with their recorded data when small, else seeded random data of the\n"
+    "same dtype, shape and strides, with the same dynamic marks), defines the\n"
+    "functions and classes the frame needs from the sources stored in the trace\n"
+    "(definitions only), sets the recorded Dynamo config and calls torch.compile\n"
+    "with the recorded backend on those inputs in recorded order, then prints what\n"
+    "Dynamo did (compiles, recompiles with their failing guards, graph breaks)\n"
+    "next to what was recorded.  Nothing from the trace is run while writing it;\n"
+    "read the script's definitions (the recorded program's code) before running it.\n"
+    "\n"
+    "options:\n"
+    "  -o PATH            write the script to PATH (default: stdout)\n"
+    "  --frame QUALNAME   that frame (default: the frame with the most compiles)\n"
+    "  --compile ID       the frame of compile ID (\"0/2\"), up to that compile\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "exit status: 0 written; 3 written, but some values could not be rebuilt (they\n"
+    "are None there, with a comment, and listed on stderr); 2 for a usage error or\n"
+    "an unknown frame or compile (the captured ones are listed); 65 when the trace\n"
+    "is unreadable or its captured values are malformed; 66 when it holds no\n"
+    "captured frames (recorded before dynrec 0.3.0); 73 when the script cannot be\n"
+    "written.\n";
 
 static int is_help(const char *a) { return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0; }
 
@@ -876,6 +905,31 @@ static int cmd_replay(int argc, char **argv) {
     return dr_replay(&o);
 }
 
+static int cmd_repro(int argc, char **argv) {
+    DrReproOptions o = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) {
+            fputs(usage_repro, stdout);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--frame") == 0 ||
+                   strcmp(a, "--compile") == 0) {
+            if (++i >= argc || !argv[i][0]) return usage_error("repro", "%s needs a value", a);
+            const char **dst = a[1] == 'o' ? &o.out : a[2] == 'f' ? &o.frame : &o.compile;
+            *dst = argv[i];
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("repro", "unknown option %s", a);
+        } else if (o.trace) {
+            return usage_error("repro", "one trace at a time (extra argument %s)", a);
+        } else {
+            o.trace = a;
+        }
+    }
+    if (!o.trace) return usage_error("repro", "no trace given%s", "");
+    if (o.frame && o.compile) return usage_error("repro", "--frame or --compile, not both%s", "");
+    return dr_repro(&o);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fputs(usage_main, stderr);
@@ -902,5 +956,6 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
     if (strcmp(cmd, "report") == 0) return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "pack") == 0) return cmd_pack(argc - 2, argv + 2);
+    if (strcmp(cmd, "repro") == 0) return cmd_repro(argc - 2, argv + 2);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

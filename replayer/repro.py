@@ -1,0 +1,916 @@
+"""dynrec repro's generator, part 2: the trace, the stored sources, the script.
+
+Runs after repro_values.py in the same namespace (the helpers, Tree and
+Writer come from there; see its docstring for what the generator does and
+why nothing from the trace can add code to the script).  replayer/repro.c
+calls main(opts) and writes the text it returns.
+"""
+
+import ast
+import json
+import keyword
+import os
+import pprint
+import textwrap
+import types
+
+# ---- reading the trace ---------------------------------------------------------
+
+
+def _meta():
+    return {k: v for k, v in _query("SELECT key, value FROM meta") if k is not None}
+
+
+def _captures():
+    rows = _query(
+        "SELECT e.num, e.compile_id, v.filename, v.qualname, v.firstlineno, e.data, e.text"
+        " FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id"
+        " WHERE e.kind = 'capture' ORDER BY e.seq")
+    caps = []
+    for num, cid, filename, qualname, line, data, text in rows:
+        try:
+            d = json.loads(data) if data else {}
+        except ValueError:
+            d = {}
+        caps.append({"no": _int(num, "a capture number"), "cid": cid or "?",
+                     "filename": filename or "", "qualname": qualname or "?",
+                     "line": _int(line or 0, "a first line"),
+                     "data": d if isinstance(d, dict) else {}, "reason": text})
+    return caps
+
+
+def _recorded(key):
+    """What Dynamo did to the frame in the recording: per compile its
+    outcome and the reasons of its guard failures; its graph breaks."""
+    fn, qn, line = key
+    where = "filename = %s AND qualname = %s AND firstlineno = %d" % (
+        _sql(fn), _sql(qn), line)
+    compiles = [{"compile_id": c, "outcome": o, "recompile": r == "1"} for c, o, r in _query(
+        "SELECT compile_id, outcome, recompile FROM v_compiles WHERE %s ORDER BY seq" % where)]
+    ids = ", ".join(_sql(c["compile_id"]) for c in compiles) or "NULL"
+    fails = {}
+    for cid, failed, reason in _query(
+            "SELECT compile_id, failed_compile_id, reason FROM v_guard_failures"
+            " WHERE compile_id IN (%s) ORDER BY seq" % ids):
+        fails.setdefault(cid or "?", []).append((reason or "").strip())
+    for c in compiles:
+        c["guard_failures"] = fails.get(c["compile_id"], [])
+    # Resume functions after its graph breaks are compiled as the frame runs.
+    short = qn.rsplit(".", 1)[-1].replace("_", "\\_").replace("%", "\\%")
+    resumes = [c for c, in _query(
+        "SELECT compile_id FROM v_compiles WHERE filename = %s AND qualname LIKE %s ESCAPE '\\'"
+        " ORDER BY seq" % (_sql(fn), _sql("%%torch\\_dynamo\\_resume\\_in\\_%s\\_at\\_%%" % short)))]
+    ids = ", ".join(_sql(c) for c in [c["compile_id"] for c in compiles] + resumes) or "NULL"
+    resume_recompiles = [c for c, in _query(
+        "SELECT DISTINCT compile_id FROM v_guard_failures WHERE compile_id IN (%s)" % (
+            ", ".join(_sql(c) for c in resumes) or "NULL"))]
+    breaks = [r for r, in _query("SELECT reason FROM v_graph_breaks WHERE compile_id IN (%s)"
+                                 " ORDER BY seq" % ids)]
+    return compiles, breaks, len(resumes), len(resume_recompiles)
+
+
+def _sql(s):
+    return "'" + str(s).replace("'", "''") + "'"
+
+
+# ---- the stored sources ----------------------------------------------------------
+
+_SAFE_CALLS = {"namedtuple", "NamedTuple", "TypeVar", "ParamSpec"}
+
+
+def _simple(node):
+    """An expression that only names or builds constants (as replay.py)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_simple(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is None or _simple(k) for k in node.keys) and all(
+            _simple(v) for v in node.values)
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.Attribute):
+        return _simple(node.value)
+    if isinstance(node, ast.UnaryOp):
+        return _simple(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _simple(node.left) and _simple(node.right)
+    if isinstance(node, ast.Subscript):
+        return _simple(node.value) and _simple(node.slice)
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+        return name in _SAFE_CALLS and all(_simple(a) for a in node.args) and all(
+            _simple(k.value) for k in node.keywords)
+    return False
+
+
+def _is_compile_decorator(dec):
+    """@torch.compile(...), @torch.compile, @torch._dynamo.optimize(...)."""
+    f = dec.func if isinstance(dec, ast.Call) else dec
+    parts = []
+    while isinstance(f, ast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    if isinstance(f, ast.Name):
+        parts.append(f.id)
+    name = ".".join(reversed(parts))
+    return name in ("torch.compile", "compile", "torch._dynamo.optimize", "dynamo.optimize",
+                    "_dynamo.optimize", "optimize")
+
+
+def _defined_names(st):
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {st.name}
+    if isinstance(st, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in st.names}
+    out = set()
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+    for t in targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name):
+                out.add(n.id)
+    return out
+
+
+def _loaded_names(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+class Source:
+    """One stored source file: its definitions, its functions by
+    (qualname, first line), their code objects (compiled, never run)."""
+
+    def __init__(self, path, text):
+        self.path = path
+        self.text = text
+        self.tree = ast.parse(text, path)
+        self.defs = []  # top-level definition statements, in order
+        self.where = {}  # name -> definition statements
+        for st in self.tree.body:
+            ok = isinstance(st, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                 ast.AsyncFunctionDef, ast.ClassDef))
+            ok = ok or (isinstance(st, ast.Assign) and _simple(st.value) and all(
+                isinstance(t, (ast.Name, ast.Tuple)) for t in st.targets))
+            ok = ok or (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and (
+                st.value is None or _simple(st.value)))
+            if ok and not (isinstance(st, ast.ImportFrom) and st.module == "__future__"):
+                self.defs.append(st)
+                for name in _defined_names(st):
+                    self.where.setdefault(name, []).append(st)
+        self.funcs = {}  # (qualname, firstlineno) -> (node, enclosing function nodes)
+        self._walk(self.tree.body, "", [])
+        self.codes = {}
+        stack = [compile(text, path, "exec", dont_inherit=True)]
+        while stack:
+            c = stack.pop()
+            self.codes.setdefault((c.co_qualname, c.co_firstlineno), c)
+            stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+    def _walk(self, body, prefix, outer):
+        for st in body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = prefix + st.name
+                first = min([st.lineno] + [d.lineno for d in st.decorator_list])
+                if not isinstance(st, ast.ClassDef):
+                    self.funcs[(q, first)] = (st, outer)
+                    self._walk(st.body, q + ".<locals>.", outer + [st])
+                else:
+                    self._walk(st.body, q + ".", outer)
+            else:
+                for child in ast.iter_child_nodes(st):
+                    if isinstance(child, ast.stmt):
+                        self._walk([child], prefix, outer)
+                    for sub in ast.walk(child):
+                        if isinstance(sub, ast.Lambda):
+                            self.funcs.setdefault((prefix + "<lambda>", sub.lineno),
+                                                  (sub, outer))
+
+    def segment(self, node, strip_compile=False):
+        """The text of a statement, dedented, with its decorators (less
+        torch.compile ones when strip_compile)."""
+        lines = []
+        removed = []
+        for d in getattr(node, "decorator_list", []):
+            if strip_compile and _is_compile_decorator(d):
+                removed.append(ast.get_source_segment(self.text, d) or "torch.compile")
+                continue
+            lines.append("@" + textwrap.dedent(ast.get_source_segment(self.text, d, padded=True)
+                                               or "").strip())
+        body = ast.get_source_segment(self.text, node, padded=True) or ast.unparse(node)
+        lines.append(textwrap.dedent(body))
+        return "\n".join(lines), removed
+
+
+class Generator:
+    def __init__(self, meta, sources, key, caps, trace_name):
+        self.meta = meta
+        self.sources = sources  # path -> Source
+        self.key = key
+        self.caps = caps
+        self.trace_name = trace_name
+        self.imports = set()
+        self.used = set()  # variable names taken
+        self.exact = None  # a name fresh() gives as it is, once (a global's)
+        # The script's own names (a captured value never takes one).
+        self.reserved = {"torch", "logging", "sys", "types", "collections", "repro_fn",
+                         "repro_compiled", "repro_call", "repro_seen", "ReproSeen",
+                         "repro_raised", "RECORDED"}
+        self.needed = {}  # Source -> top-level names of it the script needs
+        self.factories = {}  # (filename, qualname, line) -> (factory name, freevars, text)
+        self.notes = []
+        self.main = self.main_source()
+        # The program's other modules (files beside the script, as replay
+        # serves them), by module name: their definitions go into the
+        # script too, registered in sys.modules under their names.
+        self.modsrc = {}
+        root = os.path.dirname(self.main.path) if self.main is not None else (
+            self.meta.get("cwd") or "/")
+        for path, src in sources.items():
+            if src is self.main:
+                continue
+            rel = os.path.relpath(path, root)
+            if rel.startswith("..") or not rel.endswith(".py"):
+                continue
+            name = rel[:-3].replace(os.sep, ".")
+            if name.endswith(".__init__"):
+                name = name[:-9]
+            if all(part.isidentifier() for part in name.split(".")):
+                self.modsrc[name] = src
+        self.names = set()
+        for src in sources.values():
+            self.names |= set(src.where)
+
+    def need(self, src, name):
+        if name in src.where:
+            self.needed.setdefault(src, set()).add(name)
+            return True
+        return False
+
+    def source_of(self, mod):
+        return self.main if mod == "__main__" else self.modsrc.get(mod)
+
+    def main_source(self):
+        cwd = self.meta.get("cwd") or "/"
+        script = self.meta.get("script")
+        if script:
+            p = os.path.normpath(os.path.join(cwd, script))
+            if p in self.sources:
+                return self.sources[p]
+        return None
+
+    def fresh(self, hint):
+        hint = hint if isinstance(hint, str) and hint.isidentifier() and not keyword.iskeyword(
+            hint) else "v"
+        if hint == "self":
+            hint = "obj"
+        if hint == self.exact:
+            self.exact = None
+            self.used.add(hint)
+            return hint
+        name, k = hint, 2
+        while name in self.used or name in self.reserved or name in self.names:
+            name = "%s_%d" % (hint, k)
+            k += 1
+        self.used.add(name)
+        return name
+
+    def module_ref(self, name):
+        if name == "torch" or name.startswith("torch."):
+            if name != "torch":
+                self.imports.add(name)
+            return name
+        if name == "__main__":
+            return "sys.modules[__name__]"
+        src = self.modsrc.get(name)
+        if src is not None:  # a module of the program: its definitions, registered
+            for n in src.where:
+                self.need(src, n)
+            return "sys.modules[%r]" % name
+        self.imports.add(name)
+        return name
+
+    def global_ref(self, mod, qual):
+        src = self.source_of(mod)
+        if src is not None or mod == "__main__":
+            top = qual.split(".")[0]
+            if src is None or not self.need(src, top):
+                self.notes.append("%s.%s is not defined by the stored sources" % (mod, qual))
+            return qual
+        if mod == "builtins":
+            return qual
+        if mod.startswith("torch.nn.modules.") and "." not in qual:
+            return "torch.nn.%s" % qual  # torch.nn exports every module class
+        self.module_ref(mod)
+        return "%s.%s" % (mod, qual)
+
+    def nested(self, where):
+        """A factory that makes the nested function or lambda at where,
+        taking its free variables: (factory name, free variables)."""
+        if where in self.factories:
+            f = self.factories[where]
+            return f[0], f[1]
+        src = self.sources.get(os.path.normpath(where[0]))
+        found = src.funcs.get((where[1], where[2])) if src is not None else None
+        code = src.codes.get((where[1], where[2])) if src is not None else None
+        if found is None or code is None:
+            return None
+        node, outer = found
+        freevars = list(code.co_freevars)
+        short = where[1].rsplit(".", 1)[-1]
+        for name in _loaded_names(node) - set(freevars):
+            self.need(src, name)
+        if isinstance(node, ast.Lambda):
+            body = "    return " + (ast.get_source_segment(src.text, node) or ast.unparse(node))
+            removed = []
+        else:
+            text, removed = src.segment(node, strip_compile=True)
+            body = textwrap.indent(text, "    ") + "\n    return %s" % node.name
+        enclosing = outer[-1].name if outer else "make"
+        fname = enclosing if enclosing not in self.names and (
+            enclosing not in self.reserved) else "make_" + (short if short.isidentifier()
+                                                             else "fn")
+        while fname in {f[0] for f in self.factories.values()} and where not in self.factories:
+            fname += "_"
+        head = ["# %s (%s:%d), made with its closure variables as arguments%s" % (
+            comment(where[1]), comment(os.path.basename(where[0])), where[2],
+            "; %s removed: compiled explicitly below" % comment(", ".join(removed))
+            if removed else "")]
+        text = "\n".join(head + ["def %s(%s):" % (fname, ", ".join(freevars)), body])
+        self.factories[where] = (fname, freevars, text)
+        self.reserved.add(fname)
+        return fname, freevars
+
+    def definitions(self, frame_node):
+        """The definition statements the script needs (by the names they
+        define, transitively, across the program's modules): the other
+        modules' first, each registered in sys.modules, then the script's."""
+        chosen = {}  # Source -> ids of its statements
+        done = {}
+        changed = True
+        while changed:
+            changed = False
+            for src, names in list(self.needed.items()):
+                seen = done.setdefault(src, set())
+                pick = chosen.setdefault(src, set())
+                while names - seen:
+                    name = (names - seen).pop()
+                    seen.add(name)
+                    for st in src.where.get(name, []):
+                        if id(st) in pick:
+                            continue
+                        pick.add(id(st))
+                        for n in _loaded_names(st):
+                            self.need(src, n)
+                        changed |= self.imported(st)
+        out = []
+        order = [s for s in self.modsrc.values() if s in chosen]
+        if self.main in chosen:
+            order.append(self.main)
+        defined = {}
+        for src in order:
+            mod = next((m for m, s2 in self.modsrc.items() if s2 is src), None)
+            if mod is not None:
+                out.append("# -- from %s (module %s) --" % (
+                    comment(os.path.basename(src.path)), mod))
+            names = []
+            for st in src.defs:
+                if id(st) not in chosen[src] or ast.unparse(st) in _HEADER_IMPORTS:
+                    continue
+                if isinstance(st, ast.ImportFrom) and self.modsrc.get(st.module or "") is src:
+                    continue
+                text, removed = src.segment(st, strip_compile=st is frame_node)
+                if removed:
+                    text = "# %s removed: compiled explicitly below\n%s" % (
+                        comment(", ".join(removed)), text)
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    text = "\n" + text + "\n"
+                out.append(text)
+                for n in sorted(_defined_names(st)):
+                    if n in defined and defined[n] is not src:
+                        self.notes.append("%s is defined in %s and %s: the script holds both "
+                                          "in one namespace, the later wins" % (
+                                              n, os.path.basename(defined[n].path),
+                                              os.path.basename(src.path)))
+                    defined[n] = src
+                    names.append(n)
+            if mod is not None:
+                self.imports.add("types")
+                out.append("sys.modules[%r] = types.ModuleType(%r)  # the definitions above"
+                           % (mod, mod))
+                out.append("vars(sys.modules[%r]).update(%s)" % (
+                    mod, "{" + ", ".join("%r: %s" % (n, n) for n in names) + "}"))
+                out.append("")
+        return out
+
+    def imported(self, st):
+        """An import statement of one of the program's modules: what it
+        imports is needed there.  True when that added something."""
+        added = False
+        if isinstance(st, ast.ImportFrom) and st.level == 0 and st.module in self.modsrc:
+            src = self.modsrc[st.module]
+            for a in st.names:
+                if a.name == "*":
+                    for n in src.where:
+                        added |= self.need_new(src, n)
+                else:
+                    added |= self.need_new(src, a.name)
+        elif isinstance(st, ast.Import):
+            for a in st.names:
+                src = self.modsrc.get(a.name)
+                if src is not None:
+                    for n in src.where:
+                        added |= self.need_new(src, n)
+        return added
+
+    def need_new(self, src, name):
+        before = name in self.needed.get(src, ())
+        return self.need(src, name) and not before
+
+
+def _reach(src, node):
+    """The names node loads, and those the top-level definitions of src
+    they name load, transitively: the globals a call of it may read."""
+    out = set()
+    todo = list(_loaded_names(node))
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        out.add(name)
+        for st in src.where.get(name, []):
+            todo.extend(_loaded_names(st) - out)
+    return out
+
+
+def _frames(caps):
+    """(filename, qualname, firstlineno) -> captures, in recorded order;
+    resume functions left out (their parent's calls make them again)."""
+    out = {}
+    for c in caps:
+        if "torch_dynamo_resume_in_" in c["qualname"]:
+            continue
+        out.setdefault((c["filename"], c["qualname"], c["line"]), []).append(c)
+    return out
+
+
+def _listing(frames):
+    return "; ".join("%s (%s:%d, %d compile%s: %s)" % (
+        k[1], os.path.basename(k[0]), k[2], len(v), "" if len(v) == 1 else "s",
+        " ".join(c["cid"] for c in v)) for k, v in frames.items())
+
+
+def _select(caps, frame, compile_id):
+    frames = _frames(caps)
+    if not frames:
+        raise Usage("no frame of the user's code was captured (only resume functions)")
+    if compile_id:
+        want = compile_id.strip("[]")
+        hit = [c for c in caps if c["cid"].strip("[]") == want]
+        if not hit:
+            raise Usage("no compile %s was captured; the frames and their compiles: %s"
+                        % (compile_id, _listing(frames)))
+        c = hit[0]
+        key = (c["filename"], c["qualname"], c["line"])
+        if key not in frames:
+            import re
+
+            m = re.search(r"torch_dynamo_resume_in_(.+)_at_\d+$", c["qualname"])
+            parent = [k for k in frames if m and k[1].rsplit(".", 1)[-1] == m.group(1)]
+            if not parent:
+                raise Usage("compile %s is of a resume function whose frame was not captured"
+                            % compile_id)
+            _say("compile %s is of a resume function of %s: the repro calls %s" % (
+                compile_id, parent[0][1], parent[0][1]))
+            before = [p for p in frames[parent[0]] if caps.index(p) < caps.index(c)]
+            return parent[0], before or frames[parent[0]]
+        sel = frames[key]
+        return key, sel[:sel.index(c) + 1]
+    if frame:
+        keys = [k for k in frames if k[1] == frame or k[1].endswith("." + frame)]
+        if not keys:
+            raise Usage("no frame %s was captured; the frames: %s" % (frame, _listing(frames)))
+        if len(keys) > 1:
+            _say("%d frames are named %s; the first is used: %s" % (
+                len(keys), frame, _listing({k: frames[k] for k in keys})))
+        return keys[0], frames[keys[0]]
+    # The most compiled frame, a replayable one first, the first of a tie.
+    key = max(frames, key=lambda k: (all(c["data"].get("replayable", True) for c in frames[k]),
+                                     len(frames[k])))
+    if len(frames) > 1:
+        _say("the frame with the most compiles: %s (--frame or --compile for another: %s)" % (
+            key[1], _listing(frames)))
+    return key, frames[key]
+
+
+def _literal(text):
+    """A recorded config value (Python literal text) as a checked literal."""
+    try:
+        v = ast.literal_eval(text)
+    except Exception:
+        return None
+    return repr(v)
+
+
+def _backend(desc, gen):
+    """torch.compile's keyword arguments for a recorded backend."""
+    if not isinstance(desc, dict):
+        desc = {}
+    name = desc.get("name") if isinstance(desc.get("name"), str) else "eager"
+    kw = []
+    note = None
+    fn = desc.get("function")
+    if isinstance(fn, dict) and isinstance(fn.get("module"), str) and isinstance(
+            fn.get("qualname"), str) and "<" not in fn["qualname"]:
+        try:
+            kw.append("backend=%s" % gen.global_ref(dotted(fn["module"], "a backend module"),
+                                                    dotted(fn["qualname"], "a backend")))
+        except Refused:
+            kw.append("backend='eager'")
+            note = "the recorded backend %s is not a name; eager instead" % name
+    elif isinstance(fn, dict):
+        kw.append("backend='eager'")
+        note = "the recorded backend %s cannot be named here; eager instead" % name
+    else:
+        kw.append("backend=%r" % name)
+    opts = desc.get("options")
+    if name == "inductor" and isinstance(opts, dict) and opts:
+        kept = {str(k): v for k, v in opts.items() if isinstance(v, (bool, int, float, str))}
+        if kept:
+            kw.append("options=%r" % (kept,))
+    dyn = desc.get("dynamic")
+    if dyn in (True, False):
+        kw.append("dynamic=%r" % dyn)
+    return kw, note
+
+
+def _args(code, f_locals, w):
+    """The call's arguments (expressions) that give code these locals."""
+    names = code.co_varnames
+    nargs = code.co_argcount
+    out = []
+
+    def get(name):
+        if name not in f_locals:
+            raise Usage("argument %s of the frame was not captured" % name)
+        return w.expr(f_locals[name], name)
+
+    for name in names[:nargs]:
+        out.append(get(name))
+    k = nargs
+    for name in names[k:k + code.co_kwonlyargcount]:
+        out.append("%s=%s" % (name, get(name)))
+    k += code.co_kwonlyargcount
+    if code.co_flags & 0x04:
+        out.append("*" + get(names[k]))
+        k += 1
+    if code.co_flags & 0x08:
+        out.append("**" + get(names[k]))
+    return out
+
+
+def generate(opts):
+    meta = _meta()
+    caps = _captures()
+    trace = opts.get("trace") or "trace.db"
+    if not caps:
+        raise NoCaptures("%s holds no captured frames: it was recorded before input capture "
+                         "(dynrec 0.3.0), or Dynamo compiled nothing" % trace)
+    key, sel = _select(caps, opts.get("frame"), opts.get("compile"))
+    trees = [Tree(c["no"]) for c in sel]  # every tree checked before anything is written
+    sources = {}
+    cwd = meta.get("cwd") or "/"
+    for path, role, blob in _query(
+            "SELECT path, role, blob_id FROM v_files WHERE role IN ('script', 'main', 'source')"
+            " ORDER BY rowid"):
+        if not path or not blob:
+            continue
+        p = os.path.normpath(os.path.join(cwd, path))
+        try:
+            text = _blob(_int(blob, "a blob id"), _MAX_CODE).decode("utf-8", "replace")
+            sources[p] = Source(p, text)
+        except OSError as exc:
+            _say("source %s is unreadable: %s" % (p, exc))
+        except (SyntaxError, ValueError) as exc:
+            _say("source %s does not parse: %s" % (p, exc))
+    gen = Generator(meta, sources, key, sel, trace)
+    filename, qualname, line = key
+    src = sources.get(os.path.normpath(filename))
+    code = src.codes.get((qualname, line)) if src is not None else None
+    found = src.funcs.get((qualname, line)) if src is not None else None
+    if code is None or found is None:
+        raise Usage("frame %s (%s:%d) is not a function of the sources stored in %s: a repro "
+                    "needs its source" % (qualname, filename, line, trace))
+    node, outer = found
+    nested = bool(outer) or "<locals>" in qualname
+    if src is not gen.main and src not in gen.modsrc.values():
+        raise Usage("frame %s is in %s, which is not a module of the recorded program: a repro "
+                    "needs the frame's source" % (qualname, filename))
+    if not nested:
+        gen.need(src, qualname.split(".")[0])
+        fn_expr = qualname
+    recorded, breaks, nresume, nresume_re = _recorded(key)
+    reach = _reach(src, node)
+
+    # The calls: one per captured compile, in order.
+    calls = []
+    missing = []
+    not_replayable = []
+    prev_config = {}
+    start = _start_config()
+    for i, (cap, tree) in enumerate(zip(sel, trees)):
+        w = Writer(gen, tree)
+        gen.used = set()
+        root = tree.rows[0][2]
+        lines = []
+        if not cap["data"].get("replayable", True):
+            why = cap["reason"] or "not captured"
+            not_replayable.append("compile %s: %s" % (cap["cid"], why))
+            lines.append("# NOT REPLAYABLE as recorded: %s" % comment(why))
+        # The Dynamo config of this compile.
+        want = cap["data"].get("config")
+        want = {k: t for k, t in want.items() if isinstance(k, str) and k.isidentifier()
+                and isinstance(t, str)} if isinstance(want, dict) else {}
+        for name in sorted(set(prev_config) - set(want)):
+            back = _literal(start.get(name)) if isinstance(start.get(name), str) else None
+            if back is not None:
+                lines.append("torch._dynamo.config.%s = %s  # back to its start value" % (
+                    name, back))
+        for name, text in sorted(want.items()):
+            lit = _literal(text)
+            if lit is None:
+                lines.append("# config %s = %s is not a literal: not set" % (
+                    comment(name), comment(text)))
+            elif prev_config.get(name) != text:
+                lines.append("torch._dynamo.config.%s = %s" % (name, lit))
+        prev_config = want
+        # Globals the frame's code reads, as they were; and those the
+        # functions it may call read (the module's other globals are left).
+        todo = []
+        for field, only in (("soft_globals", reach), ("globals", None)):
+            g = root.get(field)
+            if type(g) is int and tree.rows[g][0] == "dict":
+                todo += [(k, c) for k, c in tree.rows[g][2] if only is None or (
+                    tree.rows[k][0] == "str" and tree.rows[k][2] in only)]
+        if todo:
+            for k, c in todo:
+                kk = tree.rows[k]
+                if kk[0] != "str" or not kk[2].isidentifier() or keyword.iskeyword(kk[2]):
+                    continue
+                if tree.rows[c][0] in ("function", "class", "pymodule"):
+                    e = w.expr(c, kk[2])  # defined above, by the sources
+                    if e != kk[2]:
+                        w.emit("%s = %s" % (kk[2], e))
+                    continue
+                gen.exact = kk[2]  # the value's variable is the global itself
+                e = w.expr(c, kk[2])
+                gen.exact = None
+                if e != kk[2]:
+                    w.emit("%s = %s  # a global the frame reads" % (kk[2], e))
+        # The function: the definition, or made by its factory with the
+        # recorded closure.
+        f_locals = {}
+        loc = root.get("locals")
+        if type(loc) is not int or tree.rows[loc][0] != "dict":
+            raise tree.fail(0, "locals are not a dict")
+        for k, c in tree.rows[loc][2]:
+            kk = tree.rows[k]
+            if kk[0] != "str":
+                raise tree.fail(loc, "a local whose name is not a string")
+            f_locals[kk[2]] = c
+        if nested:
+            factory = gen.nested(key)
+            if factory is None:
+                raise Usage("frame %s: its source is not in the trace" % qualname)
+            fname, freevars = factory
+            closure = root.get("closure") or []
+            if not isinstance(closure, list) or len(closure) != len(freevars):
+                raise tree.fail(0, "closure does not match the code's free variables")
+            args = []
+            for var, c in zip(freevars, closure):
+                row = tree.rows[c]
+                if row[0] != "cell":
+                    raise tree.fail(0, "closure holds something other than cells")
+                args.append("%s=%s" % (var, "None" if row[2] is None else w.expr(row[2], var)))
+            w.emit("repro_fn = %s(%s)" % (fname, ", ".join(args)))
+            fn_expr = "repro_fn"
+        cargs = _args(code, f_locals, w)
+        kw, note = _backend(cap["data"].get("backend"), gen)
+        if cap["data"].get("fullgraph") is True:
+            kw.append("fullgraph=True")
+        if note:
+            gen.notes.append(note)
+        st = cap["data"].get("global_state")
+        st = st if isinstance(st, dict) else {}
+        ctx = []
+        if st.get("grad") is False:
+            ctx.append("torch.no_grad()")
+        if st.get("default_dtype") in ("torch.float64", "torch.float16", "torch.bfloat16"):
+            lines.append("torch.set_default_dtype(%s)" % st["default_dtype"])
+        ac = st.get("autocast_cpu")
+        if isinstance(ac, list) and len(ac) == 2 and ac[0] is True and ac[1] in _DTYPES:
+            ctx.append("torch.autocast('cpu', dtype=%s)" % ac[1])
+        if st.get("deterministic") is True:
+            lines.append("torch.use_deterministic_algorithms(True)")
+        if cap["data"].get("thread_name") not in (None, "MainThread"):
+            lines.append("# (recorded on thread %s; called here on the main thread)" % comment(
+                cap["data"]["thread_name"]))
+        rec = next((r for r in recorded if r["compile_id"] == cap["cid"]), None)
+        head = "# ---- call %d of %d: recorded compile %s" % (i + 1, len(sel), comment(cap["cid"]))
+        if rec is not None:
+            head += " (%s%s)" % (comment(rec["outcome"]), ", a recompile" if rec["recompile"]
+                                 else "")
+        body = w.lines + ["repro_compiled = torch.compile(%s, %s)" % (fn_expr, ", ".join(kw))] \
+            if (nested or i == 0 or kw != calls[-1][2]) else list(w.lines)
+        callexpr = "repro_call(%r, repro_compiled%s)" % (
+            "call %d" % (i + 1), "".join(", " + a for a in cargs))
+        if ctx:
+            body.append("with %s:" % ", ".join(ctx))
+            body.append("    " + callexpr)
+        else:
+            body.append(callexpr)
+        if rec is not None:
+            for r in reversed(rec["guard_failures"]):
+                body.insert(0, "#   guard failed: %s" % comment((r.splitlines() or [""])[0]))
+        calls.append((head, lines + body, kw))
+        missing.extend(w.missing)
+
+    # The script.
+    out = []
+    versions = "torch %s, Python %s" % (meta.get("torch_version") or "?",
+                                        (meta.get("python_version") or "?").split()[0])
+    out += [
+        "# Standalone repro of torch.compile on %s (%s:%d), written by dynrec repro" % (
+            comment(qualname), comment(os.path.basename(filename)), line),
+        "# from the trace %s (recorded with %s)." % (comment(os.path.basename(trace)),
+                                                     comment(versions)),
+        "#",
+        "# It needs only torch.  It rebuilds the inputs Dynamo saw at each of the %d"
+        % len(sel),
+        "# recorded compiles of this frame (tensors with their recorded data when it was",
+        "# small, else seeded random data of the same dtype, shape and strides, with the",
+        "# same dynamic marks), defines the functions and classes the frame needs from",
+        "# the recorded sources (definitions only), sets the recorded Dynamo config and",
+        "# calls torch.compile with the recorded backend on those inputs, in order.",
+        "# Dynamo's recompile reasons are printed (TORCH_LOGS=recompiles), then a summary",
+        "# of what happened here next to what was recorded.",
+        "#",
+        "# Read before running: the definitions below are the recorded program's own",
+        "# code, copied from the trace; everything else in this file is data that dynrec",
+        "# wrote as Python literals (strings quoted with repr()), so a trace cannot add",
+        "# code here beyond those definitions.  No pickles, no dynrec imports.",
+        "",
+    ]
+    defs = gen.definitions(node if not nested else None)
+    body_imports = sorted(i for i in gen.imports if i not in ("torch",))
+    out.append("import logging")
+    out.append("import sys")
+    for m in body_imports:
+        out.append("import %s  # named by a recorded value" % m if m not in (
+            "collections", "types") else "import %s" % m)
+    out += ["", "import torch", "import torch._dynamo", "import torch._logging", ""]
+    if defs or gen.factories:
+        out.append("# ---- definitions from the recorded sources (definitions only) ----")
+        out.append("")
+        for d in defs:
+            out.append(d)
+        out.append("")
+        for f in gen.factories.values():
+            out.append(f[2])
+            out.append("")
+    out.append("# ---- observing what Dynamo does ----")
+    out.append("")
+    out += _OBSERVE.splitlines()
+    out.append("")
+    first = sel[0]
+    cfg = first["data"].get("config")
+    out.append("torch.manual_seed(0)  # for the tensors whose data was not recorded")
+    out.append("")
+    if isinstance(cfg, dict) and cfg:
+        out.append("# ---- the Dynamo config of the recorded compiles (where it differs from")
+        out.append("# the config at the start of the recorded run) is set before each call ----")
+        out.append("")
+    for head, lines, _ in calls:
+        out.append(head)
+        out += lines
+        out.append("")
+    out += _summary(recorded, breaks, nresume, nresume_re, qualname,
+                    fn_expr, len(sel))
+    notes = gen.notes + ["%s: %s" % (comment(a), comment(b)) for a, b in missing] + \
+        not_replayable
+    text = "\n".join(out) + "\n"
+    try:
+        compile(text, "repro.py", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise Refused("the repro written does not parse (%s): a source in the trace is "
+                      "malformed" % exc)
+    for n in notes:
+        _say("note: %s" % n)
+    status = EXIT_PARTIAL if (missing or not_replayable) else EXIT_OK
+    _say("%s: %d call%s of %s (%s:%d)" % (
+        "wrote" if status == EXIT_OK else "wrote an INCOMPLETE repro", len(sel),
+        "" if len(sel) == 1 else "s", qualname, os.path.basename(filename), line))
+    return status, text
+
+
+_OBSERVE = '''\
+# Dynamo prints each recompile with the guards that failed (TORCH_LOGS=recompiles).
+torch._logging.set_logs(recompiles=True)
+
+
+class ReproSeen(logging.Handler):
+    """Keeps the recompile messages for the summary at the end."""
+
+    def __init__(self):
+        super().__init__()
+        self.recompiles = []
+
+    def emit(self, record):
+        self.recompiles.append(record.getMessage())
+
+
+repro_seen = ReproSeen()
+logging.getLogger("torch._dynamo.guards.__recompiles").addHandler(repro_seen)
+
+
+repro_raised = []
+
+
+def repro_call(label, compiled, *args, **kwargs):
+    """One call; an exception is printed, as the recording may have seen it too."""
+    try:
+        return compiled(*args, **kwargs)
+    except Exception as exc:
+        repro_raised.append(exc)
+        print("%s raised %s: %s" % (label, type(exc).__name__, str(exc).splitlines()[0]
+                                    if str(exc) else ""))
+        return None'''
+
+
+def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls):
+    summary = {"compiles": [r["compile_id"] for r in recorded],
+               "compiled": sum(1 for r in recorded if r["outcome"] == "compiled"),
+               "errors": sum(1 for r in recorded if r["outcome"] == "error"),
+               "recompiles": sum(1 for r in recorded if r["guard_failures"]) + nresume_re,
+               "resume_function_compiles": nresume,
+               "graph_breaks": len(breaks),
+               "guard_failures": {r["compile_id"]: [g.splitlines()[0] if g else g
+                                                    for g in r["guard_failures"]]
+                                  for r in recorded if r["guard_failures"]}}
+    return [
+        "# ---- what happened, next to what was recorded ----",
+        "",
+        "RECORDED = " + pprint.pformat(summary, width=96, sort_dicts=False),
+        "counters = torch._dynamo.utils.counters",
+        "code = getattr(%s, '__code__', None)" % fn,
+        "entries = torch._C._dynamo.eval_frame._debug_get_cache_entry_list(code) if code else []",
+        "print('repro of %%s: %d call%s' %% %r)" % (ncalls, "" if ncalls == 1 else "s", qualname),
+        "print('  compiles of the frame: %d (recorded: %d)' % (len(entries),"
+        " RECORDED['compiled']))",
+        "print('  calls that raised: %d (recorded compile errors: %d)' % (len(repro_raised),"
+        " RECORDED['errors']))",
+        "print('  frames compiled, resume functions too: %d (recorded: %d)' % (",
+        "    counters['frames']['ok'], RECORDED['compiled']"
+        " + RECORDED['resume_function_compiles']))",
+        "print('  recompiles, resume functions too: %d (recorded: %d)' % (len(repro_seen.recompiles),",
+        "                                                               RECORDED['recompiles']))",
+        "print('  graph breaks: %d (recorded: %d)' % (sum(counters['graph_break'].values()),",
+        "                                            RECORDED['graph_breaks']))",
+        "for cid, reasons in RECORDED['guard_failures'].items():",
+        "    print('  recorded guard failures of compile %s:' % cid)",
+        "    for r in reasons:",
+        "        print('    ' + r)",
+    ]
+
+
+def _start_config():
+    rows = _query("SELECT data FROM v_ev WHERE kind = 'config' AND text = 'start'"
+                  " AND json_valid(data) ORDER BY seq LIMIT 1")
+    if not rows or not rows[0][0]:
+        return {}
+    try:
+        d = json.loads(rows[0][0])
+    except ValueError:
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def main(opts):
+    """(exit status, script text or None)."""
+    try:
+        return generate(opts)
+    except Refused as exc:
+        _say("%s is malformed: %s" % (opts.get("trace"), exc))
+        return EXIT_DATAERR, None
+    except Usage as exc:
+        _say(str(exc))
+        return EXIT_USAGE, None
+    except NoCaptures as exc:
+        _say(str(exc))
+        return EXIT_NOINPUT, None
+    except RecursionError:
+        _say("%s is malformed: a value tree nested too deep" % opts.get("trace"))
+        return EXIT_DATAERR, None
+    except OSError as exc:  # the trace's reader: a damaged file
+        _say("%s: %s" % (opts.get("trace"), exc))
+        return EXIT_DATAERR, None

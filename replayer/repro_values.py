@@ -1,0 +1,719 @@
+"""dynrec repro's generator, part 1: the value trees and the code that rebuilds them.
+
+repro.py (part 2) runs after this file, in the same namespace: together
+they are the generator of `dynrec repro`, described here.
+
+One recorded frame as a standalone Python script.
+
+Runs in the interpreter `dynrec repro` embeds (replayer/repro.c), with no
+site-packages: it imports neither torch nor the user's program and runs
+nothing that came in the trace.  It reads the trace through
+_dynrec_repro.query / _dynrec_repro.blob and only writes text: the script
+that rebuilds the chosen frame's captured inputs (one call per recorded
+compile of the frame, in order), defines what the frame needs from the
+stored sources (definitions only, found with `ast`; `compile()` is used to
+read code objects' layouts, never to run them), sets the recorded Dynamo
+config and calls torch.compile with the recorded backend.
+
+Everything read from the trace is untrusted.  The stored sources become
+code in the script by nature (the user reads them there); every other
+string from the trace enters the script only as a repr() literal, a name
+checked to be a dotted identifier, or a comment with every control
+character escaped, so it cannot add code.  A malformed value tree is
+refused (status 65) naming the capture and node.
+"""
+
+import ast
+import json
+import keyword
+import math
+import os
+import pprint
+import struct
+import textwrap
+import types
+
+import _dynrec_repro
+
+_query = _dynrec_repro.query
+_blob = _dynrec_repro.blob
+_MAX_CODE = 16 << 20
+_MAX_NODES = 1000000
+_MAX_TENSOR = 1 << 30
+_MAX_DATA_LIST = 1 << 16  # elements written out as literals; more: random data
+
+EXIT_OK, EXIT_USAGE, EXIT_PARTIAL, EXIT_DATAERR, EXIT_NOINPUT = 0, 2, 3, 65, 66
+
+
+class Refused(Exception):
+    """The trace is malformed (exit 65)."""
+
+
+class Usage(Exception):
+    """No such frame or compile (exit 2)."""
+
+
+class NoCaptures(Exception):
+    """The trace holds no captured frames (exit 66)."""
+
+
+def _say(msg):
+    import sys
+
+    sys.stderr.write("dynrec repro: %s\n" % msg)
+
+
+def comment(s):
+    """Trace text made safe for one comment line: control characters,
+    newlines and non-printable characters escaped as repr() does."""
+    return repr(str(s))[1:-1]
+
+
+def dotted(name, what):
+    """A dotted name checked to be identifiers only."""
+    if not isinstance(name, str) or not name or len(name) > 300:
+        raise Refused("%s is not a name" % what)
+    parts = name.split(".")
+    if not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+        raise Refused("%s %r is not a dotted name" % (what, name))
+    return name
+
+
+def _int(s, what):
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        raise Refused("%s is not a number" % what)
+
+
+# ---- the value trees -------------------------------------------------------------
+
+_SCALARS = {
+    "none": lambda v: v is None, "ellipsis": lambda v: v is None,
+    "bool": lambda v: type(v) is bool, "int": lambda v: type(v) is int,
+    "float": lambda v: isinstance(v, str) and len(v) < 40,
+    "complex": lambda v: isinstance(v, list) and len(v) == 2 and all(
+        isinstance(x, str) and len(x) < 40 for x in v),
+    "str": lambda v: isinstance(v, str),
+    "bytes": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
+    "bytearray": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
+    "size": lambda v: isinstance(v, list) and len(v) <= 64 and all(
+        type(x) is int and 0 <= x < 1 << 62 for x in v),
+    "range": lambda v: isinstance(v, list) and len(v) == 3 and all(
+        type(x) is int for x in v) and v[2] != 0,
+    "dtype": lambda v: isinstance(v, str) and v.startswith("torch.") and v[6:].isidentifier()
+    and not v[6:].startswith("_"), "device": lambda v: isinstance(v, str) and len(v) < 64,
+    "pymodule": lambda v: isinstance(v, str), "opaque": lambda v: True,
+}
+_OBJECTS = {
+    "namedtuple": ("items",), "enum": (), "dataclass": ("fields",), "module": ("dict",),
+    "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"), "class": (),
+    "method": ("self", "func"), "tensor": ("view_of", "grad"),
+    "frame": ("locals", "closure", "globals", "soft_globals"),
+}
+# dtype -> (struct format of one element, bytes, kind: f float, i int, b bool, c complex)
+_DTYPES = {
+    "torch.float32": ("f", 4, "f"), "torch.float64": ("d", 8, "f"),
+    "torch.float16": ("e", 2, "f"), "torch.bfloat16": (None, 2, "f"),
+    "torch.int8": ("b", 1, "i"), "torch.uint8": ("B", 1, "i"), "torch.int16": ("h", 2, "i"),
+    "torch.int32": ("i", 4, "i"), "torch.int64": ("q", 8, "i"), "torch.uint16": ("H", 2, "i"),
+    "torch.uint32": ("I", 4, "i"), "torch.uint64": ("Q", 8, "i"), "torch.bool": ("?", 1, "b"),
+    "torch.complex64": ("f", 8, "c"), "torch.complex128": ("d", 16, "c"),
+}
+
+
+def _ints(v, what, lo=0, hi=1 << 48):
+    if not isinstance(v, list) or len(v) > 64 or not all(
+            type(x) is int and lo <= x <= hi for x in v):
+        raise Refused("%s must be a short list of integers" % what)
+    return v
+
+
+class Tree:
+    """One capture's value tree, checked whole before anything is written."""
+
+    def __init__(self, no):
+        self.no = no
+        self.rows = {}
+        rows = _query("SELECT node, kind, type, value, blob_id FROM v_values WHERE capture = %d"
+                      " ORDER BY node LIMIT %d" % (no, _MAX_NODES + 1))
+        if len(rows) > _MAX_NODES:
+            raise Refused("capture %d has more than %d values" % (no, _MAX_NODES))
+        for node, kind, typ, value, blob in rows:
+            n = _int(node, "a node number")
+            try:
+                v = json.loads(value) if value is not None else None
+            except ValueError:
+                raise self.fail(n, "its value is not JSON")
+            self.rows[n] = (kind or "?", typ or "?", v, int(blob) if blob else None)
+        self.check()
+        self.refs = {}
+        for n, (kind, typ, v, blob) in self.rows.items():
+            for c in self.kids(kind, v):
+                self.refs[c] = self.refs.get(c, 0) + 1
+
+    def fail(self, n, msg):
+        return Refused("capture %d node %d: %s" % (self.no, n, msg))
+
+    @staticmethod
+    def kids(kind, v):
+        if kind in ("list", "tuple", "set", "frozenset", "slice"):
+            return list(v)
+        if kind == "dict":
+            return [c for p in v for c in p]
+        if kind == "cell":
+            return [] if v is None else [v]
+        out = []
+        for key in _OBJECTS.get(kind, ()):
+            c = v.get(key)
+            if isinstance(c, list):
+                out.extend(c)
+            elif isinstance(c, dict):
+                out.extend(c.values())
+            elif c is not None:
+                out.append(c)
+        return out
+
+    def check(self):
+        """Known kinds, JSON of the right form, references to nodes that
+        exist, tensor sizes within bounds."""
+        for n, (kind, typ, v, blob) in self.rows.items():
+            if kind in _SCALARS:
+                if not _SCALARS[kind](v):
+                    raise self.fail(n, "%s with a value of the wrong type" % kind)
+                continue
+            if kind in ("list", "tuple", "set", "frozenset", "slice"):
+                if not isinstance(v, list) or (kind == "slice" and len(v) != 3):
+                    raise self.fail(n, "%s without a list of nodes" % kind)
+            elif kind == "dict":
+                if not isinstance(v, list) or not all(
+                        isinstance(p, list) and len(p) == 2 for p in v):
+                    raise self.fail(n, "dict without a list of pairs")
+            elif kind in _OBJECTS:
+                if not isinstance(v, dict):
+                    raise self.fail(n, "%s without an object of fields" % kind)
+                for key in _OBJECTS[kind]:
+                    c = v.get(key)
+                    if isinstance(c, dict) and key != "fields":
+                        raise self.fail(n, "%s: %s is not a node" % (kind, key))
+                if kind == "tensor":
+                    self.tensor_meta(n, v)
+            elif kind != "cell":
+                raise self.fail(n, "unknown kind %r" % (kind,))
+            for c in self.kids(kind, v):
+                if type(c) is not int or c not in self.rows:
+                    raise self.fail(n, "refers to node %r, which is not there" % (c,))
+        if 0 not in self.rows or self.rows[0][0] != "frame":
+            raise Refused("capture %d: no frame node" % self.no)
+
+    def tensor_meta(self, n, v):
+        shape = _ints(v.get("shape"), "shape")
+        stride = _ints(v.get("stride"), "stride")
+        offset = v.get("offset")
+        if len(stride) != len(shape) or type(offset) is not int or not 0 <= offset < 1 << 48:
+            raise self.fail(n, "stride or offset do not fit the shape")
+        dt = v.get("dtype")
+        if dt not in _DTYPES:
+            raise self.fail(n, "a tensor of dtype %r" % (dt,))
+        numel = math.prod(shape)
+        extent = 0 if numel == 0 else offset + 1 + sum((d - 1) * s for d, s in zip(shape, stride))
+        if max(extent, numel) * _DTYPES[dt][1] > _MAX_TENSOR:
+            raise self.fail(n, "a tensor of shape %s is over 1 GiB" % (shape,))
+        if "data" in v and v["data"] != numel * _DTYPES[dt][1]:
+            raise self.fail(n, "data of %r bytes for %d elements" % (v["data"], numel))
+        return shape, stride, offset, dt, numel, extent
+
+
+# ---- writing the script ----------------------------------------------------------
+
+
+def _fmt_float(x, fmt, size):
+    """The shortest decimal that gives the same element back."""
+    if math.isnan(x):
+        return 'float("nan")'
+    if math.isinf(x):
+        return 'float("inf")' if x > 0 else 'float("-inf")'
+    if fmt == "d":
+        return repr(x)
+    for p in range(1, 18):
+        s = "%.*g" % (p, x)
+        if fmt is None:  # bfloat16: the top half of a float32
+            back = struct.pack("<f", float(s))[2:]
+            want = struct.pack("<f", x)[2:]
+        else:
+            back, want = struct.pack("<" + fmt, float(s)), struct.pack("<" + fmt, x)
+        if back == want:
+            return repr(float(s))
+    return repr(x)
+
+
+def _elements(raw, dt):
+    fmt, size, kind = _DTYPES[dt]
+    if fmt is None:  # bfloat16
+        vals = [struct.unpack("<f", b"\0\0" + raw[i:i + 2])[0] for i in range(0, len(raw), 2)]
+        return [_fmt_float(x, None, 2) for x in vals]
+    if kind == "c":
+        vals = struct.unpack("<%d%s" % (len(raw) // (size // 2), fmt), raw)
+        return ["complex(%s, %s)" % (_fmt_float(vals[i], fmt, 0), _fmt_float(vals[i + 1], fmt, 0))
+                for i in range(0, len(vals), 2)]
+    vals = struct.unpack("<%d%s" % (len(raw) // size, fmt), raw)
+    if kind == "f":
+        return [_fmt_float(x, fmt, size) for x in vals]
+    return [repr(x) for x in vals]
+
+
+def _nested(items, shape):
+    if not shape:
+        return items[0]
+    if len(shape) == 1:
+        return "[" + ", ".join(items) + "]"
+    step = len(items) // shape[0] if shape[0] else 0
+    return "[" + ", ".join(_nested(items[i * step:(i + 1) * step], shape[1:])
+                           for i in range(shape[0])) + "]"
+
+
+def _wrap(line, indent="    "):
+    """A long assignment broken after commas, to stay readable."""
+    if len(line) <= 100:
+        return [line]
+    out, cur = [], ""
+    for tok in line.split(", "):
+        piece = tok if not cur else cur + ", " + tok
+        if len(piece) > 96 and cur:
+            out.append(cur + ",")
+            cur = indent + tok
+        else:
+            cur = piece
+    out.append(cur)
+    return out
+
+
+def _contiguous(shape):
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= max(d, 1)
+    return list(reversed(out))
+
+
+_HEADER_IMPORTS = {"import logging", "import sys", "import torch", "import torch._dynamo",
+                   "import torch._logging"}
+_MODULE_INIT = ("training", "_parameters", "_buffers", "_non_persistent_buffers_set",
+                "_backward_pre_hooks", "_backward_hooks", "_is_full_backward_hook",
+                "_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
+                "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_state_dict_hooks",
+                "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                "_load_state_dict_post_hooks", "_modules")
+_MUTABLE = ("list", "dict", "set", "module", "object", "dataclass", "tensor", "cell",
+            "bytearray")
+
+
+class Writer:
+    """Turns value trees into statements of the script."""
+
+    def __init__(self, gen, tree):
+        self.gen = gen
+        self.tree = tree
+        self.lines = []
+        self.names = {}  # node -> variable
+        self.busy = set()
+        self.missing = []  # (what, why): values that could not be rebuilt
+
+    def emit(self, line):
+        self.lines.extend(_wrap(line))
+
+    def var(self, hint):
+        return self.gen.fresh(hint)
+
+    def expr(self, n, hint="v"):
+        if n in self.names:
+            return self.names[n]
+        kind, typ, v, blob = self.tree.rows[n]
+        if n in self.busy:
+            raise self.tree.fail(n, "a cycle through an immutable value")
+        shared = self.tree.refs.get(n, 0) > 1
+        if kind in _MUTABLE and (shared or kind in ("tensor", "module", "object", "dataclass")):
+            return self.statement(n, kind, typ, v, blob, hint)
+        self.busy.add(n)
+        try:
+            return self.inline(n, kind, typ, v, blob, hint)
+        finally:
+            self.busy.discard(n)
+
+    def inline(self, n, kind, typ, v, blob, hint):
+        x = lambda c, h=hint: self.expr(c, h)  # noqa: E731
+        if kind == "none":
+            return "None"
+        if kind == "ellipsis":
+            return "..."
+        if kind in ("bool", "int", "str"):
+            return repr(v)
+        if kind == "float":
+            try:
+                f = float(v)
+            except ValueError:
+                raise self.tree.fail(n, "float without a number")
+            return _fmt_float(f, "d", 8)
+        if kind == "complex":
+            try:
+                re_, im = float(v[0]), float(v[1])
+            except ValueError:
+                raise self.tree.fail(n, "complex without numbers")
+            return "complex(%s, %s)" % (_fmt_float(re_, "d", 8), _fmt_float(im, "d", 8))
+        if kind in ("bytes", "bytearray"):
+            data = self.data(n, blob, v)
+            return repr(data) if kind == "bytes" else "bytearray(%r)" % data
+        item = hint + "_item"
+        if kind == "list":
+            return "[" + ", ".join(x(c, item) for c in v) + "]"
+        if kind == "tuple":
+            items = [x(c, item) for c in v]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if kind in ("set", "frozenset"):
+            body = "{" + ", ".join(x(c, item) for c in v) + "}" if v else ""
+            if kind == "set":
+                return body or "set()"
+            return "frozenset(%s)" % body
+        if kind == "dict":
+            pairs = []
+            for k, val in v:
+                key = x(k)
+                pairs.append("%s: %s" % (key, x(val, self.hint_of(k, hint))))
+            body = "{" + ", ".join(pairs) + "}"
+            if typ == "collections.OrderedDict":
+                self.gen.imports.add("collections")
+                return "collections.OrderedDict(%s)" % (body if pairs else "")
+            return body
+        if kind == "size":
+            return "torch.Size(%r)" % (v,)
+        if kind == "dtype":
+            return v
+        if kind == "device":
+            return "torch.device(%r)" % v
+        if kind == "slice":
+            return "slice(%s)" % ", ".join(x(c) for c in v)
+        if kind == "range":
+            return "range(%d, %d, %d)" % tuple(v)
+        if kind == "namedtuple":
+            cls = self.ref(n, v.get("class"), "class")
+            items = v.get("items")
+            if not isinstance(items, list):
+                raise self.tree.fail(n, "namedtuple without items")
+            return "%s(%s)" % (cls, ", ".join(x(c) for c in items))
+        if kind == "enum":
+            cls = self.ref(n, v.get("class"), "class")
+            name = v.get("name")
+            if not isinstance(name, str):
+                raise self.tree.fail(n, "enum without a member name")
+            return "%s.%s" % (cls, name) if name.isidentifier() and not keyword.iskeyword(
+                name) else "%s[%r]" % (cls, name)
+        if kind == "pymodule":
+            return self.gen.module_ref(dotted(v, "a module name"))
+        if kind == "class":
+            return self.ref(n, v, "class")
+        if kind == "function":
+            return self.function(n, v, hint)
+        if kind == "method":
+            self.gen.imports.add("types")
+            return "types.MethodType(%s, %s)" % (x(v.get("func")), x(v.get("self")))
+        if kind == "cell":
+            self.gen.imports.add("types")
+            return "types.CellType(%s)" % ("" if v is None else x(v))
+        if kind == "opaque":
+            self.missing.append((hint, "a value of type %s" % typ))
+            self.emit("# NOT CAPTURED: %s, a value of type %s: None below" % (
+                comment(hint), comment(typ)))
+            return "None"
+        raise self.tree.fail(n, "a %s where a value should be" % kind)
+
+    def hint_of(self, k, default):
+        kind, typ, v, blob = self.tree.rows[k]
+        if kind == "str" and v.isidentifier() and not keyword.iskeyword(v):
+            return v.lstrip("_") or default
+        return default
+
+    def statement(self, n, kind, typ, v, blob, hint):
+        """A value built by statements into a variable (shared, mutable,
+        or needing more than one step)."""
+        if kind == "tensor":
+            return self.tensor(n, v, blob, hint)
+        name = self.var(hint if kind != "module" or hint not in ("self", "v") else
+                        self.short_class(v).lower())
+        if kind in ("list", "set", "dict") and not self.cyclic(n):
+            # Shared but not holding itself: built in one expression.
+            self.busy.add(n)
+            try:
+                self.emit("%s = %s" % (name, self.inline(n, kind, typ, v, blob, name)))
+            finally:
+                self.busy.discard(n)
+            self.names[n] = name
+            return name
+        self.names[n] = name
+        x = lambda c, h="v": self.expr(c, h)  # noqa: E731
+        if kind in ("list", "set", "dict", "cell", "bytearray"):
+            if kind == "bytearray":
+                self.emit("%s = bytearray(%r)" % (name, self.data(n, blob, v)))
+            elif kind == "list":
+                self.emit("%s = []" % name)
+                for c in v:
+                    self.emit("%s.append(%s)" % (name, x(c)))
+            elif kind == "set":
+                self.emit("%s = set()" % name)
+                for c in v:
+                    self.emit("%s.add(%s)" % (name, x(c)))
+            elif kind == "cell":
+                self.gen.imports.add("types")
+                self.emit("%s = types.CellType()" % name)
+                if v is not None:
+                    self.emit("%s.cell_contents = %s" % (name, x(v)))
+            else:
+                if typ == "collections.OrderedDict":
+                    self.gen.imports.add("collections")
+                    self.emit("%s = collections.OrderedDict()" % name)
+                else:
+                    self.emit("%s = {}" % name)
+                for k, val in v:
+                    key = x(k)
+                    self.emit("%s[%s] = %s" % (name, key, x(val, self.hint_of(k, "v"))))
+            return name
+        cls = self.ref(n, v.get("class"), "class")
+        if kind == "dataclass":
+            self.emit("%s = object.__new__(%s)  # fields set as recorded, without __init__"
+                      % (name, cls))
+            fields = v.get("fields")
+            if not isinstance(fields, dict):
+                raise self.tree.fail(n, "dataclass without fields")
+            for f, c in fields.items():
+                self.emit("object.__setattr__(%s, %r, %s)" % (name, str(f), x(c, str(f))))
+            return name
+        d = v.get("dict")
+        if type(d) is not int or self.tree.rows[d][0] != "dict":
+            raise self.tree.fail(n, "%s attributes are not a dict" % kind)
+        attrs = []
+        for k, c in self.tree.rows[d][2]:
+            kk = self.tree.rows[k]
+            if kk[0] != "str":
+                raise self.tree.fail(n, "%s attributes are not a dict of names" % kind)
+            attrs.append((kk[2], c))
+        if kind == "object":
+            self.emit("%s = %s.__new__(%s)  # attributes set as recorded, without __init__"
+                      % (name, cls, cls))
+            for a, c in attrs:
+                self.set_attr(name, a, x(c, a))
+            return name
+        # An nn.Module: made without its __init__, then given the recorded
+        # state: parameters, buffers, submodules, hooks, flags, attributes.
+        self.emit("%s = %s.__new__(%s)" % (name, cls, cls))
+        self.emit("torch.nn.Module.__init__(%s)  # empty state; the recorded state follows"
+                  % name)
+        vals = dict(attrs)
+        nonpersistent = set()
+        if "_non_persistent_buffers_set" in vals:
+            row = self.tree.rows[vals["_non_persistent_buffers_set"]]
+            for c in row[2] if row[0] == "set" else []:
+                if self.tree.rows[c][0] == "str":
+                    nonpersistent.add(self.tree.rows[c][2])
+        if "training" in vals:
+            row = self.tree.rows[vals["training"]]
+            if row[0] == "bool" and row[2] is False:
+                self.emit("%s.train(False)" % name)
+        for key, call in (("_parameters", "register_parameter"), ("_buffers", "register_buffer"),
+                          ("_modules", "add_module")):
+            c = vals.get(key)
+            if c is None or self.tree.rows[c][0] != "dict":
+                continue
+            for k, item in self.tree.rows[c][2]:
+                kk = self.tree.rows[k]
+                if kk[0] != "str":
+                    raise self.tree.fail(n, "%s with a key that is not a name" % key)
+                sub = x(item, kk[2])
+                extra = ", persistent=False" if key == "_buffers" and kk[2] in nonpersistent \
+                    else ""
+                self.emit("%s.%s(%r, %s%s)" % (name, call, kk[2], sub, extra))
+        for a, c in attrs:
+            if a in ("training", "_parameters", "_buffers", "_modules",
+                     "_non_persistent_buffers_set"):
+                continue
+            row = self.tree.rows[c]
+            if a in _MODULE_INIT and row[0] in ("dict", "none") and not row[2]:
+                continue  # as Module.__init__ made it
+            if a in _MODULE_INIT:
+                self.emit("%s.__dict__[%r].update(%s)" % (name, a, x(c, a)))
+            else:
+                self.set_attr(name, a, x(c, a))
+        return name
+
+    def cyclic(self, n, limit=10000):
+        """Whether n can reach itself (a container that holds itself, at any
+        depth); True too when the tree is too large to tell cheaply."""
+        seen, todo = set(), list(self.tree.kids(self.tree.rows[n][0], self.tree.rows[n][2]))
+        while todo:
+            c = todo.pop()
+            if c == n:
+                return True
+            if c in seen:
+                continue
+            seen.add(c)
+            if len(seen) > limit:
+                return True
+            kind, typ, v, blob = self.tree.rows[c]
+            todo.extend(self.tree.kids(kind, v))
+        return False
+
+    def set_attr(self, name, a, value):
+        if a.isidentifier() and not keyword.iskeyword(a):
+            self.emit("%s.__dict__[%r] = %s" % (name, a, value) if a.startswith("__")
+                      else "%s.%s = %s" % (name, a, value))
+        else:
+            self.emit("%s.__dict__[%r] = %s" % (name, a, value))
+
+    def short_class(self, v):
+        c = v.get("class") if isinstance(v, dict) else None
+        q = c.get("qualname") if isinstance(c, dict) else None
+        q = q.rsplit(".", 1)[-1] if isinstance(q, str) else "obj"
+        return q if q.isidentifier() else "obj"
+
+    def ref(self, n, d, what):
+        if not isinstance(d, dict):
+            raise self.tree.fail(n, "a %s reference needs module and qualname" % what)
+        mod, qual = d.get("module"), d.get("qualname")
+        if not isinstance(mod, str) or not isinstance(qual, str):
+            raise self.tree.fail(n, "a %s reference needs module and qualname" % what)
+        if "<" in qual:
+            self.missing.append((qual, "%s %s.%s is local to a function" % (what, mod, qual)))
+            self.emit("# NOT REBUILT: %s %s is local to a function: None below" % (
+                what, comment(qual)))
+            return "None"
+        return self.gen.global_ref(dotted(mod, "a module name"), dotted(qual, "a qualname"))
+
+    def function(self, n, v, hint):
+        if "name" not in v:
+            return self.ref(n, v, "function")
+        # A lambda or a nested function: its definition from the sources,
+        # made by a factory that takes its closure variables.
+        where = (v.get("filename"), v.get("qualname"), v.get("firstlineno"))
+        if not (isinstance(where[0], str) and isinstance(where[1], str) and
+                type(where[2]) is int):
+            raise self.tree.fail(n, "function without a file, qualname and first line")
+        made = self.gen.nested(where)
+        if made is None:
+            self.missing.append((where[1], "function %s: its source is not in the trace"
+                                 % where[1]))
+            self.emit("# NOT REBUILT: function %s, its source is not in the trace: None below"
+                      % comment(where[1]))
+            return "None"
+        factory, freevars = made
+        closure = v.get("closure") or []
+        if len(closure) != len(freevars):
+            raise self.tree.fail(n, "closure does not match the code's free variables")
+        args = []
+        for var, c in zip(freevars, closure):
+            row = self.tree.rows[c]
+            if row[0] != "cell":
+                raise self.tree.fail(n, "closure holds something other than cells")
+            args.append("%s=%s" % (var, "None" if row[2] is None else self.expr(row[2], var)))
+        fn = "%s(%s)" % (factory, ", ".join(args))
+        d = v.get("defaults")
+        if d is not None and self.tree.rows[d][0] != "none":
+            name = self.var(hint)
+            self.names[n] = name
+            self.emit("%s = %s" % (name, fn))
+            self.emit("%s.__defaults__ = %s" % (name, self.expr(d)))
+            return name
+        return fn
+
+    def data(self, n, blob, nbytes):
+        if blob is None:
+            raise self.tree.fail(n, "its data is missing")
+        try:
+            data = _blob(blob, max(nbytes, 1))
+        except OSError as exc:
+            raise self.tree.fail(n, "its data: %s" % exc)
+        if len(data) != nbytes:
+            raise self.tree.fail(n, "its data holds %d bytes, not %d" % (len(data), nbytes))
+        return data
+
+    def tensor(self, n, v, blob, hint):
+        shape, stride, offset, dt, numel, extent = self.tree.tensor_meta(n, v)
+        name = self.var(hint if hint != "v" else "t")
+        self.names[n] = name
+        dev = v.get("device")
+        if not isinstance(dev, str) or len(dev) > 64:
+            raise self.tree.fail(n, "bad device")
+        devarg = "" if dev == "cpu" else ", device=%r" % dev
+        kind = _DTYPES[dt][2]
+        rg = v.get("requires_grad") is True
+        if rg and kind not in ("f", "c"):
+            raise self.tree.fail(n, "requires_grad on an integer tensor")
+        sh = "(%s)" % ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")" \
+            if False else repr(tuple(shape))
+        values = None
+        if "data" in v and numel <= _MAX_DATA_LIST:
+            raw = self.data(n, blob, numel * _DTYPES[dt][1]) if numel else b""
+            values = _nested(_elements(raw, dt), shape) if numel else (
+                "[]" if shape == [0] else None)
+        if values is None:
+            if kind == "f" or kind == "c":
+                values = "torch.randn(%s, dtype=%s%s)" % (sh, dt, devarg)
+            elif kind == "b":
+                values = "torch.rand(%s%s) > 0.5" % (sh, devarg)
+            else:
+                values = "torch.randint(0, 8, %s, dtype=%s%s)" % (sh, dt, devarg)
+            what = "recorded data" if "data" in v else None
+            src = values
+            note = "  # seeded random data (%s)" % ("no data recorded" if what is None else
+                                                    "too large to write out")
+        else:
+            src = "torch.tensor(%s, dtype=%s%s)" % (values, dt, devarg)
+            note = ""
+        base = v.get("view_of")
+        if base is not None:
+            b = self.expr(base, "base")
+            self.emit("%s = %s.as_strided(%r, %r, %d)  # a view, as recorded" % (
+                name, b, tuple(shape), tuple(stride), offset))
+        elif offset == 0 and (stride == _contiguous(shape) or numel <= 1):
+            self.emit("%s = %s%s" % (name, src, note))
+        elif offset == 0:
+            self.emit("%s = torch.empty_strided(%r, %r, dtype=%s%s)  # strides as recorded" % (
+                name, tuple(shape), tuple(stride), dt, devarg))
+            self.emit("%s.copy_(%s)%s" % (name, src, note))
+        else:
+            self.emit("%s = torch.empty(0, dtype=%s%s).set_(torch.empty(%d, dtype=%s%s)"
+                      ".untyped_storage(), %d, %r, %r)  # storage offset as recorded" % (
+                          name, dt, devarg, extent, dt, devarg, offset, tuple(shape),
+                          tuple(stride)))
+            self.emit("%s.copy_(%s)%s" % (name, src, note))
+        if base is None and rg and v.get("param") is not True:
+            if v.get("leaf") is False:
+                self.emit("%s = %s.requires_grad_().clone()  # not a leaf" % (name, name))
+            else:
+                self.emit("%s.requires_grad_()" % name)
+        if v.get("param") is True:
+            self.emit("%s = torch.nn.Parameter(%s, requires_grad=%r)" % (name, name, rg))
+        marks = v.get("marks") or {}
+        if not isinstance(marks, dict):
+            raise self.tree.fail(n, "marks are not an object")
+        ranges = {}
+        for r in marks.get("_dynamo_dynamic_range") or []:
+            if isinstance(r, list) and len(r) == 3 and type(r[0]) is int and all(
+                    x is None or type(x) is int for x in r[1:]):
+                ranges[r[0]] = r[1:]
+        calls = {"_dynamo_dynamic_indices": "torch._dynamo.mark_dynamic",
+                 "_dynamo_weak_dynamic_indices": "torch._dynamo.maybe_mark_dynamic",
+                 "_dynamo_static_indices": "torch._dynamo.mark_static",
+                 "_dynamo_unbacked_indices": "torch._dynamo.decorators.mark_unbacked"}
+        for mark, fn in calls.items():
+            for dim in _ints(marks.get(mark, []), mark, 0, 64):
+                extra = ""
+                if mark == "_dynamo_dynamic_indices" and dim in ranges:
+                    lo, hi = ranges[dim]
+                    extra = "".join(", %s=%d" % (k, x) for k, x in (("min", lo), ("max", hi))
+                                    if x is not None)
+                self.emit("%s(%s, %d%s)" % (fn, name, dim, extra))
+        for mark in marks:
+            if mark not in calls and mark != "_dynamo_dynamic_range":
+                self.emit("# (a mark %s is not rebuilt)" % comment(mark))
+        g = v.get("grad")
+        if g is not None:
+            self.emit("%s.grad = %s" % (name, self.expr(g, name + "_grad")))
+        return name

@@ -1,0 +1,381 @@
+#define _GNU_SOURCE
+/* test_repro.c -- end-to-end tests of `dynrec repro`.
+ *
+ * Real torch, the real binary: an example (or a scenario script of
+ * tests/scripts/) is recorded in its own directory and its sources are moved
+ * away; `dynrec repro` writes the script of one frame into a directory of
+ * its own, the venv's plain python runs it there (it must need nothing but
+ * torch), and `dynrec run` records that run.  The frame's compiles in both
+ * traces -- the frame's and its resume functions', in order -- must agree
+ * on outcome, recompile, graph breaks, the number of guards and the guards
+ * that failed (compared without compile ids and source locations, which a
+ * standalone script cannot keep).  Then the refusals, malformed captures, a
+ * frame that cannot be rebuilt whole, and a hostile trace that tries to put
+ * code into the script. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "e2e_util.h"
+
+TestSuite(repro, .init = e2e_setup, .fini = e2e_teardown, .timeout = 300);
+
+static E2eProc *sh(const char *cmd, int timeout_ms) {
+    return e2e_run_in((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL, timeout_ms);
+}
+
+static E2eProc *dynrec(const char *const *args) {
+    const char *argv[20] = {e2e_bin};
+    for (int i = 0; args[i] && i < 18; i++) argv[i + 1] = args[i];
+    return e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+}
+
+/* Records w/script (cwd w) into w/t.db, then moves every .py of w away. */
+static void record_and_hide(const char *script) {
+    E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q -o t.db '%s' >/dev/null && mkdir gone && "
+                            "mv *.py gone/", e2e_path("w"), e2e_bin, script),
+                    E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, e2e_fmt("recording %s: %s", script, p->err.data));
+}
+
+static void example(const char *name) {
+    mkdir(e2e_path("w"), 0755);
+    size_t len = 0;
+    char *src = e2e_slurp(e2e_example_path(name), &len);
+    cr_assert_not_null(src, "examples/%s is missing", name);
+    e2e_write_file(e2e_path(e2e_fmt("w/%s", name)), src, len);
+    record_and_hide(name);
+}
+
+/* tests/scripts/<script> (and the file beside it named also, or NULL)
+ * recorded in w/. */
+static void scenario_with(const char *script, const char *also) {
+    mkdir(e2e_path("w"), 0755);
+    const char *files[2] = {script, also};
+    for (int i = 0; i < 2 && files[i]; i++) {
+        e2e_copy_script(files[i]); /* to <test dir>/<files[i]> */
+        const char *slash = strrchr(files[i], '/');
+        cr_assert_eq(rename(e2e_path(files[i]),
+                            e2e_path(e2e_fmt("w/%s", slash ? slash + 1 : files[i]))), 0);
+    }
+    const char *slash = strrchr(script, '/');
+    record_and_hide(slash ? slash + 1 : script);
+}
+
+static void scenario(const char *script) { scenario_with(script, NULL); }
+
+/* Per compile of the frame named short (and of its resume functions), in
+ * order: outcome|recompile|graph breaks|guards|the failing guards, each reason's
+ * first line without its compile id and its "  # source location" part. */
+static char *compiles_of(DrTrace *t, const char *short_name, int *n) {
+    char *s = e2e_sql_lines(
+        t, n,
+        "SELECT c.outcome || '|' || c.recompile || '|' ||"
+        " (SELECT count(*) FROM v_graph_breaks b WHERE b.compile_id = c.compile_id) || '|' ||"
+        " (SELECT count(*) FROM v_guards g WHERE g.compile_id = c.compile_id) || '|' ||"
+        " coalesce((SELECT group_concat(r, ' ; ') FROM (SELECT trim(substr(x, instr(x, ': ') + 2))"
+        "   AS r FROM (SELECT substr(l, 1, instr(l || '  #', '  #') - 1) AS x FROM"
+        "   (SELECT substr(g.reason, 1, instr(g.reason || char(10), char(10)) - 1) AS l"
+        "    FROM v_guard_failures g WHERE g.compile_id = c.compile_id)) ORDER BY r)), '')"
+        " FROM v_compiles c WHERE c.qualname = '%s' OR c.qualname LIKE '%%.%s'"
+        " OR c.qualname LIKE '%%torch_dynamo_resume_in_%s_at_%%' ORDER BY c.seq",
+        short_name, short_name, short_name);
+    return s ? s : "";
+}
+
+/* Writes the repro (extra options opt1, opt2 may be NULL) of w/t.db into
+ * w/out-NAME/repro.py, runs it with the venv's python there, records that
+ * run into w/out-NAME/r.db and compares the frame's compiles.  Returns the script. */
+static char *reproduces(const char *short_name, const char *opt1, const char *opt2) {
+    char *out = e2e_fmt("w/out-%s", short_name);
+    mkdir(e2e_path(out), 0755);
+    const char *args[8] = {"repro", e2e_path("w/t.db"), "-o", e2e_path(e2e_fmt("%s/repro.py", out))};
+    int k = 4;
+    if (opt1) args[k++] = opt1;
+    if (opt2) args[k++] = opt2;
+    args[k] = NULL;
+    E2eProc *g = dynrec(args);
+    e2e_assert_exit(g, 0, e2e_fmt("repro of %s: %s", short_name, g->err.data));
+    char *script = e2e_slurp(e2e_path(e2e_fmt("%s/repro.py", out)), NULL);
+    cr_assert_not_null(script);
+    /* Standalone: torch only; no pickles, nothing of dynrec's. */
+    cr_assert_null(strstr(script, "import _dynrec"), "%s", script);
+    cr_assert_null(strstr(script, "import dynrec"), "%s", script);
+    cr_assert_null(strstr(script, "import pickle"), "%s", script);
+    E2eProc *py = sh(e2e_fmt("cd '%s' && ls && '%s' repro.py", e2e_path(out), e2e_python),
+                     E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(py, 0, e2e_fmt("python repro.py (%s): %s", short_name, py->err.data));
+    cr_assert(strncmp(py->out.data, "repro.py\n", 9) == 0, "the directory holds more: %s",
+              py->out.data);
+    E2eProc *rec = sh(e2e_fmt("cd '%s' && '%s' run -q -o r.db repro.py", e2e_path(out), e2e_bin),
+                      E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(rec, 0, e2e_fmt("recording repro.py (%s): %s", short_name, rec->err.data));
+    DrTrace *a = e2e_open(e2e_path("w/t.db")), *b = e2e_open(e2e_path(e2e_fmt("%s/r.db", out)));
+    int na = 0, nb = 0;
+    char *ca = compiles_of(a, short_name, &na), *cb = compiles_of(b, short_name, &nb);
+    cr_assert_gt(na, 0, "%s: the recording has no compile of the frame", short_name);
+    cr_assert_str_eq(cb, ca, "%s: compiles (outcome|recompile|breaks|guards|failed guards) differ:\n"
+                     "recorded:\n%s\nrepro:\n%s", short_name, ca, cb);
+    /* What the script prints says the same. */
+    long long frame = e2e_sql_int(a, e2e_fmt("SELECT count(*) FROM v_compiles WHERE outcome ="
+                                             " 'compiled' AND (qualname = '%s' OR qualname"
+                                             " LIKE '%%.%s')", short_name, short_name));
+    char *line = e2e_fmt("compiles of the frame: %lld (recorded: %lld)", frame, frame);
+    cr_assert_not_null(strstr(rec->out.data, line), "%s: want '%s' in:\n%s", short_name, line,
+                       rec->out.data);
+    e2e_close(a);
+    e2e_close(b);
+    return script;
+}
+
+Test(repro, shape_recompiles) {
+    example("shape_recompiles.py");
+    char *s = reproduces("scale", NULL, NULL);
+    /* Four calls, the recorded data of each input, the recorded config. */
+    cr_assert_not_null(strstr(s, "# ---- call 4 of 4: recorded compile 0/3"), "%s", s);
+    cr_assert_not_null(strstr(s, "x = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0], dtype=torch.float32)"));
+    cr_assert_not_null(strstr(s, "torch._dynamo.config.automatic_dynamic_shapes = False"));
+    cr_assert_not_null(strstr(s, "torch.compile(scale, backend='eager')"));
+    /* The @torch.compile of the stored source is removed: compiled once. */
+    cr_assert_null(strstr(s, "\n@torch.compile"), "%s", s);
+}
+
+Test(repro, graph_breaks) {
+    example("graph_breaks.py");
+    reproduces("step", NULL, NULL);
+}
+
+Test(repro, dynamic_shapes) {
+    example("dynamic_shapes.py");
+    char *s = reproduces("norm", NULL, NULL);
+    cr_assert_not_null(strstr(s, "dynamic=True"), "%s", s);
+}
+
+Test(repro, closure_cell) {
+    example("closure_cell.py");
+    char *s = reproduces("step", NULL, NULL);
+    /* The nested function is made by a factory taking its closure. */
+    cr_assert_not_null(strstr(s, "make_bump(hits=1)"), "%s", s);
+}
+
+/* A branch of torch.cond reads a global object the frame itself does not:
+ * the globals its callees read are rebuilt too.  The other frame's compile
+ * fails, as recorded, and the script says so. */
+Test(repro, cond_globals_and_errors) {
+    example("cond_side_effect.py");
+    char *s = reproduces("flip", "--frame", "flip");
+    cr_assert_not_null(strstr(s, "state = State.__new__(State)"), "%s", s);
+    s = reproduces("logged", "--frame", "logged");
+    cr_assert_not_null(strstr(s, "RECORDED = {'compiles': ['1/0'],\n 'compiled': 0,\n 'errors': 1"),
+                       "%s", s);
+}
+
+/* A backend that raises: the compile fails in the repro as recorded. */
+Test(repro, backend_raises) {
+    example("backend_raises.py");
+    reproduces("f", NULL, NULL);
+}
+
+/* Inductor compiles twice over do not fit the suite's timeout under ASan. */
+Test(repro, inductor_model) {
+    if (e2e_asan) {
+        printf("repro.inductor_model: skipped under ASan (two inductor compiles)\n");
+        return;
+    }
+    example("inductor_model.py");
+    char *s = reproduces("forward", NULL, NULL);
+    cr_assert_not_null(strstr(s, "backend='inductor'"), "%s", s);
+    cr_assert_not_null(strstr(s, "fc1.register_parameter('weight', weight)"), "%s", s);
+    cr_assert_not_null(strstr(s, "with torch.no_grad():"), "%s", s);
+}
+
+/* An nn.Module switched between train and eval, an int argument, a global
+ * and grad mode: four recompiles, each with its own guard failure. */
+Test(repro, module_modes) {
+    scenario("replay/modes.py");
+    char *s = reproduces("forward", NULL, NULL);
+    cr_assert_not_null(strstr(s, "net.train(False)"), "%s", s);
+    cr_assert_not_null(strstr(s, "SCALE = 3.0  # a global the frame reads"), "%s", s);
+}
+
+/* The model's class in another file of the program: its definitions go
+ * into the script and are registered as that module. */
+Test(repro, model_in_another_module) {
+    scenario_with("replay/uses_models.py", "replay/models.py");
+    char *s = reproduces("forward", NULL, NULL);
+    cr_assert_not_null(strstr(s, "sys.modules['models'] = types.ModuleType('models')"), "%s", s);
+    cr_assert_not_null(strstr(s, "class Mlp(torch.nn.Module):"), "%s", s);
+    /* Definitions only: the module's main-program line is not copied. */
+    cr_assert_null(strstr(s, "models.py imported"), "%s", s);
+}
+
+/* A closure with a graph break (its resume function recompiles too), and
+ * automatic dynamic shapes; --frame and --compile choose. */
+Test(repro, frames_by_name_and_compile) {
+    scenario("replay/closures.py");
+    reproduces("step", "--frame", "step");
+    reproduces("grow", "--compile", "2/1");
+    char *s = reproduces("marked", "--frame", "marked");
+    cr_assert_not_null(strstr(s, "torch._dynamo.mark_dynamic(x, 0)"), "%s", s);
+}
+
+/* Values of many kinds: views, strides, offsets, dataclass, namedtuple,
+ * enum, plain object, shared list, global, mark_dynamic with a range, a
+ * tensor too large for its data to be kept. */
+Test(repro, values_of_many_kinds) {
+    scenario("repro/values.py");
+    char *s = reproduces("f", NULL, NULL);
+    cr_assert_not_null(strstr(s, "mark_dynamic(dyn, 0, min=2, max=64)"), "%s", s);
+    cr_assert_not_null(strstr(s, "big = torch.randn((40, 40), dtype=torch.float64)"), "%s", s);
+    cr_assert_not_null(strstr(s, "x = base.as_strided((4, 3), (1, 4), 0)"), "%s", s);
+    cr_assert_not_null(strstr(s, "Point(2, 3)"), "%s", s);
+    cr_assert_not_null(strstr(s, "object.__setattr__(opts, 'scale', 1.5)"), "%s", s);
+}
+
+static E2eProc *repro_of(const char *trace, const char *opt, const char *val) {
+    return dynrec((const char *[]){"repro", trace, "-o", e2e_path("x.py"), opt, val, NULL});
+}
+
+Test(repro, refusals) {
+    /* Junk, a missing file: exit 65 naming the file; nothing written. */
+    e2e_write_file(e2e_path("junk.db"), "not a trace\n", 12);
+    E2eProc *p = repro_of(e2e_path("junk.db"), NULL, NULL);
+    e2e_assert_exit(p, 65, p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "junk.db"), "%s", p->err.data);
+    p = repro_of(e2e_path("missing.db"), NULL, NULL);
+    e2e_assert_exit(p, 65, p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "missing.db"), "%s", p->err.data);
+    cr_assert_neq(access(e2e_path("x.py"), F_OK), 0, "a script was written");
+    /* A trace from before input capture: 66, saying so. */
+    char *v1 = e2e_fmt("%s/../tests/fuzz/corpus/trace/v1-shape_recompiles.db", e2e_examples);
+    p = repro_of(v1, NULL, NULL);
+    e2e_assert_exit(p, 66, p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "holds no captured frames"), "%s", p->err.data);
+    /* Usage: unknown frame and compile list the captured ones. */
+    example("shape_recompiles.py");
+    p = repro_of(e2e_path("w/t.db"), "--frame", "nope");
+    e2e_assert_exit(p, 2, p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "scale (shape_recompiles.py:18, 4 compiles: "
+                                           "0/0 0/1 0/2 0/3)"), "%s", p->err.data);
+    p = repro_of(e2e_path("w/t.db"), "--compile", "7/7");
+    e2e_assert_exit(p, 2, p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "no compile 7/7"), "%s", p->err.data);
+    p = dynrec((const char *[]){"repro", "--frame", "a", "--compile", "0/0", "t.db", NULL});
+    e2e_assert_exit(p, 2, p->err.data);
+    p = dynrec((const char *[]){"repro", "--bogus", NULL});
+    e2e_assert_exit(p, 2, p->err.data);
+    p = dynrec((const char *[]){"repro", "--help", NULL});
+    e2e_assert_exit(p, 0, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "usage: dynrec repro"));
+    /* --compile 0/1: the frame's calls up to that compile; to stdout. */
+    p = dynrec((const char *[]){"repro", e2e_path("w/t.db"), "--compile", "0/1", NULL});
+    e2e_assert_exit(p, 0, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "# ---- call 2 of 2: recorded compile 0/1"), "%s",
+                       p->out.data);
+}
+
+/* A frame with an argument the capture could not keep (a lock): the script
+ * is still written, with None and a comment in its place, exit 3; without
+ * --frame the replayable frame is chosen. */
+Test(repro, not_replayable) {
+    scenario("replay/opaque_arg.py");
+    E2eProc *p = repro_of(e2e_path("w/t.db"), "--frame", "with_lock");
+    e2e_assert_exit(p, 3, p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "_thread.lock"), "%s", p->err.data);
+    char *s = e2e_slurp(e2e_path("x.py"), NULL);
+    cr_assert_not_null(s);
+    cr_assert_not_null(strstr(s, "# NOT CAPTURED: lock, a value of type _thread.lock"), "%s", s);
+    cr_assert_not_null(strstr(s, "repro_call('call 1', repro_compiled, x, None)"), "%s", s);
+    E2eProc *py = sh(e2e_fmt("cd '%s' && '%s' -c 'import ast, sys; ast.parse(open(\"x.py\").read())'",
+                             e2e_dir, e2e_python),
+                     E2E_TIMEOUT_MS);
+    e2e_assert_exit(py, 0, py->err.data);
+    p = repro_of(e2e_path("w/t.db"), NULL, NULL);
+    e2e_assert_exit(p, 0, p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "of plain"), "%s", p->err.data);
+}
+
+/* Malformed value trees are refused before anything is written: exit 65
+ * naming the capture and node. */
+Test(repro, malformed_values) {
+    example("shape_recompiles.py");
+    static const char *const damage[][2] = {
+        {"UPDATE value_nodes SET value = replace(value, '\"shape\": [2]', '\"shape\": "
+         "[1099511627776]') WHERE capture = 1 AND node = 3",
+         "over 1 GiB"},
+        {"UPDATE value_nodes SET value = '[[2, 99]]' WHERE capture = 1 AND node = 1",
+         "refers to node 99, which is not there"},
+        {"UPDATE value_nodes SET kind_id = (SELECT kind_id FROM value_nodes WHERE capture = 1"
+         " AND node = 0) WHERE capture = 1 AND node = 2", "frame without an object of fields"},
+    };
+    for (size_t i = 0; i < sizeof damage / sizeof *damage; i++) {
+        E2eProc *cp = sh(e2e_fmt("cp '%s' '%s'", e2e_path("w/t.db"), e2e_path("bad.db")),
+                         E2E_TIMEOUT_MS);
+        e2e_assert_exit(cp, 0, cp->err.data);
+        sqlite3 *db = NULL;
+        cr_assert_eq(sqlite3_open(e2e_path("bad.db"), &db), SQLITE_OK);
+        cr_assert_eq(sqlite3_exec(db, damage[i][0], NULL, NULL, NULL), SQLITE_OK, "%s",
+                     sqlite3_errmsg(db));
+        cr_assert_eq(sqlite3_changes(db), 1, "%s", damage[i][0]);
+        cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+        E2eProc *p = repro_of(e2e_path("bad.db"), NULL, NULL);
+        e2e_assert_exit(p, 65, p->err.data);
+        cr_assert_not_null(strstr(p->err.data, damage[i][1]), "want '%s': %s", damage[i][1],
+                           p->err.data);
+        cr_assert_not_null(strstr(p->err.data, "bad.db is malformed: capture 1 node"), "%s",
+                           p->err.data);
+        cr_assert_neq(access(e2e_path("x.py"), F_OK), 0, "a script was written");
+    }
+}
+
+/* A hostile trace: a captured string, a compile id and a stored source's
+ * class name carry code.  Strings land as repr() literals and comments
+ * stay one line, so running the script never runs the payload; a name that
+ * is not a dotted identifier is refused (65). */
+Test(repro, hostile_trace_adds_no_code) {
+    scenario("repro/values.py");
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(e2e_path("w/t.db"), &db), SQLITE_OK);
+    const char *payload = "x\"\"\"'''\nprint(\"INJECTED\")\n#";
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, "UPDATE value_nodes SET value = json_quote(?1)"
+                                        " WHERE value = '\"fast\"'", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_text(st, 1, payload, -1, SQLITE_STATIC);
+    cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(db));
+    cr_assert_gt(sqlite3_changes(db), 0);
+    sqlite3_finalize(st);
+    cr_assert_eq(sqlite3_prepare_v2(db, "UPDATE strings SET text = ?1 WHERE text = '0/1'", -1,
+                                    &st, NULL), SQLITE_OK);
+    sqlite3_bind_text(st, 1, "0/1\nprint(\"INJECTED\")\r\x0c", -1, SQLITE_STATIC);
+    cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+    E2eProc *p = repro_of(e2e_path("w/t.db"), NULL, NULL);
+    e2e_assert_exit(p, 0, p->err.data);
+    char *s = e2e_slurp(e2e_path("x.py"), NULL);
+    cr_assert_null(strstr(s, "\nprint(\"INJECTED\")"), "%s", s);
+    E2eProc *py = sh(e2e_fmt("cd '%s' && '%s' x.py", e2e_dir, e2e_python), E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(py, 0, py->err.data);
+    cr_assert_null(strstr(py->out.data, "\nINJECTED\n"), "%s", py->out.data);
+    cr_assert_neq(strncmp(py->out.data, "INJECTED\n", 9), 0, "%s", py->out.data);
+    cr_assert_null(strstr(py->err.data, "\nINJECTED\n"), "%s", py->err.data);
+    /* The string did reach the function, as data. */
+    cr_assert_not_null(strstr(s, "\\nprint(\"INJECTED\")\\n"), "%s", s);
+
+    /* A class reference whose name is code: refused. */
+    cr_assert_eq(sqlite3_open(e2e_path("w/t.db"), &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "UPDATE value_nodes SET value = replace(value, '\"Opts\"',"
+                                  " '\"Opts; import os\"') WHERE value LIKE '%\"Opts\"%'",
+                              NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_gt(sqlite3_changes(db), 0);
+    cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+    unlink(e2e_path("x.py"));
+    p = repro_of(e2e_path("w/t.db"), NULL, NULL);
+    e2e_assert_exit(p, 65, p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "is not a dotted name"), "%s", p->err.data);
+    cr_assert_neq(access(e2e_path("x.py"), F_OK), 0, "a script was written");
+}
