@@ -62,6 +62,7 @@ check: $(BUILD)/dynrec $(BUILD)/tests $(BUILD)/dynrec_sqlite.so
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' $(BUILD)/asan/dynrec $(BUILD)/asan/tests $(BUILD)/asan/dynrec_sqlite.so
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 	DYNREC_BIN=$(abspath $(BUILD)/asan/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_ASAN=1 \
 	    $(BUILD)/asan/tests --jobs 2
 
