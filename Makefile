@@ -66,13 +66,17 @@ asan:
 	DYNREC_BIN=$(abspath $(BUILD)/asan/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_ASAN=1 \
 	    $(BUILD)/asan/tests --jobs 2
 
-# Python sources compiled into the binary as C string constants.
+# Python sources compiled into the binary as C string constants.  The
+# replay driver and the repro generator both start with definitions.py,
+# their one rule of what "definitions only" lets run.
 vpath %.py recorder replayer
+$(BUILD)/replay_py.h $(BUILD)/repro_py.h: replayer/definitions.py
 $(BUILD)/%_py.h: %.py
 	@mkdir -p $(BUILD)
-	@{ echo '/* generated from $< by the Makefile */'; \
+	@{ echo '/* generated from $^ by the Makefile */'; \
 	  echo 'static const char dr_$*_py[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; \
+	  cat $(filter replayer/definitions.py,$^) $< | \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/'; \
 	  echo '    ;'; } > $@
 
 # The default zstd dictionary (tools/train_dict.sh), as a C array.

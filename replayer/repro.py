@@ -75,36 +75,6 @@ def _sql(s):
 
 # ---- the stored sources ----------------------------------------------------------
 
-_SAFE_CALLS = {"namedtuple", "NamedTuple", "TypeVar", "ParamSpec"}
-
-
-def _simple(node):
-    """An expression that only names or builds constants (as replay.py)."""
-    if isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return all(_simple(e) for e in node.elts)
-    if isinstance(node, ast.Dict):
-        return all(k is None or _simple(k) for k in node.keys) and all(
-            _simple(v) for v in node.values)
-    if isinstance(node, ast.Name):
-        return True
-    if isinstance(node, ast.Attribute):
-        return _simple(node.value)
-    if isinstance(node, ast.UnaryOp):
-        return _simple(node.operand)
-    if isinstance(node, ast.BinOp):
-        return _simple(node.left) and _simple(node.right)
-    if isinstance(node, ast.Subscript):
-        return _simple(node.value) and _simple(node.slice)
-    if isinstance(node, ast.Call):
-        f = node.func
-        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-        return name in _SAFE_CALLS and all(_simple(a) for a in node.args) and all(
-            _simple(k.value) for k in node.keywords)
-    return False
-
-
 def _is_compile_decorator(dec):
     """@torch.compile(...), @torch.compile, @torch._dynamo.optimize(...)."""
     f = dec.func if isinstance(dec, ast.Call) else dec
