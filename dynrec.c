@@ -150,6 +150,8 @@ static const char usage_rerun[] =
     "  --trust          allow --from-trace to run code that came in the trace\n"
     "  --json           print the report as one JSON object (the program's own\n"
     "                   output then goes to stderr)\n"
+    "  --ignore LIST    categories not to compare, comma-separated, as for\n"
+    "                   `dynrec diff` (frames, guards, output, ...)\n"
     "  -h, --help       show this help\n"
     "\n"
     "exit status: 0 identical; 1 different; 2 for a usage error or a bad --set;\n"
@@ -187,6 +189,9 @@ static const char usage_replay[] =
     "                     definitions then come from the trace), and use code stored\n"
     "                     compiled in the trace (lambdas the sources lack)\n"
     "  --json             print the report as one JSON object\n"
+    "  --ignore LIST      categories not to compare, comma-separated, as for\n"
+    "                     `dynrec diff` (guards, graphs, config, ...; exit_status\n"
+    "                     and output are never compared here)\n"
     "  -h, --help         show this help\n"
     "\n"
     "Set DYNREC_REPLAY_MAX_BYTES to allow tensors over 1 GiB.\n"
@@ -699,6 +704,23 @@ static long parse_ignore(const char *list, const char **bad) {
     return (long)mask;
 }
 
+/* `--ignore LIST` of diff, rerun and replay (argv[*i] is "--ignore"):
+ * consumes the list and ORs its categories into *mask.  Returns 0, or the
+ * exit status of the usage error it printed. */
+static int opt_ignore(const char *cmd, int argc, char **argv, int *i, unsigned *mask) {
+    const char *bad = NULL;
+    if (++*i >= argc) return usage_error(cmd, "--ignore needs a list of categories%s", "");
+    long m = parse_ignore(argv[*i], &bad);
+    if (m < 0)
+        return usage_error(cmd,
+                           "unknown category '%s' for --ignore (one of frames, compiles, "
+                           "guards, guard_failures, graph_breaks, graphs, speculation, "
+                           "side_effects, errors, config, exit_status, output)",
+                           bad);
+    *mask |= (unsigned)m;
+    return 0;
+}
+
 /* Opens a trace and reads its decisions; prints the clean error. */
 static DrModel *load_model(const char *cmd, const char *path, DrTrace **t) {
     DrError err = {0};
@@ -783,12 +805,8 @@ static int cmd_diff(int argc, char **argv) {
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
         } else if (strcmp(a, "--ignore") == 0) {
-            const char *bad = NULL;
-            if (++i >= argc) return usage_error("diff", "--ignore needs a list of categories%s", "");
-            long mask = parse_ignore(argv[i], &bad);
-            if (mask < 0)
-                return usage_error("diff", "unknown category '%s' (see dynrec diff --help)", bad);
-            o.ignore |= (unsigned)mask;
+            int rc = opt_ignore("diff", argc, argv, &i, &o.ignore);
+            if (rc) return rc;
         } else if (strcmp(a, "--context") == 0) {
             char *end;
             if (++i >= argc) return usage_error("diff", "--context needs a number%s", "");
@@ -854,6 +872,9 @@ static int cmd_rerun(int argc, char **argv) {
             o.trust = 1;
         } else if (strcmp(a, "--json") == 0) {
             o.json = 1;
+        } else if (strcmp(a, "--ignore") == 0) {
+            int rc = opt_ignore("rerun", argc, argv, &i, &o.ignore);
+            if (rc) return rc;
         } else if (a[0] == '-' && a[1]) {
             return usage_error("rerun", "unknown option %s", a);
         } else if (o.trace) {
@@ -892,6 +913,9 @@ static int cmd_replay(int argc, char **argv) {
             o.trust = 1;
         } else if (strcmp(a, "--json") == 0) {
             o.json = 1;
+        } else if (strcmp(a, "--ignore") == 0) {
+            int rc = opt_ignore("replay", argc, argv, &i, &o.ignore);
+            if (rc) return rc;
         } else if (a[0] == '-' && a[1]) {
             return usage_error("replay", "unknown option %s", a);
         } else if (o.trace) {

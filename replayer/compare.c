@@ -66,6 +66,11 @@ struct DrDiff {
     long per_cat[DR_CAT__N], plus[DR_CAT__N], minus[DR_CAT__N];
     long skipped_cross_thread;
     long compared_a; /* compiles of a that were compared */
+    /* Across torch versions: the keys of the config at start that only a
+     * (drift_a) or only b (drift_b) has, sorted, and both in one map; they
+     * are named in a note and not compared (see COMPARE.md). */
+    DrStrVec drift_a, drift_b;
+    DrMap drift;
     DrArena arena;
     int failed;
 };
@@ -161,6 +166,142 @@ static void line_from(DrDiff *d, Div *v, const DrStrVec *lines, const char *fram
     (void)frame_file;
 }
 
+/* ---- across torch versions ---------------------------------------------------- */
+
+/* The name of a config line "name = value" (config_row in model.c) into
+ * buf. */
+static const char *config_key(const char *line, char *buf, size_t size) {
+    const char *eq = strstr(line, " = ");
+    int n = eq ? (int)(eq - line) : (int)strlen(line);
+    snprintf(buf, size, "%.*s", n, line);
+    return buf;
+}
+
+/* Two traces made on two torch versions: a config key that only one side's
+ * config at start has was renamed, added or removed between the versions
+ * (2.13's _shapes_spec is 2.14's _dynamic_shapes_spec), not decided
+ * differently.  Fills d->drift_a, d->drift_b and d->drift; nothing for the
+ * same version, or when a side has no config at start (then the whole
+ * config differs, as before). */
+static void find_config_drift(DrDiff *d) {
+    const DrModel *A = d->a, *B = d->b;
+    if (!A->torch_version || !B->torch_version ||
+        strcmp(A->torch_version, B->torch_version) == 0 || !A->config_start.n ||
+        !B->config_start.n)
+        return;
+    DrMap keys[2] = {{0}, {0}};
+    const DrStrVec *lines[2] = {&A->config_start, &B->config_start};
+    DrStrVec *only[2] = {&d->drift_a, &d->drift_b};
+    char key[1024];
+    for (int s = 0; s < 2; s++)
+        for (long i = 0; i < lines[s]->n; i++)
+            d->failed |= dr_map_put(&keys[s], config_key(lines[s]->v[i], key, sizeof key), 1) != 0;
+    for (int s = 0; s < 2; s++)
+        for (long i = 0; i < lines[s]->n; i++) {
+            config_key(lines[s]->v[i], key, sizeof key);
+            if (dr_map_get(&keys[!s], key) >= 0 || dr_map_get(&d->drift, key) >= 0) continue;
+            char *k = dr_arena_strdup(&d->arena, key);
+            if (!k || dr_vec_push(only[s], k) != 0 || dr_map_put(&d->drift, k, s) != 0)
+                d->failed = 1;
+        }
+    dr_map_free(&keys[0]);
+    dr_map_free(&keys[1]);
+}
+
+/* The lines of v (config at start) whose key both versions have, into out
+ * (borrowed). */
+static void config_without_drift(DrDiff *d, const DrStrVec *v, DrStrVec *out) {
+    char key[1024];
+    for (long i = 0; i < v->n; i++)
+        if (dr_map_get(&d->drift, config_key(v->v[i], key, sizeof key)) < 0)
+            d->failed |= dr_vec_push(out, v->v[i]) != 0;
+}
+
+static const char *skip_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+/* Past the JSON string that starts at p (a '"'), or NULL. */
+static const char *skip_string(const char *p) {
+    for (p++; *p; p++) {
+        if (*p == '\\') {
+            if (!*++p) return NULL;
+        } else if (*p == '"') {
+            return p + 1;
+        }
+    }
+    return NULL;
+}
+
+/* The end of the JSON value at p (a string, or anything up to the ',' or
+ * '}' that ends it outside brackets), or NULL. */
+static const char *skip_value(const char *p) {
+    if (*p == '"') return skip_string(p);
+    int depth = 0;
+    for (; *p; p++) {
+        if (*p == '"') {
+            if (!(p = skip_string(p))) return NULL;
+            p--;
+        } else if (*p == '[' || *p == '{') {
+            depth++;
+        } else if (*p == ']' || *p == '}') {
+            if (depth-- == 0) return p;
+        } else if (*p == ',' && depth == 0) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* A compile's config change (the JSON object of the settings that changed,
+ * '{"name": "value", ...}', as recorded) without its drift keys: s itself
+ * when it has none or is not such an object (then it is compared whole),
+ * NULL when nothing is left. */
+static const char *config_change_without_drift(DrDiff *d, const char *s) {
+    const char *p = skip_ws(s);
+    if (*p != '{') return s;
+    DrBuf b = {0};
+    long kept = 0, dropped = 0;
+    char key[1024];
+    dr_buf_puts(&b, "{");
+    for (p = skip_ws(p + 1); *p != '}';) {
+        const char *k = p, *ke = *p == '"' ? skip_string(p) : NULL;
+        if (!ke || *(p = skip_ws(ke)) != ':') goto whole;
+        p = skip_ws(p + 1);
+        const char *ve = skip_value(p), *end = ve;
+        if (!ve || ve == p) goto whole;
+        while (end > p && (end[-1] == ' ' || end[-1] == '\n')) end--;
+        snprintf(key, sizeof key, "%.*s", (int)(ke - k - 2), k + 1);
+        if (dr_map_get(&d->drift, key) >= 0) {
+            dropped++;
+        } else {
+            if (kept++) dr_buf_puts(&b, ", ");
+            dr_buf_add(&b, k, (size_t)(end - k));
+        }
+        p = skip_ws(ve);
+        if (*p == ',') p = skip_ws(p + 1);
+        else if (*p != '}') goto whole;
+    }
+    if (*skip_ws(p + 1) || !dropped) goto whole;
+    dr_buf_puts(&b, "}");
+    char *r = !kept ? NULL : b.failed ? NULL : dr_arena_strdup(&d->arena, b.s);
+    if (kept && !r) d->failed = 1;
+    dr_buf_free(&b);
+    return r;
+whole:
+    dr_buf_free(&b);
+    return s;
+}
+
+/* A compile's config changes without the drift keys, into out. */
+static void config_changes_without_drift(DrDiff *d, const DrStrVec *v, DrStrVec *out) {
+    for (long i = 0; i < v->n; i++) {
+        const char *s = config_change_without_drift(d, v->v[i]);
+        if (s) d->failed |= dr_vec_push(out, (char *)s) != 0;
+    }
+}
+
 static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
     const DrModel *A = d->a, *B = d->b;
     const DrCompile *x = &A->compiles[ca], *y = &B->compiles[cb];
@@ -191,12 +332,18 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
             v->side_b = fmt(d, "%s", sb);
         }
     }
+    DrStrVec cx = {0}, cy = {0}; /* config changes without drift keys */
     for (int cat = DR_CAT_GUARDS; cat <= DR_CAT_CONFIG; cat++) {
         if (ign & (1u << cat)) continue;
         const DrStrVec *xa = &x->items[cat], *yb = &y->items[cat];
+        if (cat == DR_CAT_CONFIG && d->drift.n) {
+            config_changes_without_drift(d, xa, &cx);
+            config_changes_without_drift(d, yb, &cy);
+            xa = &cx, yb = &cy;
+        }
         if (vec_equal(xa, yb)) continue;
         Div *v = add_div(d, cat, x->rank);
-        if (!v) return;
+        if (!v) break;
         v->fa = fa, v->fb = fb, v->ca = ca, v->cb = cb;
         multiset_diff(d, v, xa, yb);
         long i = 0;
@@ -230,6 +377,8 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
         }
         line_from(d, v, v->minus.n ? &v->minus : &v->plus, f->file);
     }
+    dr_vec_free(&cx);
+    dr_vec_free(&cy);
     d->skipped_cross_thread += x->cross_thread_failures + y->cross_thread_failures;
 }
 
@@ -424,11 +573,15 @@ DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o
     if (o) d->o = *o;
     if (!d->o.label_a) d->o.label_a = a->path;
     if (!d->o.label_b) d->o.label_b = b->path;
+    DrStrVec start_a = {0}, start_b = {0}; /* the config at start without drift keys */
+    if (!(d->o.ignore & (1u << DR_CAT_CONFIG))) find_config_drift(d);
+    config_without_drift(d, &a->config_start, &start_a);
+    config_without_drift(d, &b->config_start, &start_b);
     compare_frames(d);
-    if (!(d->o.ignore & (1u << DR_CAT_CONFIG)) && !vec_equal(&a->config_start, &b->config_start)) {
+    if (!(d->o.ignore & (1u << DR_CAT_CONFIG)) && !vec_equal(&start_a, &start_b)) {
         Div *v = add_div(d, DR_CAT_CONFIG, RANK_LATE + 1);
         if (v) {
-            multiset_diff(d, v, &a->config_start, &b->config_start);
+            multiset_diff(d, v, &start_a, &start_b);
             v->what = fmt(d, "Dynamo config at start differs: %ld settings", v->minus.n > v->plus.n
                                                                                 ? v->minus.n
                                                                                 : v->plus.n);
@@ -445,6 +598,8 @@ DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o
             }
         }
     }
+    dr_vec_free(&start_a);
+    dr_vec_free(&start_b);
     if (!(d->o.ignore & (1u << DR_CAT_OUTPUT))) compare_output(d);
     if (d->ndivs > 1) qsort(d->divs, (size_t)d->ndivs, sizeof *d->divs, cmp_div);
     if (d->failed) {
@@ -462,6 +617,9 @@ void dr_diff_free(DrDiff *d) {
         dr_vec_free(&d->divs[i].plus);
     }
     free(d->divs);
+    dr_vec_free(&d->drift_a);
+    dr_vec_free(&d->drift_b);
+    dr_map_free(&d->drift);
     dr_arena_free(&d->arena);
     free(d);
 }
@@ -615,27 +773,76 @@ static void print_counts(FILE *out, const DrModel *m) {
             c.errors == 1 ? "" : "s");
 }
 
-static void print_notes(const DrDiff *d, FILE *out) {
+/* Appends ", "-separated keys (at most max, then how many more) to b. */
+static void put_keys(DrBuf *b, const DrStrVec *keys, long max) {
+    for (long i = 0; i < keys->n && i < max; i++) {
+        if (i) dr_buf_puts(b, ", ");
+        dr_buf_puts(b, keys->v[i]);
+    }
+    if (keys->n > max) dr_buf_printf(b, ", ... and %ld more", keys->n - max);
+}
+
+/* The report's notes: what was not compared, and why; one line each, in
+ * the arena *a.  Returns 0, or -1 when out of memory. */
+static int diff_notes(const DrDiff *d, DrArena *a, DrStrVec *out) {
     const DrModel *m[2] = {d->a, d->b};
     const char *lab[2] = {d->o.label_a, d->o.label_b};
+    const DrStrVec *only[2] = {&d->drift_a, &d->drift_b};
+    DrBuf b = {0};
+    int failed = 0;
+#define NOTE()                                                                 \
+    do {                                                                       \
+        char *s_ = b.failed ? NULL : dr_arena_strdup(a, b.s);                  \
+        failed |= !s_ || dr_vec_push(out, s_) != 0;                            \
+        dr_buf_free(&b);                                                       \
+    } while (0)
     for (int i = 0; i < 2; i++)
         if (!m[i]->complete) {
-            fputs("note: ", out);
-            dr_text_safe(out, lab[i]);
-            fputs(" is incomplete (the recording was cut short)\n", out);
+            dr_buf_printf(&b, "%s is incomplete (the recording was cut short)", lab[i]);
+            NOTE();
         }
     const char *ta = d->a->torch_version, *tb = d->b->torch_version;
     if (ta && tb && strcmp(ta, tb) != 0) {
-        fputs("note: torch ", out);
-        dr_text_safe(out, ta);
-        fputs(" in a, torch ", out);
-        dr_text_safe(out, tb);
-        fputs(" in b\n", out);
+        dr_buf_printf(&b, "torch %.100s in a, torch %.100s in b", ta, tb);
+        NOTE();
     }
-    if (d->skipped_cross_thread)
-        fprintf(out, "note: %ld guard failure%s against another thread's cache entry not "
-                     "compared (they depend on thread timing)\n",
-                d->skipped_cross_thread, d->skipped_cross_thread == 1 ? "" : "s");
+    if (d->o.ignore) {
+        dr_buf_puts(&b, "not compared:");
+        for (int cat = 0, k = 0; cat < DR_CAT__N; cat++)
+            if (d->o.ignore & (1u << cat))
+                dr_buf_printf(&b, "%s %s", k++ ? "," : "", cat_names[cat]);
+        NOTE();
+    }
+    for (int i = 0; i < 2; i++)
+        if (only[i]->n) {
+            dr_buf_printf(&b, "%ld Dynamo config key%s only in %c (torch %.100s), renamed, added "
+                              "or removed between the versions, not compared: ",
+                          only[i]->n, only[i]->n == 1 ? "" : "s", "ab"[i],
+                          m[i]->torch_version);
+            put_keys(&b, only[i], 20);
+            NOTE();
+        }
+    if (d->skipped_cross_thread) {
+        dr_buf_printf(&b, "%ld guard failure%s against another thread's cache entry not compared "
+                          "(they depend on thread timing)",
+                      d->skipped_cross_thread, d->skipped_cross_thread == 1 ? "" : "s");
+        NOTE();
+    }
+#undef NOTE
+    return failed ? -1 : 0;
+}
+
+static void print_notes(const DrDiff *d, FILE *out) {
+    DrArena a = {0};
+    DrStrVec v = {0};
+    if (diff_notes(d, &a, &v) != 0) fputs("note: out of memory writing the notes\n", out);
+    for (long i = 0; i < v.n; i++) {
+        fputs("note: ", out);
+        dr_text_safe(out, v.v[i]);
+        fputc('\n', out);
+    }
+    dr_vec_free(&v);
+    dr_arena_free(&a);
 }
 
 static void print_compile_line(FILE *out, const DrModel *m, const DrCompile *c) {
@@ -731,8 +938,13 @@ static void print_text(const DrDiff *d, FILE *out) {
             fprintf(out, "  %-15s ignored\n", cat_names[cat]);
             continue;
         }
+        long drift = cat == DR_CAT_CONFIG ? d->drift_a.n + d->drift_b.n : 0;
         if (!d->per_cat[cat] && !d->minus[cat] && !d->plus[cat]) {
-            fprintf(out, "  %-15s same\n", cat_names[cat]);
+            fprintf(out, "  %-15s same", cat_names[cat]);
+            if (drift)
+                fprintf(out, " (%ld key%s of one torch version only, not compared)", drift,
+                        drift == 1 ? "" : "s");
+            fputc('\n', out);
             continue;
         }
         if (d->per_cat[cat])
@@ -869,6 +1081,17 @@ int dr_diff_print_json_fields(const DrDiff *d, FILE *out) {
             dr_json_string(out, cat_names[cat]);
         }
     fprintf(out, "],\n  \"cross_thread_failures_not_compared\": %ld", d->skipped_cross_thread);
+    fputs(",\n  \"config_keys_not_compared\": {\"only_in_a\": ", out);
+    json_vec(out, &d->drift_a, 100000);
+    fputs(", \"only_in_b\": ", out);
+    json_vec(out, &d->drift_b, 100000);
+    fputs("},\n  \"notes\": ", out);
+    DrArena na = {0};
+    DrStrVec notes = {0};
+    int nfailed = diff_notes(d, &na, &notes);
+    json_vec(out, &notes, notes.n);
+    dr_vec_free(&notes);
+    dr_arena_free(&na);
     fputs(",\n  \"first_divergence\": ", out);
     if (d->ndivs) json_div(d, out, &d->divs[0], 1);
     else fputs("null", out);
@@ -887,7 +1110,7 @@ int dr_diff_print_json_fields(const DrDiff *d, FILE *out) {
         json_div(d, out, &d->divs[i], 0);
     }
     fputs(d->ndivs ? "\n  ]" : "]", out);
-    return ferror(out) ? -1 : 0;
+    return ferror(out) || nfailed ? -1 : 0;
 }
 
 int dr_diff_print(const DrDiff *d, FILE *out, int json) {

@@ -99,9 +99,11 @@ long dr_diff_count(const DrDiff *d, int cat);
 
 /* Writes the report: for people (one line when identical; else the first
  * divergence with both sides, its frame and compile, the source line and,
- * for guards, the added and removed ones, then a summary per category) or,
- * with json, the same as one JSON object.  Returns 0, or -1 on a write
- * error. */
+ * for guards, the added and removed ones, then a summary per category,
+ * then the notes: what was not compared and why, such as the config keys
+ * that only one of two torch versions has) or, with json, the same as one
+ * JSON object (`notes`, `config_keys_not_compared`).  Returns 0, or -1 on a
+ * write error or out of memory. */
 int dr_diff_print(const DrDiff *d, FILE *out, int json);
 
 /* The JSON report's fields without the surrounding braces (`"identical":

@@ -774,7 +774,7 @@ int dr_rerun(const DrRerunOptions *o) {
     }
     if ((rc = load_result("rerun", "re-run", newpath, &nt, &mb)) != 0) goto done;
     rc = 1;
-    DrCompareOptions co = {.label_a = o->trace, .label_b = newpath};
+    DrCompareOptions co = {.label_a = o->trace, .label_b = newpath, .ignore = o->ignore};
     if (!(d = dr_compare(ma, mb, &co, &err))) {
         fprintf(stderr, "dynrec rerun: %s\n", err.msg);
         goto done;
@@ -1071,7 +1071,7 @@ int dr_replay(const DrReplayOptions *o) {
                    " json_extract(data, '$.firstlineno'), text FROM v_ev"
                    " WHERE kind = 'replay_skip' ORDER BY seq", skip_row, &sk, NULL);
     DrCompareOptions co = {.label_a = o->trace, .label_b = newpath, .replay = 1,
-                           .ignore = (1u << DR_CAT_EXIT) | (1u << DR_CAT_OUTPUT)};
+                           .ignore = o->ignore | (1u << DR_CAT_EXIT) | (1u << DR_CAT_OUTPUT)};
     DrStrVec skip_all = {0};
     for (long i = 0; i < sk.keys.n; i++) dr_vec_push(&skip_all, sk.keys.v[i]);
     if (o->frame || o->compile) {

@@ -11,6 +11,7 @@ typedef struct {
     int from_trace;       /* --from-trace: run the sources stored in the trace */
     int trust;            /* --trust: allowed to run code that came in the trace */
     int json;             /* --json report */
+    unsigned ignore;      /* --ignore: DrCompareOptions.ignore bits (compare.h) */
     const char *self;     /* the dynrec binary to run (`dynrec run --rerun-of`) */
 } DrRerunOptions;
 
@@ -38,6 +39,7 @@ typedef struct {
     char **set;
     int trust;            /* --trust: run definitions from sources not on disk as recorded */
     int json;
+    unsigned ignore;      /* --ignore, added to exit status and output (never compared) */
     const char *self;
 } DrReplayOptions;
 

@@ -5,7 +5,9 @@
  * different directories, and the two traces must diff identical; the first
  * is re-run with `dynrec rerun`, which must report identical too.  Then the
  * what-ifs: an edited script, --set, --from-trace with and without --trust,
- * a trace whose stored file name tries to escape, and bad input files. */
+ * a trace whose stored file name tries to escape, and bad input files; config
+ * keys that only one of two torch versions has (a note, not a divergence),
+ * and --ignore on replay and rerun. */
 #include <criterion/criterion.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -329,4 +331,159 @@ Test(compare, rerun_refuses_another_python_and_survives_a_gone_cwd) {
     cr_assert_eq(v->status, 0, "%s%s", v->out.data, v->err.data);
     cr_assert_not_null(strstr(v->out.data, "recorded on torch 2.12.0, re-run on 2.13.0"), "%s",
                        v->out.data);
+}
+
+/* A copy of trace from with sql applied to it. */
+static void edited_copy(const char *from, const char *to, const char *sql) {
+    size_t len = 0;
+    char *data = e2e_slurp(e2e_path(from), &len);
+    cr_assert_not_null(data, "%s is missing", from);
+    e2e_write_file(e2e_path(to), data, len);
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    cr_assert_eq(sqlite3_open(e2e_path(to), &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK, "%s: %s", to, msg);
+    cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+}
+
+/* The string id of the data of the config at start (the 'initial' config
+ * event), for UPDATE strings ... WHERE id = INITIAL_CONFIG. */
+#define INITIAL_CONFIG                                                                        \
+    "(SELECT e.data_id FROM events e JOIN strings k ON k.id = e.kind_id"                      \
+    " JOIN strings t ON t.id = e.text_id WHERE k.text = 'config' AND t.text = 'initial'"      \
+    " AND e.compile_id IS NULL)"
+/* torch 2.14 renamed 2.13's _shapes_spec and added a key. */
+#define RENAME_AND_ADD                                                                        \
+    "UPDATE strings SET text = json_insert(json_remove(text, '$._shapes_spec'),"              \
+    " '$._dynamic_shapes_spec', json_extract(text, '$._shapes_spec'),"                        \
+    " '$.dynrec_test_new_key', 'True') WHERE id = " INITIAL_CONFIG ";"
+#define TORCH_2_14 "UPDATE meta SET value = '2.14.1' WHERE key = 'torch_version';"
+
+/* Adds a config-change event with data json to compile 0/0 (as Dynamo's
+ * config_changes records one when the script changes a setting). */
+static char *config_change(const char *json) {
+    return e2e_fmt("INSERT INTO strings(text) VALUES('%s');"
+                   " INSERT INTO events(seq, t_ns, thread, kind_id, compile_id, num, text_id,"
+                   " data_id) SELECT (SELECT max(seq) + 1 FROM events), e.t_ns, e.thread,"
+                   " e.kind_id, (SELECT id FROM strings WHERE text = '0/0'), 2, e.text_id,"
+                   " (SELECT max(id) FROM strings WHERE text = '%s') FROM events e"
+                   " WHERE e.data_id = " INITIAL_CONFIG ";",
+                   json, json);
+}
+
+/* Config keys that only one of two torch versions has are a note, not a
+ * divergence; a changed value of a key both have still diverges, and on
+ * the same torch version a key on one side only still diverges. */
+Test(compare, config_keys_of_one_torch_version_are_a_note) {
+    copy_example_to("shape_recompiles.py", "a");
+    record_in("a", "shape_recompiles.py", "s.db");
+    DrTrace *t = e2e_open(e2e_path("s.db"));
+    cr_assert_not_null(e2e_sql(t, "SELECT json_type(text, '$._shapes_spec') FROM strings"
+                                  " WHERE id = " INITIAL_CONFIG),
+                       "the recorded config has no _shapes_spec: pick another key");
+    cr_assert_null(
+        e2e_sql(t, "SELECT 1 FROM v_ev WHERE kind = 'config' AND compile_id IS NOT NULL"));
+    char *torch = e2e_meta(t, "torch_version");
+    cr_assert(torch && strcmp(torch, "2.14.1") != 0);
+    e2e_close(t);
+
+    edited_copy("s.db", "b.db", TORCH_2_14 RENAME_AND_ADD);
+    E2eProc *p = dynrec((const char *[]){"diff", "s.db", "b.db", NULL});
+    cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
+    cr_assert(strncmp(p->out.data, "identical: ", 11) == 0, "%s", p->out.data);
+    cr_assert_not_null(strstr(p->out.data, e2e_fmt("note: 1 Dynamo config key only in a (torch %s)",
+                                                   torch)), "%s", p->out.data);
+    cr_assert_not_null(strstr(p->out.data, "not compared: _shapes_spec\n"), "%s", p->out.data);
+    cr_assert_not_null(strstr(p->out.data, "note: 2 Dynamo config keys only in b (torch 2.14.1)"),
+                       "%s", p->out.data);
+    cr_assert_not_null(strstr(p->out.data, "not compared: _dynamic_shapes_spec, "
+                                           "dynrec_test_new_key\n"), "%s", p->out.data);
+    E2eProc *j = dynrec((const char *[]){"diff", "--json", "s.db", "b.db", NULL});
+    cr_assert_eq(j->status, 0, "%s", j->out.data);
+    cr_assert_not_null(strstr(j->out.data, "\"identical\": true"), "%s", j->out.data);
+    cr_assert_not_null(strstr(j->out.data, "\"config_keys_not_compared\": {\"only_in_a\": "
+                                           "[\"_shapes_spec\"], \"only_in_b\": "
+                                           "[\"_dynamic_shapes_spec\", \"dynrec_test_new_key\"]}"),
+                       "%s", j->out.data);
+    cr_assert_not_null(strstr(j->out.data, "\"notes\": [\"torch "), "%s", j->out.data);
+    cr_assert_not_null(strstr(j->out.data, "only in b (torch 2.14.1)"), "%s", j->out.data);
+
+    /* The same edit on the same torch: the config differs. */
+    edited_copy("s.db", "c.db", RENAME_AND_ADD);
+    p = dynrec((const char *[]){"diff", "s.db", "c.db", NULL});
+    cr_assert_eq(p->status, 1 << 8, "%s%s", p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "different: first divergence in config"), "%s",
+                       p->out.data);
+    cr_assert_not_null(strstr(p->out.data, "+ dynrec_test_new_key = True"), "%s", p->out.data);
+    cr_assert_null(strstr(p->out.data, "not compared"), "%s", p->out.data);
+
+    /* Across versions, a key both have with another value differs. */
+    edited_copy("s.db", "v.db", TORCH_2_14 RENAME_AND_ADD
+                "UPDATE strings SET text = json_set(text, '$.recompile_limit', '1234')"
+                " WHERE id = " INITIAL_CONFIG ";");
+    p = dynrec((const char *[]){"diff", "s.db", "v.db", NULL});
+    cr_assert_eq(p->status, 1 << 8, "%s%s", p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "different: first divergence in config"), "%s",
+                       p->out.data);
+    cr_assert_not_null(strstr(p->out.data, "+ recompile_limit = 1234"), "%s", p->out.data);
+    cr_assert_null(strstr(p->out.data, "_shapes_spec ="), "%s", p->out.data);
+
+    /* A compile's config changes: the key of one version is left out, a
+     * shared key is compared. */
+    edited_copy("s.db", "s2.db",
+                config_change("{\"_shapes_spec\": \"None\", \"recompile_limit\": \"16\"}"));
+    edited_copy("b.db", "b2.db",
+                config_change("{\"recompile_limit\": \"16\", \"_dynamic_shapes_spec\": \"None\"}"));
+    edited_copy("b.db", "b3.db",
+                config_change("{\"_dynamic_shapes_spec\": \"None\", \"recompile_limit\": \"17\"}"));
+    p = dynrec((const char *[]){"diff", "s2.db", "b2.db", NULL});
+    cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
+    p = dynrec((const char *[]){"diff", "s2.db", "b3.db", NULL});
+    cr_assert_eq(p->status, 1 << 8, "%s%s", p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "config changes of compile #0"), "%s", p->out.data);
+    cr_assert_not_null(strstr(p->out.data, "b: {\"recompile_limit\": \"17\"}"), "%s", p->out.data);
+    edited_copy("s.db", "s3.db", config_change("{\"_dynamic_shapes_spec\": \"None\"}"));
+    p = dynrec((const char *[]){"diff", "s2.db", "s3.db", NULL});
+    cr_assert_eq(p->status, 1 << 8, "same torch: %s%s", p->out.data, p->err.data);
+}
+
+/* replay and rerun take diff's --ignore; --json lists what was ignored. */
+Test(compare, replay_and_rerun_take_ignore) {
+    copy_example_to("shape_recompiles.py", "a");
+    record_in("a", "shape_recompiles.py", "s.db");
+    E2eProc *p = dynrec((const char *[]){"replay", "--json", "--ignore", "guards", "-o", "rp.db",
+                                         "s.db", NULL});
+    cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
+    cr_assert_not_null(
+        strstr(p->out.data, "\"ignored\": [\"guards\", \"exit_status\", \"output\"]"), "%s",
+        p->out.data);
+    cr_assert_not_null(strstr(p->out.data, "\"guards\": {\"compared\": false"), "%s", p->out.data);
+    cr_assert_not_null(
+        strstr(p->out.data, "\"notes\": [\"not compared: guards, exit_status, output\"]"), "%s",
+        p->out.data);
+    p = dynrec((const char *[]){"rerun", "--json", "--ignore", "output,exit", "-o", "r.db", "s.db",
+                                NULL});
+    cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "\"ignored\": [\"exit_status\", \"output\"]"), "%s",
+                       p->out.data);
+    cr_assert_not_null(strstr(p->out.data, "\"output\": {\"compared\": false"), "%s", p->out.data);
+    p = dynrec((const char *[]){"rerun", "--ignore", "output", "-o", "r2.db", "s.db", NULL});
+    cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "note: not compared: output\n"), "%s", p->out.data);
+
+    const char *const bad[][6] = {{"replay", "--ignore", "guards,nope", "s.db"},
+                                  {"rerun", "--ignore", "nope", "s.db"},
+                                  {"diff", "--ignore", "nope", "s.db", "s.db"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        E2eProc *q = dynrec(bad[i]);
+        cr_assert_eq(q->status, 2 << 8, "%s: exit %d", bad[i][0], q->status);
+        cr_assert_not_null(strstr(q->err.data, "unknown category 'nope'"), "%s", q->err.data);
+        cr_assert_str_eq(q->out.data, "");
+    }
+    for (int i = 0; i < 2; i++) {
+        E2eProc *q = dynrec((const char *[]){i ? "replay" : "rerun", "--ignore", NULL});
+        cr_assert_eq(q->status, 2 << 8, "%s --ignore: exit %d", i ? "replay" : "rerun", q->status);
+        E2eProc *h = dynrec((const char *[]){i ? "replay" : "rerun", "--help", NULL});
+        cr_assert_not_null(strstr(h->out.data, "--ignore LIST"), "%s", h->out.data);
+    }
 }
