@@ -337,19 +337,28 @@ def _backend(compiler_fn):
                 d["options"] = opts
                 return d
             inner = getattr(fn, "compiler_fn", None)
-            r = _Capture(0).ref(inner) if inner is not None else None
-            if r is not None and not _is_registered(fn.compiler_name):
-                d["function"] = r
+            if inner is not None and not _is_registered(fn.compiler_name):
+                _backend_ref(d, inner)
             return d
         inner = getattr(fn, "_torchdynamo_orig_backend", None) or getattr(fn, "compiler_fn", None)
         if inner is None or inner is fn:
             break
         fn, seen = inner, seen + 1
     d = {"name": getattr(fn, "__name__", type(fn).__name__), "dynamic": None}
+    _backend_ref(d, fn)
+    return d
+
+
+def _backend_ref(d, fn):
+    """A backend function by reference; a backend object (CompileCounter,
+    the backend of PyTorch's tests) by its class, for replay to make one."""
     r = _Capture(0).ref(fn)
     if r is not None:
         d["function"] = r
-    return d
+    elif not isinstance(fn, (types.FunctionType, types.MethodType, type)):
+        cls = _Capture(0).ref(type(fn))
+        if cls is not None:
+            d["instance_of"] = cls
 
 
 def _is_registered(name):

@@ -22,6 +22,7 @@ Events (kind: what, the view that reads it):
   config        the Dynamo config at start, and its changes at compiles
   capture       the inputs of a frame about to be compiled (capture.py), for replay
   trace         each record of Dynamo's structured trace (torch.__trace)
+  reset         torch._dynamo.reset(): a new epoch of compile ids begins
 """
 
 import json
@@ -44,6 +45,7 @@ import torch._guards
 from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
 
 _event = _dynrec.event  # noqa: F821 -- this file runs in _dynrec's namespace
+_mask = _dynrec.mask  # noqa: F821
 _guard = _dynrec.guard  # noqa: F821
 _now = _dynrec.now_ns  # noqa: F821
 _tls = threading.local()
@@ -57,25 +59,27 @@ _stdlib_dir = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
 
 # ---- canonical keys --------------------------------------------------------
 
-_MASKS = [
-    (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
-    (re.compile(r"\b\d{9,}\b"), "#"),  # object ids inside guards
-    (re.compile(r"(/tmp|/var/tmp|/dev/shm)/[^\s'\"):,]+"), "<tmp>"),
-    (re.compile(r"\bpid[ =:]\d+"), "pid=?"),
-    (re.compile(r"\d+\.\d+ ?(s|ms|us)\b"), "<time>"),
-]
-
-
 def mask(text):
-    """The text with its volatile parts (addresses, ids, temp paths) masked."""
-    if not text:
-        return ""
-    for rx, repl in _MASKS:
-        text = rx.sub(repl, text)
-    return text
+    """The text with its volatile parts masked: schema/mask.c, the one masking
+    that the readers apply too (without a root or cwd here)."""
+    return _mask(text) if text else ""
 
 
 # ---- emitting --------------------------------------------------------------
+
+
+# torch._dynamo.reset() restarts Dynamo's compile ids: each reset begins a
+# new epoch, and a compile id is stored with its epoch (compile_key), so a
+# compile is named by the same text everywhere in the trace.
+_epoch = 0
+
+
+def compile_key(cid):
+    """A compile id as stored: Dynamo's id ("0/1"), prefixed "E:" in the
+    E-th epoch ("2:0/1"); None stays None.  SCHEMA.md, "Compile identity"."""
+    if cid is None or not _epoch:
+        return cid
+    return "%d:%s" % (_epoch, cid)
 
 
 def compile_id_now():
@@ -92,7 +96,7 @@ def attempt_now():
 def emit(kind, *, code=None, code2=None, cid=None, num=0, text=None, data=None,
          payload=None, key=None):
     """key False: no stored key (the reader derives it, see v_canonical)."""
-    _event(kind, code, code2, cid, int(num), text,
+    _event(kind, code, code2, compile_key(cid), int(num), text,
            json.dumps(data, default=repr, sort_keys=True) if data is not None else None,
            payload, None if key is False else key if key is not None else kind)
 
@@ -380,7 +384,7 @@ def _record_guard_failure(reason, failed_cid):
     cid = compile_id_now()
     failed = str(failed_cid) if failed_cid is not None else None
     code = getattr(_tls, "reason_code", None)
-    data = {"failed_compile_id": failed}
+    data = {"failed_compile_id": compile_key(failed)}
     name, where = getattr(_tls, "compiles", {}).get(cid, {}).get("display") or (None, None)
     if name:
         data["display_name"] = name
@@ -646,8 +650,8 @@ def _guards_from_trace(cid, payload):
             if source and source in masked and "\x01" not in masked:
                 masked_t = masked.replace(source, "\x01")
             else:
-                key = "guard %s %s" % (cid, masked)
-        _guard(code, cid, text, text_t, source, loc, key, masked_t)
+                key = "guard %s %s" % (compile_key(cid), masked)
+        _guard(code, compile_key(cid), text, text_t, source, loc, key, masked_t)
     if code is not None:
         store_source(code.co_filename)
 
@@ -715,6 +719,22 @@ def attach_trace_handler():
         log.addHandler(_trace_handler)
 
 
+def _wrap_reset_frame_count(orig):
+    """torch._dynamo.reset() (and torch.compiler.reset()) call this name of
+    their module, however the caller reached reset: one reset event per
+    reset, at its place in the stream; later compile ids are the next
+    epoch's."""
+
+    def reset_frame_count(*args, **kwargs):
+        result = orig(*args, **kwargs)
+        global _epoch
+        _epoch += 1
+        emit("reset", num=_epoch, text="torch._dynamo.reset", key="reset %d" % _epoch)
+        return result
+
+    return reset_frame_count
+
+
 def _wrap_guard_code(orig):
     """CheckFunctionManager.__init__: tells the guard events their frame."""
 
@@ -773,6 +793,7 @@ def install():
     hook("transform_code_object", _cf, "transform_code_object", _wrap_transform_code_object)
     hook("fail_and_restart_analysis", _sc.SpeculationEntry, "fail_and_restart_analysis",
          _wrap_fail_and_restart)
+    hook("reset", torch._dynamo, "reset_frame_count", _wrap_reset_frame_count)
     try:
         attach_trace_handler()
         _hooks["structured_trace"] = "active"

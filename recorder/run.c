@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../schema/json.h"
+#include "../schema/mask.h"
 #include "../schema/trace.h"
 #include "adapter_py.h"
 #include "capture_py.h"
@@ -475,6 +476,29 @@ static PyObject *m_finish(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(mask_doc, "mask(text): text with its volatile parts masked (schema/mask.c).");
+/* Ownership: text is borrowed; returns a new reference.  Raises only
+ * TypeError for a non-str; where masking cannot run (out of memory, a
+ * lone surrogate that has no UTF-8) the text is returned unmasked. */
+static PyObject *m_mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 1 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "mask(text) takes one str");
+        return NULL;
+    }
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(args[0], &n);
+    size_t len;
+    char *masked = s ? dr_mask(NULL, s, (size_t)n, &len) : NULL;
+    PyObject *res = masked ? PyUnicode_DecodeUTF8(masked, (Py_ssize_t)len, NULL) : NULL;
+    free(masked);
+    if (!res) {
+        PyErr_Clear();
+        res = Py_NewRef(args[0]);
+    }
+    return res;
+}
+
 PyDoc_STRVAR(installed_doc, "hook_installed(): whether dynrec's frame hook is installed now.");
 static PyObject *m_hook_installed(PyObject *self, PyObject *noargs) {
     (void)self;
@@ -494,6 +518,7 @@ static PyMethodDef dynrec_methods[] = {
     {"wrap_set_eval_frame", m_wrap, METH_O, wrap_doc},
     {"finish", (PyCFunction)(void (*)(void))m_finish, METH_FASTCALL, finish_doc},
     {"hook_installed", m_hook_installed, METH_NOARGS, installed_doc},
+    {"mask", (PyCFunction)(void (*)(void))m_mask, METH_FASTCALL, mask_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef dynrec_module = {
@@ -674,7 +699,16 @@ static int write_start_meta(DrTrace *t, const DrRunOptions *o, const char *pytho
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "argv", argv_json ? argv_json : "[]", err);
     if (rc == DR_OK)
         rc = dr_trace_set_meta(t, o->is_module ? "module" : "script", o->target, err);
+    /* A replay of a module run (-m pytest) names its files as the
+     * recording did, relative to the recorded cwd: that cwd is the replay's
+     * root too, wherever the replay runs. */
+    char *rec_cwd = NULL;
+    if (o->replay_of && o->is_module && R.source &&
+        dr_trace_get_meta(R.source, "cwd", &rec_cwd, NULL) == DR_OK && rec_cwd &&
+        rec_cwd[0] == '/')
+        cwd = rec_cwd;
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "cwd", cwd, err);
+    free(rec_cwd);
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "start_time", now, err);
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "python_version", Py_GetVersion(), err);
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "python_executable", python, err);

@@ -2,12 +2,15 @@
  *
  * Two queries over the views (frames; the decision events in order) and
  * two small ones (meta, the config at start) build the model; each text is
- * masked once here (mask_text) so that comparing is string equality.  The
- * rules for what is masked and how frames and compiles are matched are in
- * replayer/COMPARE.md; this file and compare.c are their only
- * implementation. */
+ * masked once here (dr_mask, schema/mask.c) so that comparing is string
+ * equality.  The rules for what is masked and how frames and compiles are
+ * matched are in replayer/COMPARE.md; the masking is schema/mask.c's, the
+ * matching this file's and compare.c's alone. */
 #define _GNU_SOURCE
 #include "model.h"
+
+#include "../schema/ident.h"
+#include "../schema/mask.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -17,129 +20,15 @@
 
 /* ---- masking ------------------------------------------------------------- */
 
-static int is_word(int c) { return isalnum(c) || c == '_'; }
-static int path_end(int c) {
-    return c == 0 || isspace(c) || c == '\'' || c == '"' || c == ')' || c == '(' ||
-           c == ',' || c == ']' || c == '[' || c == '>' || c == '<' || c == '=';
-}
-
-/* Writes the path token s[0..n) with its machine-specific prefix replaced:
- * the run's root or cwd by "<root>", a site-packages directory by "<site>",
- * the standard library by "<stdlib>", a temp directory by "<tmp>". */
-static void mask_path(const DrModel *m, DrBuf *b, const char *s, size_t n) {
-    const char *sp = memmem(s, n, "/site-packages/", 15);
-    if (!sp) sp = memmem(s, n, "/dist-packages/", 15);
-    if (sp) {
-        dr_buf_puts(b, "<site>");
-        dr_buf_add(b, sp + 14, n - (size_t)(sp + 14 - s));
-        return;
-    }
-    const char *lp = memmem(s, n, "/lib/python3.", 13);
-    if (lp) {
-        const char *slash = memchr(lp + 13, '/', n - (size_t)(lp + 13 - s));
-        if (slash) {
-            dr_buf_puts(b, "<stdlib>");
-            dr_buf_add(b, slash, n - (size_t)(slash - s));
-            return;
-        }
-    }
-    /* The root after the library directories: a virtualenv often lives
-     * inside the project. */
-    const char *roots[2] = {m->root, m->cwd};
-    for (int i = 0; i < 2; i++) {
-        size_t rl = roots[i] ? strlen(roots[i]) : 0;
-        if (rl > 1 && n > rl && strncmp(s, roots[i], rl) == 0 && s[rl] == '/') {
-            dr_buf_puts(b, "<root>");
-            dr_buf_add(b, s + rl, n - rl);
-            return;
-        }
-    }
-    static const char *const tmps[] = {"/tmp/", "/var/tmp/", "/dev/shm/"};
-    for (size_t i = 0; i < sizeof tmps / sizeof *tmps; i++) {
-        if (n > strlen(tmps[i]) && strncmp(s, tmps[i], strlen(tmps[i])) == 0) {
-            dr_buf_puts(b, "<tmp>");
-            return;
-        }
-    }
-    dr_buf_add(b, s, n);
-}
-
-/* The end of a token at s[i] made of path characters that contains a '/'
- * and ends in ".py", or i when there is none. */
-static size_t rel_py_path(const char *s, size_t i, size_t n) {
-    size_t j = i;
-    int slash = 0;
-    while (j < n && (is_word((unsigned char)s[j]) || s[j] == '/' || s[j] == '.' || s[j] == '-')) {
-        slash |= s[j] == '/';
-        j++;
-    }
-    return slash && j - i > 3 && strncmp(s + j - 3, ".py", 3) == 0 ? j : i;
-}
-
+/* The rules are schema/mask.c's, the one masking of the recorder and the
+ * readers; a model only supplies its run's root and cwd. */
 char *dr_model_mask(const DrModel *m, DrArena *a, const char *s, size_t limit) {
-    size_t j_rel;
-    DrBuf b = {0};
-    if (!s) s = "";
-    size_t n = strlen(s);
+    DrMaskCtx ctx = {m->root, m->cwd};
+    size_t n = s ? strlen(s) : 0, len;
     if (limit && n > limit) n = limit;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        int boundary = i == 0 || !is_word((unsigned char)s[i - 1]);
-        if (c == '/' && (i == 0 || path_end((unsigned char)s[i - 1]) || s[i - 1] == ':')) {
-            size_t j = i;
-            while (j < n && !path_end((unsigned char)s[j]) && s[j] != ':') j++;
-            mask_path(m, &b, s + i, j - i);
-            i = j;
-        } else if (boundary && (is_word(c) || c == '.') && (j_rel = rel_py_path(s, i, n)) > i) {
-            /* A relative or left-truncated path to a Python file (Dynamo cuts
-             * long user locations from the left): only its name is compared. */
-            const char *slash = s + i;
-            for (size_t k = i; k < j_rel; k++)
-                if (s[k] == '/') slash = s + k;
-            dr_buf_puts(&b, ".../");
-            dr_buf_add(&b, slash + 1, (size_t)(s + j_rel - slash - 1));
-            i = j_rel;
-        } else if (c == '0' && boundary && i + 2 < n && (s[i + 1] == 'x' || s[i + 1] == 'X') &&
-                   isxdigit((unsigned char)s[i + 2])) {
-            size_t j = i + 2;
-            while (j < n && isxdigit((unsigned char)s[j])) j++;
-            dr_buf_puts(&b, "0x?");
-            i = j;
-        } else if (isdigit(c) && boundary) {
-            size_t j = i;
-            while (j < n && isdigit((unsigned char)s[j])) j++;
-            /* A time ("0.25 s", "12.5ms"): never a decision. */
-            if (j < n && s[j] == '.' && j + 1 < n && isdigit((unsigned char)s[j + 1])) {
-                size_t k = j + 1;
-                while (k < n && isdigit((unsigned char)s[k])) k++;
-                size_t u = k < n && s[k] == ' ' ? k + 1 : k;
-                size_t ul = u + 1 < n && (s[u] == 'm' || s[u] == 'u') && s[u + 1] == 's' ? 2
-                            : u < n && s[u] == 's'                              ? 1
-                                                                                : 0;
-                if (ul && (u + ul >= n || !is_word((unsigned char)s[u + ul]))) {
-                    dr_buf_puts(&b, "<time>");
-                    i = u + ul;
-                    continue;
-                }
-            }
-            /* Object ids and addresses printed in decimal. */
-            if (j - i >= 9 && (j >= n || !is_word((unsigned char)s[j])))
-                dr_buf_puts(&b, "#");
-            else
-                dr_buf_add(&b, s + i, j - i);
-            i = j;
-        } else {
-            /* A whole word (its digits included: "s15", "x2"), or one other
-             * character: the next token is checked at its own start. */
-            size_t j = i + 1;
-            if (is_word(c))
-                while (j < n && is_word((unsigned char)s[j])) j++;
-            dr_buf_add(&b, s + i, j - i);
-            i = j;
-        }
-    }
-    char *out = b.failed ? NULL : dr_arena_strndup(a, b.s ? b.s : "", b.len);
-    dr_buf_free(&b);
+    char *masked = dr_mask(&ctx, s, n, &len);
+    char *out = masked ? dr_arena_strndup(a, masked, len) : NULL;
+    free(masked);
     return out;
 }
 
@@ -148,18 +37,14 @@ char *dr_model_relname(const DrModel *m, DrArena *a, const char *path) {
     if (path[0] == '<') return dr_arena_strdup(a, path);
     char *abs = dr_path_normalize(a, m->cwd, path);
     if (!abs) return NULL;
-    const char *roots[2] = {m->root, m->cwd};
-    int library = strstr(abs, "/site-packages/") || strstr(abs, "/dist-packages/") ||
-                  strstr(abs, "/lib/python3.");
-    for (int i = 0; i < 2 && !library; i++) {
-        size_t rl = roots[i] ? strlen(roots[i]) : 0;
-        if (rl > 1 && strncmp(abs, roots[i], rl) == 0 && abs[rl] == '/')
-            return dr_arena_strdup(a, abs + rl + 1);
-    }
-    DrBuf b = {0};
-    mask_path(m, &b, abs, strlen(abs));
-    char *out = b.failed ? NULL : dr_arena_strdup(a, b.s);
-    dr_buf_free(&b);
+    /* Under the root (and not in a library directory, which the masking
+     * checks first): relative to it. */
+    DrMaskCtx ctx = {m->root, m->cwd};
+    char *masked = dr_mask_path(&ctx, abs, strlen(abs), NULL);
+    char *out = !masked                                ? NULL
+                : strncmp(masked, "<root>/", 7) == 0 ? dr_arena_strdup(a, masked + 7)
+                                                       : dr_arena_strdup(a, masked);
+    free(masked);
     return out;
 }
 
@@ -181,7 +66,7 @@ static int oom(DrModel *m, DrError *err) {
 
 static long frame_for(DrModel *m, const char *rel, const char *qual, long line, DrError *err) {
     char key[8192];
-    snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", rel, qual, line);
+    dr_frame_key(key, sizeof key, rel, qual, line);
     long fi = dr_map_get(&m->frame_map, key);
     if (fi >= 0) return fi;
     if (m->nframes == m->frames_cap) {
@@ -240,6 +125,7 @@ static DrCompile *compile_for(DrModel *m, const char *cid, int64_t seq, DrError 
     DrCompile *c = &m->compiles[m->ncompiles];
     memset(c, 0, sizeof *c);
     c->cid = dr_arena_strdup(&m->arena, key);
+    c->epoch = dr_compile_epoch(key, NULL);
     c->frame = -1;
     c->seq = seq;
     c->first_seq = seq;
@@ -363,8 +249,10 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
         /* Dynamo starts the reason with the failed entry's id: that id is
          * compared as the entry's position, not as text. */
         const char *r = v[EV_TEXT] ? v[EV_TEXT] : "";
-        const char *f = v[EV_FAILED];
-        if (f && strncmp(r, f, strlen(f)) == 0 && r[strlen(f)] == ':') r += strlen(f) + 1;
+        const char *f = v[EV_FAILED], *fid = NULL;
+        dr_compile_epoch(f, &fid); /* the reason names Dynamo's id, without the epoch */
+        if (f && *fid && strncmp(r, fid, strlen(fid)) == 0 && r[strlen(fid)] == ':')
+            r += strlen(fid) + 1;
         while (*r == ' ') r++;
         char *reason = mask_cached(m, r);
         char *failed = dr_arena_strdup(&m->arena, f ? f : "?");
@@ -392,8 +280,11 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
             free(raw);
             if (!code) return x->status = oom(m, x->err), 1;
         }
-        snprintf(buf, sizeof buf, "%.200s nodes=%ld code=%016llx",
-                 v[EV_BACKEND] ? v[EV_BACKEND] : "?", parse_long(v[EV_NUM]),
+        /* A backend object's repr holds its address: masked, it is
+         * compared by its class. */
+        const char *backend = v[EV_BACKEND] ? mask_cached(m, v[EV_BACKEND]) : "?";
+        if (!backend) return x->status = oom(m, x->err), 1;
+        snprintf(buf, sizeof buf, "%.200s nodes=%ld code=%016llx", backend, parse_long(v[EV_NUM]),
                  code ? (unsigned long long)dr_hash64(code, strlen(code)) : 0ull);
         if (dr_vec_push(&c->graph_code, code ? code : dr_arena_strdup(&m->arena, "")) != 0)
             return x->status = oom(m, x->err), 1;
@@ -444,11 +335,17 @@ static void canonical_value(DrBuf *b, const char *v) {
     dr_arena_free(&a);
 }
 
+/* Config settings that decide nothing: where debug output would go (the
+ * cwd at start, so a replay or rerun elsewhere differs).  COMPARE.md. */
+static const char *const NOT_DECISIONS[] = {"debug_dir_root"};
+
 static int config_row(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     Ctx *x = ud;
     DrModel *m = x->m;
     if (n < 2 || !v[0]) return 0;
+    for (size_t i = 0; i < sizeof NOT_DECISIONS / sizeof *NOT_DECISIONS; i++)
+        if (strcmp(v[0], NOT_DECISIONS[i]) == 0) return 0;
     DrBuf b = {0};
     dr_buf_printf(&b, "%.200s = ", v[0]);
     canonical_value(&b, v[1] ? v[1] : "None");
@@ -581,8 +478,10 @@ static int number_compiles(DrModel *m, DrError *err) {
                 group = tbuf;
             }
         }
+        /* Ordinals count within the frame's compiles of one epoch: a
+         * compile after torch._dynamo.reset() is a first compile again. */
         char gkey[400];
-        snprintf(gkey, sizeof gkey, "%ld\x1f%.300s", c->frame, group);
+        snprintf(gkey, sizeof gkey, "%ld\x1f%ld\x1f%.300s", c->frame, c->epoch, group);
         long ord = dr_map_get(&ords, gkey) + 1; /* -1 when new: ordinal 0 */
         if (dr_map_put(&ords, gkey, ord) != 0) {
             free(order);
@@ -591,8 +490,9 @@ static int number_compiles(DrModel *m, DrError *err) {
         }
         c->group = dr_arena_strdup(&m->arena, group);
         c->ordinal = ord;
-        char label[400];
-        snprintf(label, sizeof label, "%.300s%s#%ld", group, *group ? " " : "", ord);
+        char label[400], ep[40] = "";
+        if (c->epoch) snprintf(ep, sizeof ep, "epoch %ld ", c->epoch);
+        snprintf(label, sizeof label, "%s%.300s%s#%ld", ep, group, *group ? " " : "", ord);
         c->label = dr_arena_strdup(&m->arena, label);
         if (!c->group || !c->label) {
             free(order);

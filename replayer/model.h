@@ -12,11 +12,12 @@
  * per category; guards and guard failures are sorted (compared as sets),
  * the rest keep their recorded order. */
 typedef struct {
-    char *cid;         /* Dynamo's compile id ("0/1"), as recorded */
+    char *cid;         /* the compile id as stored ("0/1", "2:0/1" after resets) */
+    long epoch;        /* resets before it (schema/ident.h) */
     long frame;        /* index into DrModel.frames */
     char *group;       /* "" or the thread name when several threads compiled the frame */
     long ordinal;      /* position among the frame's compiles of the same group */
-    char *label;       /* group and ordinal: "#1", "Thread-2 (worker)#0" */
+    char *label;       /* epoch, group and ordinal: "#1", "Thread-2 (worker)#0", "epoch 1 #0" */
     int64_t seq, first_seq;
     long rank;         /* position in the trace's order of compiles */
     int has_event;     /* a compile event was recorded (else only its parts) */
@@ -60,12 +61,12 @@ struct DrModel {
     DrStrVec masked;
 };
 
-/* s with volatile parts masked (addresses, object ids, times, temp paths)
- * and machine-specific path prefixes replaced (<root>, <site>, <stdlib>);
- * at most limit bytes of s are read (0: all).  NULL when out of memory. */
+/* s masked by dr_mask (schema/mask.c) with the run's root and cwd, copied
+ * into a; at most limit bytes of s are read (0: all).  NULL when out of
+ * memory. */
 char *dr_model_mask(const DrModel *m, DrArena *a, const char *s, size_t limit);
 /* A file name as compared: relative to the run's root or cwd, or with its
- * prefix replaced as in dr_model_mask.  NULL when out of memory. */
+ * prefix replaced as by dr_mask_path.  NULL when out of memory. */
 char *dr_model_relname(const DrModel *m, DrArena *a, const char *path);
 /* Line `line` of the stored source of file rel (a relname), or NULL. */
 char *dr_model_source_line(DrModel *m, const char *rel, long line);

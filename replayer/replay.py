@@ -29,6 +29,7 @@ import dataclasses
 import enum
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import json
 import linecache
@@ -87,13 +88,19 @@ def _meta():
     return {k: v for k, v in _query("SELECT key, value FROM meta") if k is not None}
 
 
+def _resets():
+    """The places (seq) of the recorded torch._dynamo.reset() calls, in order."""
+    return [_int(seq, "a sequence number")
+            for (seq,) in _query("SELECT seq FROM v_ev WHERE kind = 'reset' ORDER BY seq")]
+
+
 def _captures():
     rows = _query(
         "SELECT e.num, e.compile_id, v.filename, v.qualname, v.firstlineno, e.data, e.blob_id,"
-        " e.text FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id"
+        " e.text, e.seq FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id"
         " WHERE e.kind = 'capture' ORDER BY e.seq")
     caps = []
-    for num, cid, filename, qualname, line, data, blob, text in rows:
+    for num, cid, filename, qualname, line, data, blob, text, seq in rows:
         try:
             d = json.loads(data) if data else {}
         except ValueError:
@@ -103,7 +110,8 @@ def _captures():
         caps.append({"no": _int(num, "a capture number"), "cid": cid or "?",
                      "filename": filename or "", "qualname": qualname or "?",
                      "line": _int(line or 0, "a first line"), "data": d,
-                     "blob": int(blob) if blob else None, "reason": text})
+                     "blob": int(blob) if blob else None, "reason": text,
+                     "seq": _int(seq, "a sequence number")})
     return caps
 
 
@@ -140,6 +148,7 @@ class _Sources:
         self.modules = {}  # module name -> absolute path
         self.main = self.script  # the file of __main__ (`-m`: role "main")
         self.notes = []
+        aliases = {}  # shorter module name -> paths
         for path, role, blob in _query(
                 "SELECT path, role, blob_id FROM v_files WHERE role IN ('script', 'main', 'source')"
                 " ORDER BY rowid"):
@@ -167,6 +176,17 @@ class _Sources:
                 name = name[:-9]
             if all(part.isidentifier() for part in name.split(".")):
                 self.modules[name] = p
+                parts = name.split(".")
+                for k in range(1, len(parts)):
+                    # pytest imports a test file by a shorter name (its
+                    # directory on sys.path): each unambiguous one that
+                    # names nothing else serves the same source.
+                    short = ".".join(parts[k:])
+                    aliases.setdefault(short, set()).add(p)
+        for short, paths in aliases.items():
+            if (len(paths) == 1 and short not in self.modules and short not in sys.modules
+                    and importlib.machinery.PathFinder.find_spec(short.split(".")[0]) is None):
+                self.modules[short] = paths.pop()
 
     def index(self, code):
         stack = [code]
@@ -756,6 +776,25 @@ class _Backends:
         self.ctx = {}
         self.notes = []
 
+    def instance(self, ref, name):
+        """A backend object made as the recording's was: a new instance of
+        its class, for a class of torch's or of the stored definitions, made
+        without arguments (CompileCounter()); else eager, with a note."""
+        mod = ref.get("module")
+        if not isinstance(mod, str) or not (mod == "torch" or mod.startswith("torch.")
+                                            or mod in self.modules):
+            self.notes.append("backend %s is of a class outside torch and the stored sources; "
+                              "eager instead" % name)
+            return "eager"
+        try:
+            cls = _ref(ref, self.modules)
+            if not isinstance(cls, type):
+                raise NotReplayable("%s is not a class" % ref.get("qualname"))
+            return cls()
+        except (NotReplayable, Refused, TypeError) as exc:
+            self.notes.append("backend %s cannot be rebuilt (%s); eager instead" % (name, exc))
+            return "eager"
+
     def get(self, desc, fullgraph):
         if not isinstance(desc, dict):
             desc = {}
@@ -777,6 +816,8 @@ class _Backends:
             if isinstance(opts, dict) and opts:
                 kw["options"] = {k: v for k, v in opts.items()
                                  if isinstance(v, (bool, int, float, str))}
+        elif isinstance(desc.get("instance_of"), dict):
+            backend = self.instance(desc["instance_of"], name)
         elif isinstance(desc.get("function"), dict):
             try:
                 backend = _ref(desc["function"], self.modules)
@@ -1184,13 +1225,13 @@ def main():
         if os.environ.get("DYNREC_REPLAY_FUZZ"):
             return _fuzz(caps, int(os.environ["DYNREC_REPLAY_FUZZ"]), sources, modules)
         _install_stub()
-        return _replay(sel, sources, modules)
+        return _replay(sel, sources, modules, _resets())
     finally:
         if driver_main is not None:
             sys.modules["__main__"] = driver_main
 
 
-def _replay(caps, sources, modules):
+def _replay(caps, sources, modules, resets):
     backends = _Backends(_R.get("backend"), sources, modules)
     threads = _Threads()
     start = torch._dynamo.config.get_config_copy()  # noqa: F821
@@ -1198,7 +1239,13 @@ def _replay(caps, sources, modules):
     skipped_frames = {}
     tty = sys.stderr.isatty()
     replayed = 0
+    resets = list(resets)
     for i, cap in enumerate(caps):
+        # torch._dynamo.reset() where the recording called it: the compiles
+        # after it are first compiles again, with ids of the next epoch.
+        while resets and resets[0] < cap["seq"]:
+            resets.pop(0)
+            torch._dynamo.reset()  # noqa: F821
         fkey = (cap["filename"], cap["qualname"], cap["line"])
         if tty:
             sys.stderr.write("\rdynrec replay: compile %d/%d %s" % (i + 1, len(caps),

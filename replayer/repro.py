@@ -39,14 +39,16 @@ def _captures():
     return caps
 
 
-def _recorded(key):
-    """What Dynamo did to the frame in the recording: per compile its
-    outcome and the reasons of its guard failures; its graph breaks."""
+def _recorded(key, epochs):
+    """What Dynamo did to the frame in the recording, in the given epochs
+    (those of the chosen compiles): per compile its outcome and the reasons
+    of its guard failures; its graph breaks."""
     fn, qn, line = key
     where = "filename = %s AND qualname = %s AND firstlineno = %d" % (
         _sql(fn), _sql(qn), line)
     compiles = [{"compile_id": c, "outcome": o, "recompile": r == "1"} for c, o, r in _query(
-        "SELECT compile_id, outcome, recompile FROM v_compiles WHERE %s ORDER BY seq" % where)]
+        "SELECT compile_id, outcome, recompile FROM v_compiles WHERE %s ORDER BY seq" % where)
+        if _epoch(c) in epochs]
     ids = ", ".join(_sql(c["compile_id"]) for c in compiles) or "NULL"
     fails = {}
     for cid, failed, reason in _query(
@@ -59,7 +61,8 @@ def _recorded(key):
     short = qn.rsplit(".", 1)[-1].replace("_", "\\_").replace("%", "\\%")
     resumes = [c for c, in _query(
         "SELECT compile_id FROM v_compiles WHERE filename = %s AND qualname LIKE %s ESCAPE '\\'"
-        " ORDER BY seq" % (_sql(fn), _sql("%%torch\\_dynamo\\_resume\\_in\\_%s\\_at\\_%%" % short)))]
+        " ORDER BY seq" % (_sql(fn), _sql("%%torch\\_dynamo\\_resume\\_in\\_%s\\_at\\_%%" % short)))
+        if _epoch(c) in epochs]
     ids = ", ".join(_sql(c) for c in [c["compile_id"] for c in compiles] + resumes) or "NULL"
     resume_recompiles = [c for c, in _query(
         "SELECT DISTINCT compile_id FROM v_guard_failures WHERE compile_id IN (%s)" % (
@@ -430,6 +433,13 @@ def _listing(frames):
         " ".join(c["cid"] for c in v)) for k, v in frames.items())
 
 
+def _epoch(cid):
+    """The epoch of a stored compile id ("2:0/1" -> 2; SCHEMA.md, Compile
+    identity): the resets before it."""
+    head, sep, _ = (cid or "").partition(":")
+    return int(head) if sep and head.isdigit() else 0
+
+
 def _select(caps, frame, compile_id):
     frames = _frames(caps)
     if not frames:
@@ -455,7 +465,9 @@ def _select(caps, frame, compile_id):
             before = [p for p in frames[parent[0]] if caps.index(p) < caps.index(c)]
             return parent[0], before or frames[parent[0]]
         sel = frames[key]
-        return key, sel[:sel.index(c) + 1]
+        # The compiles before it in its epoch: a reset before them left no
+        # cache entry for them to meet.
+        return key, [p for p in sel[:sel.index(c) + 1] if _epoch(p["cid"]) == _epoch(c["cid"])]
     if frame:
         keys = [k for k in frames if k[1] == frame or k[1].endswith("." + frame)]
         if not keys:
@@ -501,6 +513,24 @@ def _backend(desc, gen):
     elif isinstance(fn, dict):
         kw.append("backend='eager'")
         note = "the recorded backend %s cannot be named here; eager instead" % name
+    elif isinstance(desc.get("instance_of"), dict):
+        # A backend object (CompileCounter): a new one of a torch class.
+        cls = desc["instance_of"]
+        mod, qual = cls.get("module"), cls.get("qualname")
+        if isinstance(mod, str) and isinstance(qual, str) and (
+                mod == "torch" or mod.startswith("torch.")) and "<" not in qual:
+            try:
+                kw.append("backend=%s()" % gen.global_ref(dotted(mod, "a backend module"),
+                                                          dotted(qual, "a backend class")))
+            except Refused:
+                kw.append("backend='eager'")
+                note = "the recorded backend %s is not a name; eager instead" % name
+        else:
+            kw.append("backend='eager'")
+            note = "the recorded backend %s is not a torch class; eager instead" % name
+    elif name.startswith("<"):
+        kw.append("backend='eager'")
+        note = "the recorded backend %s is an object; eager instead" % name
     else:
         kw.append("backend=%r" % name)
     opts = desc.get("options")
@@ -579,7 +609,7 @@ def generate(opts):
     if not nested:
         gen.need(src, qualname.split(".")[0])
         fn_expr = qualname
-    recorded, breaks, nresume, nresume_re = _recorded(key)
+    recorded, breaks, nresume, nresume_re = _recorded(key, {_epoch(c["cid"]) for c in sel})
     reach = _reach(src, node)
 
     # The calls: one per captured compile, in order.
@@ -593,6 +623,8 @@ def generate(opts):
         gen.used = set()
         root = tree.rows[0][2]
         lines = []
+        if i and _epoch(cap["cid"]) != _epoch(sel[i - 1]["cid"]):
+            lines.append("torch._dynamo.reset()  # as recorded: the caches start empty again")
         if not cap["data"].get("replayable", True):
             why = cap["reason"] or "not captured"
             not_replayable.append("compile %s: %s" % (cap["cid"], why))

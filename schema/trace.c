@@ -87,6 +87,13 @@ static const char DDL_V1[] =
     "  coalesce(json_extract(e.data, '$.user_location'), v.filename || ':' ||\n"        \
     "    v.firstlineno) AS user_location\n"
 
+/* The epoch of a stored compile id (SCHEMA.md, "Compile identity"): the
+ * "E:" before Dynamo's id after the E-th torch._dynamo.reset(), else 0.
+ * The one SQL spelling of dr_compile_epoch (schema/ident.c). */
+#define EPOCH_OF(cid)                                                              \
+    "CASE WHEN instr(" cid ", ':') > 1 THEN CAST(substr(" cid ", 1, instr(" cid ", ':') - 1)" \
+    " AS INTEGER) ELSE 0 END"
+
 static const char VIEWS_V1[] =
     "CREATE VIEW v_code AS SELECT c.id AS code_id, f.text AS filename,\n"
     "  q.text AS qualname, c.firstlineno AS firstlineno\n"
@@ -96,7 +103,7 @@ static const char VIEWS_V1[] =
     "  fc.calls, fc.resumes FROM frame_counts fc JOIN v_code v ON v.code_id = fc.code_id;\n"
     /* Dynamo capture: one view per concern over the events table. */
     "CREATE VIEW v_ev AS SELECT e.seq, e.t_ns, e.thread, k.text AS kind, e.code_id,\n"
-    "  e.code2_id, c.text AS compile_id, e.num,\n"
+    "  e.code2_id, c.text AS compile_id, " EPOCH_OF("c.text") " AS epoch, e.num,\n"
     "  CASE WHEN e.text_id IS NOT NULL THEN s.text WHEN g.text_id IS NOT NULL THEN\n"
     "    replace(gt.text, char(1), coalesce(gs.text, '')) END AS text,\n"
     "  CASE WHEN e.data_id IS NOT NULL THEN d.text WHEN g.seq IS NOT NULL THEN\n"
@@ -136,34 +143,34 @@ static const char VIEWS_V1[] =
     "    coalesce(cp.loc, v.filename || ':' || v.firstlineno) AS user_location\n"
     "  FROM cb JOIN v_code v ON v.code_id = cb.code_id\n"
     "  LEFT JOIN cp ON cp.code_id = cb.code_id LEFT JOIN runs ON runs.code_id = cb.code_id;\n"
-    "CREATE VIEW v_compiles AS SELECT e.compile_id, v.filename, v.qualname, v.firstlineno,\n"
+    "CREATE VIEW v_compiles AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, v.firstlineno,\n"
     "  json_extract(e.data, '$.attempts') AS attempts, json_extract(e.data, '$.outcome') AS outcome,\n"
     "  json_extract(e.data, '$.graphs') AS graphs, json_extract(e.data, '$.recompile') AS recompile,\n"
     "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.text AS reason, e.seq,\n"
     DISPLAY_COLUMNS
     "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'compile';\n"
-    "CREATE VIEW v_guards AS SELECT e.compile_id, v.filename, v.qualname, e.text AS guard,\n"
+    "CREATE VIEW v_guards AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, e.text AS guard,\n"
     "  json_extract(e.data, '$.source') AS source, json_extract(e.data, '$.user_location') AS\n"
     "  user_location, e.seq FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
     "  WHERE e.kind = 'guard';\n"
-    "CREATE VIEW v_guard_failures AS SELECT e.compile_id,\n"
+    "CREATE VIEW v_guard_failures AS SELECT e.compile_id, e.epoch,\n"
     "  json_extract(e.data, '$.failed_compile_id') AS failed_compile_id, v.filename, v.qualname,\n"
     "  e.text AS reason, e.seq,\n" DISPLAY_COLUMNS
     "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
     "  WHERE e.kind = 'guard_failure';\n"
-    "CREATE VIEW v_graph_breaks AS SELECT e.compile_id, v.filename, v.qualname, e.num AS lineno,\n"
+    "CREATE VIEW v_graph_breaks AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, e.num AS lineno,\n"
     "  e.text AS reason, json_extract(e.data, '$.type') AS type,\n"
     "  json_extract(e.data, '$.user_stack') AS user_stack, e.seq\n"
     "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'graph_break';\n"
-    "CREATE VIEW v_speculation AS SELECT e.compile_id, e.seq,\n"
+    "CREATE VIEW v_speculation AS SELECT e.compile_id, e.epoch, e.seq,\n"
     "  json_extract(e.data, '$.action') AS action, e.text AS detail, e.data\n"
     "  FROM v_ev e WHERE e.kind = 'speculation';\n"
-    "CREATE VIEW v_side_effects AS SELECT e.compile_id, json_extract(e.data, '$.status') AS status,\n"
+    "CREATE VIEW v_side_effects AS SELECT e.compile_id, e.epoch, json_extract(e.data, '$.status') AS status,\n"
     "  e.text AS description, e.seq FROM v_ev e WHERE e.kind = 'side_effect';\n"
-    "CREATE VIEW v_errors AS SELECT e.compile_id, json_extract(e.data, '$.exc_type') AS exc_type,\n"
+    "CREATE VIEW v_errors AS SELECT e.compile_id, e.epoch, json_extract(e.data, '$.exc_type') AS exc_type,\n"
     "  e.text AS message, e.num AS suppressed, e.blob_id AS traceback_blob, e.seq\n"
     "  FROM v_ev e WHERE e.kind = 'error';\n"
-    "CREATE VIEW v_graphs AS SELECT e.compile_id, json_extract(e.data, '$.backend') AS backend,\n"
+    "CREATE VIEW v_graphs AS SELECT e.compile_id, e.epoch, json_extract(e.data, '$.backend') AS backend,\n"
     "  e.num AS nodes, json_extract(e.data, '$.inputs') AS inputs,\n"
     "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.blob_id AS code_blob, e.seq\n"
     "  FROM v_ev e WHERE e.kind = 'graph';\n"
@@ -173,7 +180,7 @@ static const char VIEWS_V1[] =
     "  WHERE key IS NOT NULL OR kind = 'guard';\n"
     "CREATE VIEW v_files AS SELECT p.text AS path, r.text AS role, f.size, f.blob_id\n"
     "  FROM files f JOIN strings p ON p.id = f.path_id JOIN strings r ON r.id = f.role_id;\n"
-    "CREATE VIEW v_captures AS SELECT e.num AS capture, e.compile_id, v.filename, v.qualname,\n"
+    "CREATE VIEW v_captures AS SELECT e.num AS capture, e.compile_id, e.epoch, v.filename, v.qualname,\n"
     "  v.firstlineno, json_extract(e.data, '$.replayable') AS replayable, e.text AS reason,\n"
     "  json_extract(e.data, '$.nodes') AS nodes, json_extract(e.data, '$.data_bytes') AS\n"
     "  data_bytes, e.blob_id AS code_blob, e.seq\n"

@@ -12,6 +12,8 @@ VENV=${VENV:-.venv}
 TORCH_VERSION=2.13.0
 NUMPY_VERSION=2.4.6
 TLPARSE_VERSION=0.4.3
+PYTEST_VERSION=9.2.0
+EXPECTTEST_VERSION=0.3.0
 PYTHON=${PYTHON:-python3}
 
 need=""
@@ -51,4 +53,12 @@ if ! "$VENV/bin/tlparse" --version 2>/dev/null | grep -qx "tlparse $TLPARSE_VERS
     echo "setup: installing tlparse==$TLPARSE_VERSION into $VENV (for the tests)" >&2
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
         "tlparse==$TLPARSE_VERSION" >&2
+fi
+# Test-only: the tests record pytest runs (`dynrec run -m pytest`) of test
+# files written as PyTorch's own are (torch._dynamo.test_case needs
+# expecttest).
+if ! "$VENV/bin/python" -c "import pytest, expecttest, sys; from importlib.metadata import version; sys.exit(pytest.__version__ != '$PYTEST_VERSION' or version('expecttest') != '$EXPECTTEST_VERSION')" >/dev/null 2>&1; then
+    echo "setup: installing pytest==$PYTEST_VERSION expecttest==$EXPECTTEST_VERSION into $VENV (for the tests)" >&2
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+        "pytest==$PYTEST_VERSION" "expecttest==$EXPECTTEST_VERSION" >&2
 fi

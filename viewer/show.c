@@ -149,6 +149,10 @@ static const struct {
     {"errors", "error",
      "SELECT compile_id, exc_type, CASE WHEN suppressed THEN 'suppressed' ELSE 'raised' "
      "END, message FROM v_errors ORDER BY seq", 20},
+    {"resets (torch._dynamo.reset(): compile ids start again; after the E-th they read E:F/N)",
+     "reset", "SELECT 'epoch ' || num || ' begins' AS epoch, 'after ' || (SELECT count(*) FROM v_ev "
+     "c WHERE c.kind = 'compile' AND c.seq < r.seq) || ' compiles' AS place FROM v_ev r WHERE kind = 'reset' "
+     "ORDER BY seq", 20},
     {"frames Dynamo handled (callbacks, cache hits, compiles)", "compile",
      "SELECT display_name, 'callbacks=' || callbacks, 'cache_hits=' || cache_hits, 'compiles=' || "
      "compiles, user_location FROM v_frames WHERE compiles > 0 "

@@ -1,0 +1,324 @@
+/* mask.c -- the one masking of a trace's volatile text.
+ *
+ * Two recordings of the same program differ in addresses, object ids,
+ * times, pids, temp and install directories; masking replaces those parts
+ * so that comparing is string equality.  The recorder masks with it as it
+ * writes the `key` column (through _dynrec.mask, so v_canonical agrees with
+ * the replayer), and the comparison engine (replayer/model.c) masks every
+ * text it reads.  The rules are listed in replayer/COMPARE.md; this file
+ * is their only implementation.  For example
+ *
+ *   ___check_obj_id(G['_140200980950336_c0'], 9404416)
+ *       -> ___check_obj_id(G['_#_c0'], #)
+ *   V1201 09:38:42.123456 12345 torch/_dynamo/guards.py:2997] [0/1] took 0.25 s
+ *       -> <log>] [0/1] took <time>
+ *
+ * One pass over the text, token by token: a token is masked or copied
+ * whole, so "s15" or "x2" never has its digits taken for a number.
+ * Masking a masked text changes nothing (tests/test_mask.c checks it on
+ * every row; only contrived joins such as "pid:1.py/a.py" break it). */
+#define _GNU_SOURCE
+#include "mask.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A growable output text; `failed` sticks on out of memory. */
+typedef struct {
+    char *s;
+    size_t len, cap;
+    int failed;
+} Out;
+
+static void put(Out *o, const char *s, size_t n) {
+    if (o->failed) return;
+    if (o->len + n + 1 > o->cap) {
+        size_t cap = o->cap ? o->cap : 64;
+        while (cap < o->len + n + 1) cap *= 2;
+        char *p = realloc(o->s, cap);
+        if (!p) {
+            o->failed = 1;
+            return;
+        }
+        o->s = p;
+        o->cap = cap;
+    }
+    memcpy(o->s + o->len, s, n);
+    o->len += n;
+    o->s[o->len] = 0;
+}
+
+static void put_str(Out *o, const char *s) { put(o, s, strlen(s)); }
+
+/* The text built, or NULL (and nothing kept) when out of memory. */
+static char *finish(Out *o, size_t *out_len) {
+    if (!o->failed && !o->s) put(o, "", 0);
+    if (o->failed) {
+        free(o->s);
+        return NULL;
+    }
+    if (out_len) *out_len = o->len;
+    return o->s;
+}
+
+static int is_word(int c) { return isalnum(c) || c == '_'; }
+static int path_end(int c) {
+    return c == 0 || isspace(c) || c == '\'' || c == '"' || c == ')' || c == '(' ||
+           c == ',' || c == ']' || c == '[' || c == '>' || c == '<' || c == '=';
+}
+static size_t digits(const char *s, size_t i, size_t n) {
+    while (i < n && isdigit((unsigned char)s[i])) i++;
+    return i;
+}
+
+static void mask_path(const DrMaskCtx *ctx, Out *o, const char *s, size_t n) {
+    const char *sp = memmem(s, n, "/site-packages/", 15);
+    if (!sp) sp = memmem(s, n, "/dist-packages/", 15);
+    if (sp) {
+        put_str(o, "<site>");
+        put(o, sp + 14, n - (size_t)(sp + 14 - s));
+        return;
+    }
+    const char *lp = memmem(s, n, "/lib/python3.", 13);
+    if (lp) {
+        const char *slash = memchr(lp + 13, '/', n - (size_t)(lp + 13 - s));
+        if (slash) {
+            put_str(o, "<stdlib>");
+            put(o, slash, n - (size_t)(slash - s));
+            return;
+        }
+    }
+    /* The root after the library directories: a virtualenv often lives
+     * inside the project. */
+    const char *roots[2] = {ctx ? ctx->root : NULL, ctx ? ctx->cwd : NULL};
+    for (int i = 0; i < 2; i++) {
+        size_t rl = roots[i] ? strlen(roots[i]) : 0;
+        if (rl > 1 && n > rl && strncmp(s, roots[i], rl) == 0 && s[rl] == '/') {
+            put_str(o, "<root>");
+            put(o, s + rl, n - rl);
+            return;
+        }
+    }
+    /* A temp path names nothing the other run can have. */
+    static const char *const tmps[] = {"/tmp/", "/var/tmp/", "/dev/shm/"};
+    for (size_t i = 0; i < sizeof tmps / sizeof *tmps; i++) {
+        if (n > strlen(tmps[i]) && strncmp(s, tmps[i], strlen(tmps[i])) == 0) {
+            put_str(o, "<tmp>");
+            return;
+        }
+    }
+    put(o, s, n);
+}
+
+char *dr_mask_path(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
+    Out o = {0};
+    mask_path(ctx, &o, s ? s : "", s ? n : 0);
+    return finish(&o, out_len);
+}
+
+/* The end of a token at s[i] made of path characters that contains a '/'
+ * and ends in ".py", or i when there is none. */
+static size_t rel_py_path(const char *s, size_t i, size_t n) {
+    size_t j = i;
+    int slash = 0;
+    while (j < n && (is_word((unsigned char)s[j]) || s[j] == '/' || s[j] == '.' || s[j] == '-')) {
+        slash |= s[j] == '/';
+        j++;
+    }
+    return slash && j - i > 3 && strncmp(s + j - 3, ".py", 3) == 0 ? j : i;
+}
+
+/* The end of torch's log prefix at line start s[i] (TorchLogsFormatter in
+ * torch/_logging/_internal.py: "[rank0]:" when distributed, then
+ * "V1201 09:38:42.123456 12345 torch/_dynamo/guards.py:2997]"), or i when
+ * there is none.  *rank_end: the end of the "[rankN]:" kept. */
+static size_t log_prefix(const char *s, size_t i, size_t n, size_t *rank_end) {
+    size_t k = i;
+    if (n - k > 5 && memcmp(s + k, "[rank", 5) == 0) {
+        size_t d = digits(s, k + 5, n);
+        if (d > k + 5 && d + 1 < n && s[d] == ']' && s[d + 1] == ':') k = d + 2;
+    }
+    *rank_end = k;
+    /* Level (V, I, W, E, C), then "%m%d %H:%M:%S.%06d pid ". */
+    static const char shape[] = "L9999 99:99:99.999999 ";
+    if (n - k < sizeof shape - 1) return i;
+    for (size_t p = 0; p < sizeof shape - 1; p++) {
+        unsigned char c = (unsigned char)s[k + p];
+        if (shape[p] == 'L' ? !c || !strchr("VIWEC", c)
+            : shape[p] == '9' ? !isdigit(c)
+                              : c != (unsigned char)shape[p])
+            return i;
+    }
+    k += sizeof shape - 1;
+    size_t d = digits(s, k, n);
+    if (d == k || d >= n || s[d] != ' ') return i;
+    /* "file:line]": the file is one path token. */
+    size_t e = d + 1;
+    while (e < n && !path_end((unsigned char)s[e])) e++;
+    if (e >= n || s[e] != ']') return i;
+    size_t l = e;
+    while (l > d + 1 && isdigit((unsigned char)s[l - 1])) l--;
+    if (l == e || l <= d + 2 || s[l - 1] != ':') return i;
+    return e + 1;
+}
+
+/* Where `___check_obj_id(...)` at s[i] (its '(') ends with a decimal id
+ * argument, that argument's [*at, *end); 0 when it does not. */
+static int check_obj_id_arg(const char *s, size_t i, size_t n, size_t *at, size_t *end) {
+    size_t comma = 0, k;
+    int depth = 0;
+    char quote = 0;
+    for (k = i; k < n; k++) {
+        char c = s[k];
+        if (quote) {
+            if (c == '\\') k++;
+            else if (c == quote) quote = 0;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == '(' || c == '[' || c == '{') {
+            depth++;
+        } else if (c == ')' || c == ']' || c == '}') {
+            if (--depth == 0) break;
+        } else if (c == ',' && depth == 1) {
+            comma = k;
+        } else if (c == '\n') {
+            return 0;
+        }
+    }
+    if (k >= n || !comma) return 0;
+    size_t a = comma + 1;
+    while (a < k && s[a] == ' ') a++;
+    size_t d = digits(s, a, k);
+    if (d == a) return 0;
+    size_t e = d;
+    while (e < k && s[e] == ' ') e++;
+    if (e != k) return 0;
+    *at = a;
+    *end = d;
+    return 1;
+}
+
+/* The end of a time at the number s[i..j) ("0.25 s", "12.5ms", "12ms"), or
+ * i when it is not one. */
+static size_t time_end(const char *s, size_t i, size_t j, size_t n) {
+    size_t u = j;
+    int decimal = j + 1 < n && s[j] == '.' && isdigit((unsigned char)s[j + 1]);
+    if (decimal) {
+        u = digits(s, j + 1, n);
+        if (u < n && s[u] == ' ') u++;
+    }
+    size_t ul = u + 1 < n && (s[u] == 'm' || s[u] == 'u') && s[u + 1] == 's' ? 2
+                : u < n && s[u] == 's'                                    ? 1
+                                                                          : 0;
+    /* Not before a '/': "<time>" would start a path there ("2s/tmp/x"). */
+    if (!ul || (u + ul < n && (is_word((unsigned char)s[u + ul]) || s[u + ul] == '/'))) return i;
+    return u + ul;
+}
+
+char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
+    Out o = {0};
+    if (!s) n = 0;
+    size_t id_at = SIZE_MAX, id_end = 0, j;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        int boundary = i == 0 || !is_word((unsigned char)s[i - 1]);
+        size_t rank_end;
+        if (i == id_at) {
+            /* The object id checked by ___check_obj_id, however short. */
+            put_str(&o, "#");
+            i = id_end;
+        } else if ((i == 0 || s[i - 1] == '\n') && (j = log_prefix(s, i, n, &rank_end)) > i) {
+            /* Torch's log prefix in program output: date, time, pid and
+             * file:line change from run to run; the message is kept. */
+            put(&o, s + i, rank_end - i);
+            put_str(&o, "<log>]");
+            i = j;
+        } else if (c == '/' && (i == 0 || path_end((unsigned char)s[i - 1]) || s[i - 1] == ':')) {
+            /* An absolute path: its machine-specific prefix replaced. */
+            j = i;
+            while (j < n && !path_end((unsigned char)s[j]) && s[j] != ':') j++;
+            mask_path(ctx, &o, s + i, j - i);
+            i = j;
+        } else if (boundary && (is_word(c) || c == '.') && (j = rel_py_path(s, i, n)) > i) {
+            /* A relative or left-truncated path to a Python file (Dynamo cuts
+             * long user locations from the left): only its name is compared. */
+            const char *slash = s + i;
+            for (size_t k = i; k < j; k++)
+                if (s[k] == '/') slash = s + k;
+            put_str(&o, ".../");
+            put(&o, slash + 1, (size_t)(s + j - slash - 1));
+            i = j;
+        } else if (c == '0' && boundary && i + 2 < n && (s[i + 1] == 'x' || s[i + 1] == 'X') &&
+                   isxdigit((unsigned char)s[i + 2])) {
+            /* An address. */
+            j = i + 2;
+            while (j < n && isxdigit((unsigned char)s[j])) j++;
+            put_str(&o, "0x?");
+            i = j;
+        } else if (c == ' ' && n - i > 6 && memcmp(s + i, " at 0x", 6) == 0 &&
+                   isxdigit((unsigned char)s[i + 6])) {
+            /* "<X object at 0x7f..>", "<function f at 0x..>": an object
+             * repr is compared by its class or qualname alone. */
+            j = i + 6;
+            while (j < n && isxdigit((unsigned char)s[j])) j++;
+            if (j < n && s[j] == '>') {
+                i = j;
+            } else {
+                put(&o, s + i, 1);
+                i++;
+            }
+        } else if (isdigit(c) && boundary) {
+            j = digits(s, i, n);
+            size_t t = time_end(s, i, j, n);
+            if (t > i) {
+                /* A time: never a decision. */
+                put_str(&o, "<time>");
+                i = t;
+                continue;
+            }
+            /* Object ids and addresses printed in decimal. */
+            if (j - i >= 9 && (j >= n || !is_word((unsigned char)s[j])))
+                put_str(&o, "#");
+            else
+                put(&o, s + i, j - i);
+            i = j;
+        } else if (is_word(c)) {
+            /* A whole word (its digits included: "s15", "x2"): the next
+             * token is checked at its own start. */
+            j = i + 1;
+            while (j < n && is_word((unsigned char)s[j])) j++;
+            size_t p = j + 1 < n && s[j] && strchr(" =:", s[j]) ? digits(s, j + 1, n) : j;
+            if (j - i == 3 && memcmp(s + i, "pid", 3) == 0 && p > j + 1 &&
+                (p >= n || !is_word((unsigned char)s[p]))) {
+                /* A process id ("pid 1234", "pid=1234"): new every run. */
+                put_str(&o, "pid=?");
+                i = p;
+                continue;
+            }
+            if (j - i == 15 && memcmp(s + i, "___check_obj_id", 15) == 0 && j < n && s[j] == '(' &&
+                (id_at == SIZE_MAX || id_at < i))
+                check_obj_id_arg(s, j, n, &id_at, &id_end);
+            /* Dynamo names the globals it installs by object id
+             * ("_140200980950336_c0"): a run of 9+ digits after '_' inside
+             * a word, up to a '_' or the word's end, is an id. */
+            size_t k = i, from = i;
+            while (k < j) {
+                size_t d = s[k] == '_' ? digits(s, k + 1, j) : k + 1;
+                if (s[k] == '_' && d - (k + 1) >= 9 && (d == j || s[d] == '_')) {
+                    put(&o, s + from, k + 1 - from);
+                    put_str(&o, "#");
+                    from = d;
+                }
+                k = d > k + 1 ? d : k + 1;
+            }
+            put(&o, s + from, j - from);
+            i = j;
+        } else {
+            put(&o, s + i, 1);
+            i++;
+        }
+    }
+    return finish(&o, out_len);
+}
