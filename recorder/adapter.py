@@ -18,6 +18,9 @@ What it does now:
 - notices the first import of torch._dynamo and, before Dynamo binds it,
   wraps torch._C._dynamo.eval_frame.set_eval_frame so that dynrec's C frame
   hook sits under Dynamo's frame function exactly while Dynamo is active;
+- right after torch._dynamo is imported, wraps its reset_frame_count, which
+  torch._dynamo.reset() calls: an event per reset, and the epoch that
+  compile ids are stored with;
 - at exit (registered first, so it runs last), hands the torch version and
   the main module's file to the recorder, which then stops counting.
 """
@@ -178,6 +181,38 @@ def _dynamo_config_loaded(cfg):
     apply_overrides("", cfg)
 
 
+# torch._dynamo.reset() restarts Dynamo's compile ids: each reset begins a
+# new epoch, and the recorder stores a compile id with its epoch
+# (compile_key in dynamo.py; SCHEMA.md, "Compile identity").  Counted from
+# the import of torch._dynamo, before any compile, so that a replay (which
+# resets before its first compile too) counts the same.
+reset_epoch = 0
+
+
+def _dynamo_loaded(dynamo):
+    """torch._dynamo.reset() (torch.compiler.reset() calls it) calls the
+    reset_frame_count of its module, however the caller reached reset: one
+    reset event per reset, at its place in the stream."""
+    orig = getattr(dynamo, "reset_frame_count", None)
+    if orig is None:
+        _dynrec.meta("hook.reset", "missing: torch._dynamo.reset_frame_count")
+        return
+
+    def reset_frame_count(*args, **kwargs):
+        result = orig(*args, **kwargs)
+        global reset_epoch
+        try:
+            reset_epoch += 1
+            _dynrec.event("reset", None, None, None, reset_epoch, "torch._dynamo.reset", None,
+                          None, "reset %d" % reset_epoch)
+        except Exception as exc:
+            _record_error("reset", exc)
+        return result
+
+    dynamo.reset_frame_count = reset_frame_count
+    _dynrec.meta("hook.reset", "active")
+
+
 def _finish():
     try:
         states = globals().get("write_hook_states")  # from dynamo.py, once loaded
@@ -204,7 +239,8 @@ def _install():
         watch.dynamo = False
         _patch_set_eval_frame()
     for name, after in (("random", _seeder("random")), ("numpy.random", _seeder("numpy")),
-                        ("torch._dynamo.config", _dynamo_config_loaded)):
+                        ("torch._dynamo.config", _dynamo_config_loaded),
+                        ("torch._dynamo", _dynamo_loaded)):
         module = sys.modules.get(name)
         if module is None:
             watch.after[name] = after

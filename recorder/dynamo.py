@@ -68,18 +68,15 @@ def mask(text):
 # ---- emitting --------------------------------------------------------------
 
 
-# torch._dynamo.reset() restarts Dynamo's compile ids: each reset begins a
-# new epoch, and a compile id is stored with its epoch (compile_key), so a
-# compile is named by the same text everywhere in the trace.
-_epoch = 0
-
-
 def compile_key(cid):
-    """A compile id as stored: Dynamo's id ("0/1"), prefixed "E:" in the
-    E-th epoch ("2:0/1"); None stays None.  SCHEMA.md, "Compile identity"."""
-    if cid is None or not _epoch:
+    """A compile id as stored: Dynamo's id ("0/1"), prefixed "E:" after the
+    E-th torch._dynamo.reset() (reset_epoch, counted by adapter.py): compile
+    ids restart at each reset, keys do not.  None stays None.  SCHEMA.md,
+    "Compile identity"."""
+    epoch = reset_epoch  # noqa: F821 -- adapter.py, same namespace
+    if cid is None or not epoch:
         return cid
-    return "%d:%s" % (_epoch, cid)
+    return "%d:%s" % (epoch, cid)
 
 
 def compile_id_now():
@@ -719,22 +716,6 @@ def attach_trace_handler():
         log.addHandler(_trace_handler)
 
 
-def _wrap_reset_frame_count(orig):
-    """torch._dynamo.reset() (and torch.compiler.reset()) call this name of
-    their module, however the caller reached reset: one reset event per
-    reset, at its place in the stream; later compile ids are the next
-    epoch's."""
-
-    def reset_frame_count(*args, **kwargs):
-        result = orig(*args, **kwargs)
-        global _epoch
-        _epoch += 1
-        emit("reset", num=_epoch, text="torch._dynamo.reset", key="reset %d" % _epoch)
-        return result
-
-    return reset_frame_count
-
-
 def _wrap_guard_code(orig):
     """CheckFunctionManager.__init__: tells the guard events their frame."""
 
@@ -793,7 +774,6 @@ def install():
     hook("transform_code_object", _cf, "transform_code_object", _wrap_transform_code_object)
     hook("fail_and_restart_analysis", _sc.SpeculationEntry, "fail_and_restart_analysis",
          _wrap_fail_and_restart)
-    hook("reset", torch._dynamo, "reset_frame_count", _wrap_reset_frame_count)
     try:
         attach_trace_handler()
         _hooks["structured_trace"] = "active"

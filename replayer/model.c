@@ -146,6 +146,24 @@ static char *mask_cached(DrModel *m, const char *s) {
     return out;
 }
 
+/* A backend as compared: a backend object by its class's name, however
+ * Dynamo named it (torch.compile(backend=cnt) records the object's repr,
+ * "<torch._dynamo.testing.CompileCounter object at 0x...>", while
+ * torch._dynamo.optimize(cnt) records "CompileCounter"); other names as
+ * masked.  NULL when out of memory. */
+static const char *backend_label(DrModel *m, const char *raw) {
+    if (!raw) return "?";
+    char *s = mask_cached(m, raw);
+    size_t n = s ? strlen(s) : 0;
+    static const char tail[] = " object>";
+    if (!s || n < sizeof tail + 1 || s[0] != '<' || strcmp(s + n - (sizeof tail - 1), tail) != 0)
+        return s;
+    const char *end = s + n - (sizeof tail - 1), *start = end;
+    while (start > s + 1 && (isalnum((unsigned char)start[-1]) || start[-1] == '_')) start--;
+    if (start == end || (start[-1] != '.' && start != s + 1)) return s;
+    return dr_arena_strndup(&m->arena, start, (size_t)(end - start));
+}
+
 /* First line of s, at most max bytes, masked. */
 static char *first_line(DrModel *m, const char *s, size_t max) {
     if (!s) s = "";
@@ -280,9 +298,7 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
             free(raw);
             if (!code) return x->status = oom(m, x->err), 1;
         }
-        /* A backend object's repr holds its address: masked, it is
-         * compared by its class. */
-        const char *backend = v[EV_BACKEND] ? mask_cached(m, v[EV_BACKEND]) : "?";
+        const char *backend = backend_label(m, v[EV_BACKEND]);
         if (!backend) return x->status = oom(m, x->err), 1;
         snprintf(buf, sizeof buf, "%.200s nodes=%ld code=%016llx", backend, parse_long(v[EV_NUM]),
                  code ? (unsigned long long)dr_hash64(code, strlen(code)) : 0ull);

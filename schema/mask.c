@@ -300,6 +300,28 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
             if (j - i == 15 && memcmp(s + i, "___check_obj_id", 15) == 0 && j < n && s[j] == '(' &&
                 (id_at == SIZE_MAX || id_at < i))
                 check_obj_id_arg(s, j, n, &id_at, &id_end);
+            /* Names Dynamo makes with its process-wide counter (unique_id:
+             * "__builtins_dict___38", "__resume_at_30_2", "__compiled_fn_5_"
+             * and a uuid): the counter moves with every compile before, so
+             * the last "_<digits>" of a word that starts with "__" is
+             * masked, and a compiled function's uuid with it. */
+            if (j - i > 3 && s[i] == '_' && s[i + 1] == '_') {
+                static const char cfn[] = "__compiled_fn_";
+                size_t e = j;
+                if (j - i > sizeof cfn - 1 && memcmp(s + i, cfn, sizeof cfn - 1) == 0 &&
+                    digits(s, i + sizeof cfn - 1, j) > i + sizeof cfn - 1) {
+                    put_str(&o, "__compiled_fn_#");
+                    i = j;
+                    continue;
+                }
+                while (e > i && isdigit((unsigned char)s[e - 1])) e--;
+                if (e < j && e - i > 2 && s[e - 1] == '_') {
+                    put(&o, s + i, e - i);
+                    put_str(&o, "#");
+                    i = j;
+                    continue;
+                }
+            }
             /* Dynamo names the globals it installs by object id
              * ("_140200980950336_c0"): a run of 9+ digits after '_' inside
              * a word, up to a '_' or the word's end, is an id. */

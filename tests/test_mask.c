@@ -37,6 +37,11 @@ static const struct {
     /* Dynamo's installed globals, named by object id */
     {"G['_140200980950336_c0'].Tensor", "G['_#_c0'].Tensor"},
     {"___as_tensor_140200980950336", "___as_tensor_#"},
+    /* names made with Dynamo's process-wide counter */
+    {"G['__builtins_dict___38']['int']", "G['__builtins_dict___#']['int']"},
+    {"__resume_at_30_2(x)", "__resume_at_30_#(x)"},
+    {"__compiled_fn_5_1a2b3c4d_0e0f_4a1b_8c2d_334455667788(a)", "__compiled_fn_#(a)"},
+    {"__init__ and __x and __y_", "__init__ and __x and __y_"},
     /* ___check_obj_id's id argument, however short */
     {"___check_obj_id(G['_140200980950336_c0'], 140200980950336)",
      "___check_obj_id(G['_#_c0'], #)"},
