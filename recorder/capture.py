@@ -30,8 +30,13 @@ _MAX_NODES = 50000   # per frame; more and the frame is not replayable
 _MAX_ITEMS = 20000   # per container
 _MAX_DEPTH = 200
 _module_names = {}   # id(globals) -> (len(globals), direct names of each code)
+# The marks torch._dynamo's mark_dynamic, maybe_mark_dynamic, mark_static,
+# mark_unbacked and mark_static_address set on a tensor (decorators.py):
+# sets of dims, flags, and mark_static_address's kind.
 _DIM_MARKS = ("_dynamo_dynamic_indices", "_dynamo_static_indices",
-              "_dynamo_weak_dynamic_indices", "_dynamo_unbacked_indices")
+              "_dynamo_weak_dynamic_indices", "_dynamo_unbacked_indices",
+              "_dynamo_strict_unbacked_indices")
+_FLAG_MARKS = ("_has_dynamo_dim_marking", "_dynamo_marked_static")
 
 
 class _TooBig(Exception):
@@ -241,6 +246,16 @@ class _Capture:
         if isinstance(rng, (set, frozenset)):
             marks["_dynamo_dynamic_range"] = sorted(
                 ([r.dim, r.min, r.max] for r in rng if hasattr(r, "dim")), key=repr)
+        for name in _FLAG_MARKS:
+            if getattr(t, name, None) is True:
+                marks[name] = True
+        kind = getattr(t, "_dynamo_static_input_type", None)
+        if kind in ("guarded", "unguarded"):
+            marks["_dynamo_static_input_type"] = kind
+        hints = getattr(t, "_dynamo_hint_overrides", None)
+        if isinstance(hints, dict) and hints and all(type(k) is int and type(v) is int
+                                           for k, v in hints.items()):
+            marks["_dynamo_hint_overrides"] = sorted([k, v] for k, v in hints.items())
         if marks:
             value["marks"] = marks
         if t.is_leaf and t.grad is not None:

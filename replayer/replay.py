@@ -709,6 +709,20 @@ class _Builder:
                 t._dynamo_dynamic_range = {_DimRange(*r) for r in val}
             elif name.startswith("_dynamo_") and name.endswith("_indices"):
                 setattr(t, name, set(_ints(val, name, 0, 64)))
+            elif name in ("_has_dynamo_dim_marking", "_dynamo_marked_static"):
+                if val is not True:
+                    raise self.fail(n, "%s must be true" % name)
+                setattr(t, name, True)
+            elif name == "_dynamo_static_input_type":
+                if val not in ("guarded", "unguarded"):
+                    raise self.fail(n, "%s must be guarded or unguarded" % name)
+                t._dynamo_static_input_type = val
+            elif name == "_dynamo_hint_overrides":
+                if not isinstance(val, list) or not all(
+                        isinstance(p, list) and len(p) == 2 for p in val):
+                    raise self.fail(n, "%s must be a list of [dim, hint]" % name)
+                t._dynamo_hint_overrides = {d: h for d, h in (
+                    _ints(p, name, 0, 1 << 62) for p in val)}
         g = v.get("grad")
         if g is not None:
             grad = self.child(n, g)

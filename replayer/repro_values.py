@@ -710,8 +710,16 @@ class Writer:
                     extra = "".join(", %s=%d" % (k, x) for k, x in (("min", lo), ("max", hi))
                                     if x is not None)
                 self.emit("%s(%s, %d%s)" % (fn, name, dim, extra))
+        for mark in ("_has_dynamo_dim_marking", "_dynamo_marked_static"):
+            if marks.get(mark) is True:
+                self.emit("%s.%s = True" % (name, mark))
+        if marks.get("_dynamo_static_input_type") in ("guarded", "unguarded"):
+            self.emit("%s._dynamo_static_input_type = %r" % (
+                name, marks["_dynamo_static_input_type"]))
+        done = set(calls) | {"_dynamo_dynamic_range", "_has_dynamo_dim_marking",
+                             "_dynamo_marked_static", "_dynamo_static_input_type"}
         for mark in marks:
-            if mark not in calls and mark != "_dynamo_dynamic_range":
+            if mark not in done:
                 self.emit("# (a mark %s is not rebuilt)" % comment(mark))
         g = v.get("grad")
         if g is not None:

@@ -114,7 +114,7 @@ Test(replay, inductor_model) {
 /* A scenario script of tests/scripts/replay/ (with the others beside it). */
 static void scenario(const char *script) {
     static const char *const all[] = {"modes.py", "models.py", "uses_models.py", "closures.py",
-                                      "opaque_arg.py"};
+                                      "opaque_arg.py", "marks.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -148,6 +148,22 @@ Test(replay, closures_graph_breaks_dynamic) {
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_gt(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname LIKE "
                                 "'%torch_dynamo_resume_in_step%'"), 0);
+}
+
+/* mark_dynamic, maybe_mark_dynamic, mark_static and the flag they set: each
+ * recompile of the recording is a recompile of the replay, for the same
+ * reason (a replay without the flag met the cached entry instead). */
+Test(replay, every_dynamo_mark) {
+    scenario("marks.py");
+    assert_reproduced("replay", "marks.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_compiles WHERE recompile"), 3);
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'tensor' AND"
+                                " json_extract(value, '$.marks._has_dynamo_dim_marking')"),
+                 0);
+    e2e_close(a);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE recompile"), 3);
 }
 
 /* What-if: without automatic dynamic shapes the second size of `grow`
