@@ -18,6 +18,7 @@ and the Dynamo config names that differ from the config at start.
 
 import dataclasses
 import enum
+import logging
 import marshal
 import sys
 import types
@@ -71,6 +72,7 @@ class _Capture:
         self.data_bytes = 0
         self.depth = 0
         self.soft = False  # capturing a value the frame does not read directly
+        self.global_of = {}  # id(value) -> (module, name): the frame's globals
 
     def node(self, obj, path):
         n = self.memo.get(id(obj))
@@ -195,14 +197,49 @@ class _Capture:
             cls = self.ref(t)
             if cls is not None:
                 return "object", {"class": cls, "dict": self.node(obj.__dict__, path + ".__dict__")}, None
+        if isinstance(obj, logging.Logger) and t in (logging.Logger, logging.RootLogger):
+            # logging.getLogger(name) is the one logger of that name.
+            return "logger", None if obj is logging.root else obj.name, None
+        ref = self.singleton(obj)
+        if ref is not None:
+            return "singleton", ref, None
         return "opaque", None, None
+
+    def singleton(self, obj):
+        """A module-level object by reference (module, name): one that *is*
+        that module's attribute -- a global of the frame's module (a logger
+        from logging.getLogger), or an attribute of its own class's module
+        (torch._higher_order_ops.wrap, torch._dynamo.comptime, sentinels)."""
+        cands = []
+        mod = getattr(type(obj), "__module__", None)
+        m = sys.modules.get(mod) if isinstance(mod, str) else None
+        if m is not None and mod != "builtins":
+            ns = getattr(m, "__dict__", {})
+            if len(ns) <= 20000:
+                cands.extend((mod, k) for k, v in list(ns.items())
+                             if v is obj and isinstance(k, str) and k.isidentifier())
+        g = self.global_of.get(id(obj))
+        if g is not None and not _user_module(g[0]):
+            # (a global of the user's own module is made by code the
+            # replay's definitions-only load does not run)
+            cands.append(g)
+        for mod, name in cands:
+            m = sys.modules.get(mod)
+            if m is not None and getattr(m, name, None) is obj:
+                return {"module": mod, "name": name}
+        return None
 
     def function(self, fn, path):
         r = self.ref(fn)
         if r is not None:
             return "function", r, None
         # A lambda or a nested function: its code, closure and defaults.
+        # The module whose globals it runs with, by its code's globals:
+        # functools.wraps overwrites __module__ (and __qualname__) with the
+        # wrapped function's (transformers' can_return_tuple wrappers).
+        gmod = fn.__globals__.get("__name__")
         value = {"module": fn.__module__, "qualname": fn.__qualname__, "name": fn.__name__,
+                 "globals_module": gmod if isinstance(gmod, str) else None,
                  "filename": fn.__code__.co_filename, "firstlineno": fn.__code__.co_firstlineno,
                  "closure": [self.cell(c, "%s.<cell %d>" % (path, i))
                              for i, c in enumerate(fn.__closure__ or ())],
@@ -304,6 +341,13 @@ def _module_reach(g):
             _code_names(fn.__code__, names, seen)
     _module_names[id(g)] = (len(g), names)
     return names
+
+
+def _user_module(name):
+    """A module of the user's files (the script, a stored source)."""
+    f = getattr(sys.modules.get(name), "__file__", None)
+    return name == "__main__" or (isinstance(f, str) and
+                                  os.path.realpath(f) in _stored_files)  # noqa: F821
 
 
 def _user_class(t):
@@ -411,9 +455,12 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
         _code_names(code, direct, seen)
         g = {}
         if isinstance(f_globals, dict):
+            gmod = f_globals.get("__name__")
             for name in sorted(direct):
                 if name in f_globals and not name.startswith("__"):
                     g[name] = f_globals[name]
+                    if isinstance(gmod, str):
+                        c.global_of.setdefault(id(f_globals[name]), (gmod, name))
             root["globals"] = c.named(g, "global %r")
             # Globals only the module's other code reads: a value that cannot
             # be captured is left out rather than blocking the replay.

@@ -304,6 +304,7 @@ _SCALARS = {
     "float": lambda v: isinstance(v, str) and len(v) < 40,
     "complex": lambda v: isinstance(v, list) and len(v) == 2,
     "str": lambda v: isinstance(v, str),
+    "logger": lambda v: v is None or isinstance(v, str),
     "bytes": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
     "bytearray": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
     "size": lambda v: isinstance(v, list) and len(v) <= 64,
@@ -314,7 +315,7 @@ _OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields",), "module": ("dict",),
     "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"),
     "method": ("self", "func"), "tensor": ("view_of", "grad"),
-    "frame": ("locals", "closure", "globals", "soft_globals"),
+    "frame": ("locals", "closure", "globals", "soft_globals"), "singleton": (),
 }
 
 
@@ -561,6 +562,20 @@ class _Builder:
                 raise self.fail(n, "%s attributes are not a dict of names" % kind)
             obj.__dict__.update(d)
             return obj
+        if kind == "logger":
+            import logging
+
+            return logging.getLogger(v)
+        if kind == "singleton":
+            # A module's attribute by name (a logger, a higher-order-op
+            # singleton): the module as _import allows, never built.
+            mod, name = v.get("module"), v.get("name")
+            if not isinstance(mod, str) or not isinstance(name, str) or not name.isidentifier():
+                raise self.fail(n, "singleton without module and name")
+            m = self.modules.get(mod) or _import(mod)
+            if not hasattr(m, name):
+                raise NotReplayable("%s has no %s here" % (mod, name))
+            return getattr(m, name)
         if kind == "pymodule":
             if not isinstance(v, str):
                 raise self.fail(n, "module without a name")
@@ -636,7 +651,13 @@ class _Builder:
         code = self.sources.codes.get(where)
         if code is None:
             code = _unmarshal(blob, "function %s" % v.get("qualname"))
-        mod = self.modules.get(v.get("module")) or sys.modules.get(v.get("module") or "")
+        # Its globals: those of the module its code ran in (recorded apart
+        # from __module__, which functools.wraps overwrites), as before.
+        gname = v.get("globals_module") if isinstance(v.get("globals_module"), str) else None
+        mod = None
+        for name in (gname, v.get("module")):
+            if isinstance(name, str) and mod is None:
+                mod = self.modules.get(name) or sys.modules.get(name)
         g = mod.__dict__ if mod is not None else {"__builtins__": __builtins__}
         closure = v.get("closure") or []
         if not isinstance(closure, list) or len(closure) != len(code.co_freevars):

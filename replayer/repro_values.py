@@ -95,6 +95,7 @@ _SCALARS = {
     "complex": lambda v: isinstance(v, list) and len(v) == 2 and all(
         isinstance(x, str) and len(x) < 40 for x in v),
     "str": lambda v: isinstance(v, str),
+    "logger": lambda v: v is None or isinstance(v, str),
     "bytes": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
     "bytearray": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
     "size": lambda v: isinstance(v, list) and len(v) <= 64 and all(
@@ -109,7 +110,7 @@ _OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields",), "module": ("dict",),
     "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad"),
-    "frame": ("locals", "closure", "globals", "soft_globals"),
+    "frame": ("locals", "closure", "globals", "soft_globals"), "singleton": (),
 }
 # dtype -> (struct format of one element, bytes, kind: f float, i int, b bool, c complex)
 _DTYPES = {
@@ -407,6 +408,12 @@ class Writer:
                 raise self.tree.fail(n, "enum without a member name")
             return "%s.%s" % (cls, name) if name.isidentifier() and not keyword.iskeyword(
                 name) else "%s[%r]" % (cls, name)
+        if kind == "logger":
+            self.gen.imports.add("logging")
+            return "logging.getLogger(%s)" % ("" if v is None else repr(v))
+        if kind == "singleton":
+            return self.gen.global_ref(dotted(v.get("module"), "a module name"),
+                                       dotted(v.get("name"), "a name"))
         if kind == "pymodule":
             return self.gen.module_ref(dotted(v, "a module name"))
         if kind == "class":

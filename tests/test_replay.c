@@ -114,7 +114,8 @@ Test(replay, inductor_model) {
 /* A scenario script of tests/scripts/replay/ (with the others beside it). */
 static void scenario(const char *script) {
     static const char *const all[] = {"modes.py", "models.py", "uses_models.py", "closures.py",
-                                      "opaque_arg.py", "marks.py"};
+                                      "opaque_arg.py", "marks.py", "singletons.py",
+                                      "wrapmod.py", "uses_wraps.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -164,6 +165,34 @@ Test(replay, every_dynamo_mark) {
     e2e_close(a);
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE recompile"), 3);
+}
+
+/* A logger and torch's wrap higher-order op, by reference: the frame is
+ * replayable (both were opaque values once) and reproduces. */
+Test(replay, module_singletons_by_reference) {
+    scenario("singletons.py");
+    assert_reproduced("replay", "singletons.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'opaque'"), 0);
+    cr_assert_str_eq(e2e_sql(a, "SELECT value FROM v_values WHERE kind = 'logger'"),
+                     "\"singletons\"");
+    cr_assert_str_eq(e2e_sql(a, "SELECT json_extract(value, '$.module') || '.' ||"
+                                " json_extract(value, '$.name') FROM v_values"
+                                " WHERE kind = 'singleton'"),
+                     "torch._higher_order_ops.wrap.wrap");
+}
+
+/* A functools.wraps wrapper from another module, not reachable by name:
+ * rebuilt with the globals of the module its code ran in (the wrapper's
+ * __module__ names another). */
+Test(replay, wraps_wrapper_keeps_its_globals) {
+    scenario("uses_wraps.py");
+    assert_reproduced("replay", "uses_wraps.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_str_eq(e2e_sql(a, "SELECT json_extract(value, '$.module') || ' ' ||"
+                                " json_extract(value, '$.globals_module') FROM v_values"
+                                " WHERE kind = 'function' AND json_extract(value, '$.name') = 'act'"),
+                     "__main__ wrapmod");
 }
 
 /* What-if: without automatic dynamic shapes the second size of `grow`
