@@ -168,9 +168,18 @@ class _Capture:
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
             cls = self.ref(t)
             if cls is not None:
-                return "dataclass", {"class": cls, "fields": {
-                    f.name: self.node(getattr(obj, f.name), path + "." + f.name)
-                    for f in dataclasses.fields(obj) if hasattr(obj, f.name)}}, None
+                names = [f.name for f in dataclasses.fields(obj)]
+                value = {"class": cls, "fields": {
+                    name: self.node(getattr(obj, name), path + "." + name)
+                    for name in names if hasattr(obj, name)}}
+                # Instance attributes that are not fields (transformers'
+                # configs keep _attn_implementation_internal and others).
+                d = getattr(obj, "__dict__", None)
+                if isinstance(d, dict):
+                    extra = {k: v for k, v in d.items() if k not in names and isinstance(k, str)}
+                    if extra:
+                        value["extra"] = self.node(extra, path + ".__dict__")
+                return "dataclass", value, None
         if isinstance(obj, torch.nn.Module):  # noqa: F821
             cls = self.ref(t)
             if cls is not None:
@@ -192,8 +201,10 @@ class _Capture:
         if t is types.MethodType:
             return "method", {"self": self.node(obj.__self__, path + ".__self__"),
                               "func": self.node(obj.__func__, path + ".__func__")}, None
-        if _user_class(t):
-            # An instance of a class the sources define, plain attributes only.
+        if _plain_class(t):
+            # A plain instance (attributes in __dict__) of a class the
+            # sources define or a library's importable class (generation
+            # configs, KV caches): its class by reference, its __dict__.
             cls = self.ref(t)
             if cls is not None:
                 return "object", {"class": cls, "dict": self.node(obj.__dict__, path + ".__dict__")}, None
@@ -350,14 +361,16 @@ def _user_module(name):
                                   os.path.realpath(f) in _stored_files)  # noqa: F821
 
 
-def _user_class(t):
-    """A class defined in a user file (whose source the trace stores), whose
-    instances are plain: attributes in __dict__, object's __new__, no slots."""
-    mod = sys.modules.get(getattr(t, "__module__", None) or "")
-    f = getattr(mod, "__file__", None)
-    if not isinstance(f, str) or os.path.realpath(f) not in _stored_files:  # noqa: F821
+def _plain_class(t):
+    """A class whose instances are plain: attributes in __dict__, object's
+    __new__, no slots, no builtin base; defined in a user file or in an
+    importable module (the class is then stored by reference, checked to
+    resolve to itself).  torch's own classes are left to their kinds."""
+    mod = getattr(t, "__module__", None) or ""
+    if mod == "builtins" or mod == "torch" or mod.startswith("torch.") or mod not in sys.modules:
         return False
-    return (t.__new__ is object.__new__ and "__slots__" not in vars(t)
+    return (t.__new__ is object.__new__
+            and all("__slots__" not in vars(b) for b in t.__mro__ if b is not object)
             and isinstance(getattr(t, "__dict__", None), types.MappingProxyType)
             and all(getattr(b, "__module__", "") != "builtins" or b is object for b in t.__mro__))
 

@@ -263,6 +263,15 @@ def _import(name):
         raise NotReplayable("module %s cannot be imported here (%s)" % (name, exc))
 
 
+def _no_finalizer(cls, typ):
+    """Objects are rebuilt from recorded state without __init__: one whose
+    class (as it is here, not as the trace says) has a finalizer would run
+    it on that state when dropped.  Only under --trust."""
+    if not _TRUST and any("__del__" in vars(b) for b in cls.__mro__ if b is not object):
+        raise NotReplayable("%s has a finalizer (__del__) that would run on recorded state; "
+                            "--trust rebuilds it" % typ)
+
+
 def _ref(d, modules):
     if not isinstance(d, dict) or not isinstance(d.get("module"), str) or not isinstance(
             d.get("qualname"), str):
@@ -312,7 +321,7 @@ _SCALARS = {
 }
 # Kinds whose value is a JSON object, with the fields that name nodes.
 _OBJECTS = {
-    "namedtuple": ("items",), "enum": (), "dataclass": ("fields",), "module": ("dict",),
+    "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra"), "module": ("dict",),
     "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"),
     "method": ("self", "func"), "tensor": ("view_of", "grad"),
     "frame": ("locals", "closure", "globals", "soft_globals"), "singleton": (),
@@ -540,10 +549,17 @@ class _Builder:
             fields = v.get("fields")
             if not isinstance(fields, dict):
                 raise self.fail(n, "dataclass without fields")
+            _no_finalizer(cls, typ)
             obj = object.__new__(cls)
             self.built[n] = obj
             for name, c in fields.items():
                 object.__setattr__(obj, name, kid(c))
+            if v.get("extra") is not None:
+                extra = kid(v["extra"])
+                if not isinstance(extra, dict) or not all(type(k) is str for k in extra):
+                    raise self.fail(n, "dataclass attributes are not a dict of names")
+                for name, x in extra.items():
+                    object.__setattr__(obj, name, x)
             return obj
         if kind in ("module", "object"):
             # An nn.Module, or a plain instance of a class the sources define:
@@ -555,6 +571,8 @@ class _Builder:
             if not ok:
                 raise self.fail(n, "%s is not a %s class" % (
                     typ, "torch.nn.Module" if kind == "module" else "plain"))
+            if kind == "object":
+                _no_finalizer(cls, typ)
             obj = object.__new__(cls)
             self.built[n] = obj
             d = kid(v.get("dict"))

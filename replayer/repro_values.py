@@ -107,7 +107,7 @@ _SCALARS = {
     "pymodule": lambda v: isinstance(v, str), "opaque": lambda v: True,
 }
 _OBJECTS = {
-    "namedtuple": ("items",), "enum": (), "dataclass": ("fields",), "module": ("dict",),
+    "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra"), "module": ("dict",),
     "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad"),
     "frame": ("locals", "closure", "globals", "soft_globals"), "singleton": (),
@@ -492,6 +492,15 @@ class Writer:
                 raise self.tree.fail(n, "dataclass without fields")
             for f, c in fields.items():
                 self.emit("object.__setattr__(%s, %r, %s)" % (name, str(f), x(c, str(f))))
+            extra = v.get("extra")
+            if extra is not None:
+                if type(extra) is not int or self.tree.rows[extra][0] != "dict":
+                    raise self.tree.fail(n, "dataclass attributes are not a dict")
+                for k, c in self.tree.rows[extra][2]:
+                    kk = self.tree.rows[k]
+                    if kk[0] != "str":
+                        raise self.tree.fail(n, "dataclass attributes are not a dict of names")
+                    self.emit("object.__setattr__(%s, %r, %s)" % (name, kk[2], x(c, "v")))
             return name
         d = v.get("dict")
         if type(d) is not int or self.tree.rows[d][0] != "dict":

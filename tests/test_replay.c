@@ -115,7 +115,7 @@ Test(replay, inductor_model) {
 static void scenario(const char *script) {
     static const char *const all[] = {"modes.py", "models.py", "uses_models.py", "closures.py",
                                       "opaque_arg.py", "marks.py", "singletons.py",
-                                      "wrapmod.py", "uses_wraps.py"};
+                                      "wrapmod.py", "uses_wraps.py", "objects.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -193,6 +193,43 @@ Test(replay, wraps_wrapper_keeps_its_globals) {
                                 " json_extract(value, '$.globals_module') FROM v_values"
                                 " WHERE kind = 'function' AND json_extract(value, '$.name') = 'act'"),
                      "__main__ wrapmod");
+}
+
+/* A dataclass with an attribute outside its fields and a plain object of a
+ * library class: captured (not opaque), and each recompile on one of their
+ * attributes recurs. */
+Test(replay, dataclass_extras_and_library_objects) {
+    scenario("objects.py");
+    assert_reproduced("replay", "objects.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'opaque'"), 0);
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'object' AND"
+                                " type = 'argparse.Namespace'"),
+                 0);
+    e2e_close(a);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    char *reasons = e2e_sql(b, "SELECT group_concat(reason, ' | ') FROM v_guard_failures");
+    cr_assert_not_null(strstr(reasons, "cfg._internal == 1.0"), "%s", reasons);
+    cr_assert_not_null(strstr(reasons, "ns.steps == 3"), "%s", reasons);
+}
+
+/* Without --trust, an object whose class has a finalizer is not rebuilt:
+ * the frame is named not replayable and the finalizer never runs. */
+Test(replay, finalizer_objects_need_trust) {
+    e2e_copy_script("replay/finalizer.py");
+    E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q -o t.db finalizer.py >/dev/null",
+                            e2e_path("replay"), e2e_bin),
+                    E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, p->err.data);
+    char *before = e2e_slurp(e2e_path("replay/finalized.log"), NULL);
+    cr_assert_str_eq(before ? before : "", "2\n", "the recording itself finalizes once");
+    E2eProc *r = sh(e2e_fmt("cd '%s' && '%s' replay -o r.db t.db", e2e_path("replay"), e2e_bin),
+                    E2E_TORCH_TIMEOUT_MS);
+    cr_assert_eq(r->status, 3 << 8, "exit %s: %s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "has a finalizer"), "%s", r->out.data);
+    char *after = e2e_slurp(e2e_path("replay/finalized.log"), NULL);
+    cr_assert_str_eq(after ? after : "", "2\n", "the replay ran the finalizer");
 }
 
 /* What-if: without automatic dynamic shapes the second size of `grow`
