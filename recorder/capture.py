@@ -201,6 +201,14 @@ class _Capture:
         if t is types.MethodType:
             return "method", {"self": self.node(obj.__self__, path + ".__self__"),
                               "func": self.node(obj.__func__, path + ".__func__")}, None
+        if isinstance(obj, logging.Logger) and t in (logging.Logger, logging.RootLogger):
+            # logging.getLogger(name) is the one logger of that name.
+            return "logger", None if obj is logging.root else obj.name, None
+        # A module's own object (a sentinel, a higher-order-op singleton) is
+        # that object, not a copy: Dynamo guards on its identity.
+        ref = self.singleton(obj)
+        if ref is not None:
+            return "singleton", ref, None
         if _plain_class(t):
             # A plain instance (attributes in __dict__) of a class the
             # sources define or a library's importable class (generation
@@ -208,12 +216,6 @@ class _Capture:
             cls = self.ref(t)
             if cls is not None:
                 return "object", {"class": cls, "dict": self.node(obj.__dict__, path + ".__dict__")}, None
-        if isinstance(obj, logging.Logger) and t in (logging.Logger, logging.RootLogger):
-            # logging.getLogger(name) is the one logger of that name.
-            return "logger", None if obj is logging.root else obj.name, None
-        ref = self.singleton(obj)
-        if ref is not None:
-            return "singleton", ref, None
         return "opaque", None, None
 
     def singleton(self, obj):
