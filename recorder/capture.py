@@ -226,7 +226,7 @@ class _Capture:
         cands = []
         mod = getattr(type(obj), "__module__", None)
         m = sys.modules.get(mod) if isinstance(mod, str) else None
-        if m is not None and mod != "builtins":
+        if m is not None and mod != "builtins" and not _user_module(mod):
             ns = getattr(m, "__dict__", {})
             if len(ns) <= 20000:
                 cands.extend((mod, k) for k, v in list(ns.items())

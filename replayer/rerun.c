@@ -1166,7 +1166,11 @@ int dr_replay(const DrReplayOptions *o) {
             }
         }
         fputc('\n', out);
-        dr_diff_print(d, out, 0);
+        if (total == 0 && sk.names.n)
+            /* Not "identical": nothing was compared. */
+            fputs("nothing was replayed: no captured compile could be rebuilt here\n", out);
+        else
+            dr_diff_print(d, out, 0);
         if (total) {
             fputs("per compile:\n", out);
             dr_diff_print_compiles(d, out, 200);

@@ -228,6 +228,9 @@ Test(replay, finalizer_objects_need_trust) {
     cr_assert_eq(r->status, 3 << 8, "exit %s: %s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
     cr_assert_not_null(strstr(r->out.data, "has a finalizer"), "%s", r->out.data);
+    /* Nothing compared is never "identical". */
+    cr_assert_not_null(strstr(r->out.data, "\nnothing was replayed: "), "%s", r->out.data);
+    cr_assert_null(strstr(r->out.data, "\nidentical: "), "%s", r->out.data);
     char *after = e2e_slurp(e2e_path("replay/finalized.log"), NULL);
     cr_assert_str_eq(after ? after : "", "2\n", "the replay ran the finalizer");
 }
