@@ -144,6 +144,11 @@ class _Capture:
             return self.tensor(obj, path)
         if t is torch.Size:  # noqa: F821
             return "size", [int(x) for x in obj], None
+        if t is torch.Generator:  # noqa: F821
+            # A random generator: its device and state (the bytes).
+            state = obj.get_state()
+            data = ctypes.string_at(state.data_ptr(), state.numel())
+            return "generator", {"device": str(obj.device), "nbytes": len(data)}, data
         if t is torch.dtype:  # noqa: F821
             return "dtype", str(obj), None
         if t is torch.device:  # noqa: F821
@@ -201,6 +206,9 @@ class _Capture:
         if t is types.MethodType:
             return "method", {"self": self.node(obj.__self__, path + ".__self__"),
                               "func": self.node(obj.__func__, path + ".__func__")}, None
+        np = sys.modules.get("numpy")
+        if np is not None and isinstance(obj, (np.generic, np.ndarray)) and t.__module__ == "numpy":
+            return self.numpy(obj, path)
         if isinstance(obj, logging.Logger) and t in (logging.Logger, logging.RootLogger):
             # logging.getLogger(name) is the one logger of that name.
             return "logger", None if obj is logging.root else obj.name, None
@@ -241,6 +249,23 @@ class _Capture:
             if m is not None and getattr(m, name, None) is obj:
                 return {"module": mod, "name": name}
         return None
+
+    def numpy(self, obj, path):
+        """A numpy scalar or array of numbers: dtype (and shape), and its
+        bytes, an array within the capture's data cap."""
+        dt = obj.dtype
+        if dt.kind not in "biufc" or dt.hasobject:
+            return "opaque", None, None
+        if type(obj).__name__ == "ndarray":
+            if obj.nbytes > self.limit:
+                raise _TooBig("%s: a numpy array of %d bytes (the capture keeps %d: "
+                              "--capture-values)" % (path, obj.nbytes, self.limit))
+            data = obj.tobytes(order="C")
+            self.data_bytes += len(data)
+            return "ndarray", {"dtype": dt.str, "shape": [int(x) for x in obj.shape],
+                               "nbytes": len(data)}, data
+        data = obj.tobytes()
+        return "npscalar", {"dtype": dt.str, "nbytes": len(data)}, data
 
     def function(self, fn, path):
         r = self.ref(fn)

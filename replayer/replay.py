@@ -325,6 +325,7 @@ _OBJECTS = {
     "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"),
     "method": ("self", "func"), "tensor": ("view_of", "grad"),
     "frame": ("locals", "closure", "globals", "soft_globals"), "singleton": (),
+    "npscalar": (), "ndarray": (), "generator": (),
 }
 
 
@@ -580,6 +581,20 @@ class _Builder:
                 raise self.fail(n, "%s attributes are not a dict of names" % kind)
             obj.__dict__.update(d)
             return obj
+        if kind in ("npscalar", "ndarray"):
+            return self.numpy(n, kind, v, blob)
+        if kind == "generator":
+            nbytes = v.get("nbytes")
+            if type(nbytes) is not int or not 0 < nbytes <= 1 << 20:
+                raise self.fail(n, "a generator without a state")
+            g = torch.Generator(device=self.device(n, v.get("device")))  # noqa: F821
+            state = torch.frombuffer(bytearray(self.data(n, blob, nbytes)),  # noqa: F821
+                                     dtype=torch.uint8)  # noqa: F821
+            try:
+                g.set_state(state)
+            except RuntimeError as exc:
+                raise self.fail(n, "a generator state this torch refuses: %s" % exc)
+            return g
         if kind == "logger":
             import logging
 
@@ -629,6 +644,26 @@ class _Builder:
         if not isinstance(v, dict):
             raise self.fail(n, "needs a class")
         return _ref(v.get("class"), self.modules)
+
+    def numpy(self, n, kind, v, blob):
+        """A numpy scalar or array from its dtype, shape and bytes."""
+        np = _import("numpy")
+        try:
+            dt = np.dtype(v.get("dtype")) if isinstance(v.get("dtype"), str) else None
+        except TypeError:
+            dt = None
+        if dt is None or dt.kind not in "biufc" or dt.hasobject:
+            raise self.fail(n, "a numpy value of a dtype that is not a number")
+        nbytes = v.get("nbytes")
+        shape = _ints(v.get("shape", []), "shape", 0, 1 << 31)
+        count = math.prod(shape) if kind == "ndarray" else 1
+        if type(nbytes) is not int or nbytes != count * dt.itemsize or nbytes > _MAX_TOTAL:
+            raise self.fail(n, "a numpy value whose size does not fit its dtype")
+        self.total += nbytes
+        if self.total > _MAX_TOTAL:
+            raise self.fail(n, "the values of this frame need more than %d bytes" % _MAX_TOTAL)
+        arr = np.frombuffer(bytearray(self.data(n, blob, nbytes)), dtype=dt)
+        return arr.reshape(shape) if kind == "ndarray" else arr[0]
 
     def data(self, n, blob, nbytes):
         if blob is None:

@@ -111,6 +111,7 @@ _OBJECTS = {
     "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad"),
     "frame": ("locals", "closure", "globals", "soft_globals"), "singleton": (),
+    "npscalar": (), "ndarray": (), "generator": (),
 }
 # dtype -> (struct format of one element, bytes, kind: f float, i int, b bool, c complex)
 _DTYPES = {
@@ -408,6 +409,28 @@ class Writer:
                 raise self.tree.fail(n, "enum without a member name")
             return "%s.%s" % (cls, name) if name.isidentifier() and not keyword.iskeyword(
                 name) else "%s[%r]" % (cls, name)
+        if kind == "generator":
+            nbytes, dev = v.get("nbytes"), v.get("device")
+            if type(nbytes) is not int or not isinstance(dev, str) or len(dev) > 64:
+                raise self.tree.fail(n, "a generator without device and state")
+            name = self.var(hint + "_gen")
+            self.emit("%s = torch.Generator(device=%r)" % (name, dev))
+            self.emit("%s.set_state(torch.frombuffer(bytearray(%r), dtype=torch.uint8))" % (
+                name, self.data(n, blob, nbytes)))
+            return name
+        if kind in ("npscalar", "ndarray"):
+            dt = v.get("dtype")
+            nbytes = v.get("nbytes")
+            if not (isinstance(dt, str) and len(dt) < 8 and all(ch.isalnum() or ch in "<>|="
+                                                              for ch in dt)) or type(nbytes) is not int:
+                raise self.tree.fail(n, "a numpy value without dtype and size")
+            shape = v.get("shape") if kind == "ndarray" else None
+            if kind == "ndarray" and not (isinstance(shape, list) and len(shape) <= 32 and all(
+                    type(d) is int and 0 <= d < 1 << 31 for d in shape)):
+                raise self.tree.fail(n, "a numpy array without a shape")
+            self.gen.imports.add("numpy")
+            e = "numpy.frombuffer(bytearray(%r), dtype=%r)" % (self.data(n, blob, nbytes), dt)
+            return "%s.reshape(%r)" % (e, tuple(shape)) if shape is not None else e + "[0]"
         if kind == "logger":
             self.gen.imports.add("logging")
             return "logging.getLogger(%s)" % ("" if v is None else repr(v))

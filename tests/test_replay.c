@@ -115,7 +115,8 @@ Test(replay, inductor_model) {
 static void scenario(const char *script) {
     static const char *const all[] = {"modes.py", "models.py", "uses_models.py", "closures.py",
                                       "opaque_arg.py", "marks.py", "singletons.py",
-                                      "wrapmod.py", "uses_wraps.py", "objects.py"};
+                                      "wrapmod.py", "uses_wraps.py", "objects.py",
+                                      "numpy_values.py", "generator.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -211,6 +212,29 @@ Test(replay, dataclass_extras_and_library_objects) {
     char *reasons = e2e_sql(b, "SELECT group_concat(reason, ' | ') FROM v_guard_failures");
     cr_assert_not_null(strstr(reasons, "cfg._internal == 1.0"), "%s", reasons);
     cr_assert_not_null(strstr(reasons, "ns.steps == 3"), "%s", reasons);
+}
+
+/* numpy scalars and arrays; a torch.Generator (its state; also on a resume
+ * function's stack after the graph break it causes). */
+Test(replay, numpy_values) {
+    scenario("numpy_values.py");
+    assert_reproduced("replay", "numpy_values.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'opaque'"), 0);
+    cr_assert_str_eq(e2e_sql_lines(a, NULL, "SELECT DISTINCT kind || ' ' || type FROM v_values"
+                                            " WHERE kind IN ('npscalar', 'ndarray')"
+                                            " ORDER BY 1"),
+                     "ndarray numpy.ndarray\nnpscalar numpy.float16\nnpscalar numpy.int64\n");
+}
+
+Test(replay, generators) {
+    scenario("generator.py");
+    assert_reproduced("replay", "generator.py");
+    DrTrace *g = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_gt(e2e_sql_int(g, "SELECT count(*) FROM v_values WHERE kind = 'generator'"), 0);
+    cr_assert_gt(e2e_sql_int(g, "SELECT count(*) FROM v_compiles WHERE qualname LIKE"
+                                " '%torch_dynamo_resume_in_f%'"),
+                 0);
 }
 
 /* Without --trust, an object whose class has a finalizer is not rebuilt:
