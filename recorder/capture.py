@@ -118,6 +118,11 @@ class _Capture:
             module = obj.__self__.__name__
         if _resolves(module, qualname, obj):
             return {"module": module, "qualname": qualname}
+        if (isinstance(obj, type) and isinstance(qualname, str) and ".<locals>." in qualname
+                and isinstance(module, str) and _user_module(module)):
+            # A class defined inside a function of the user's files: the
+            # replay makes it from the stored source.
+            return {"module": module, "qualname": qualname, "local": True}
         return None
 
     def describe(self, obj, path):

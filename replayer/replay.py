@@ -46,6 +46,7 @@ _R = _dynrec.replay  # set by the runner
 _query = _dynrec.source_query  # noqa: F821
 _blob = _dynrec.source_blob  # noqa: F821
 _TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
+_SOURCES = None  # the trace's sources, once read (local classes are made from them)
 _MAX_BYTES = 1 << 30
 try:
     _MAX_BYTES = max(1, int(os.environ.get("DYNREC_REPLAY_MAX_BYTES", _MAX_BYTES)))
@@ -148,6 +149,8 @@ class _Sources:
         self.modules = {}  # module name -> absolute path
         self.main = self.script  # the file of __main__ (`-m`: role "main")
         self.notes = []
+        self.trees = {}          # path -> its parsed source
+        self.local_classes = {}  # (path, qualname) -> a class defined in a function
         aliases = {}  # shorter module name -> paths
         for path, role, blob in _query(
                 "SELECT path, role, blob_id FROM v_files WHERE role IN ('script', 'main', 'source')"
@@ -187,6 +190,96 @@ class _Sources:
             if (len(paths) == 1 and short not in self.modules and short not in sys.modules
                     and importlib.machinery.PathFinder.find_spec(short.split(".")[0]) is None):
                 self.modules[short] = paths.pop()
+
+    def local_class(self, module, path, qualname):
+        """A class defined inside a function ("T.test_x.<locals>.Mock"), made
+        from the stored source: a synthetic module nests it as the source
+        does (its enclosing classes and functions reduced to that nesting,
+        the names they bind bound to None), so its methods' code has the
+        recorded qualnames, lines and free variables; the class body runs
+        definitions only.  Raises NotReplayable when it cannot be made."""
+        key = (path, qualname)
+        if key in self.local_classes:
+            return self.local_classes[key]
+        if path not in self.text:
+            raise NotReplayable("%s: its source is not in the trace" % qualname)
+        tree = self.trees.get(path)
+        if tree is None:
+            try:
+                tree = self.trees[path] = ast.parse(self.text[path], path)
+            except SyntaxError as exc:
+                raise NotReplayable("%s does not parse: %s" % (path, exc))
+        parts = [p for p in qualname.split(".") if p != "<locals>"]
+        chain, body = [], tree.body
+        for name in parts:
+            node = next((st for st in body if isinstance(st, (
+                ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and st.name == name), None)
+            if node is None:
+                raise NotReplayable("%s: no definition of %s in the stored source" % (
+                    qualname, name))
+            chain.append(node)
+            body = node.body
+        if len(chain) < 2 or not isinstance(chain[-1], ast.ClassDef) or any(
+                isinstance(n, ast.AsyncFunctionDef) for n in chain):
+            raise NotReplayable("%s is not a class inside a function" % qualname)
+        inner = chain[-1]
+        made = ast.ClassDef(name=inner.name, bases=inner.bases, keywords=inner.keywords,
+                            body=[st for st in _definitions(inner.body) if not isinstance(
+                                st, (ast.Import, ast.ImportFrom))] or [ast.Pass()],
+                            decorator_list=[], type_params=[])
+        ast.copy_location(made, inner)
+        for outer in reversed(chain[:-1]):
+            child = made
+            if isinstance(outer, ast.ClassDef):
+                made = ast.ClassDef(name=outer.name, bases=[], keywords=[], body=[child],
+                                    decorator_list=[], type_params=[])
+            else:
+                # The names the function binds stay its locals (so that the
+                # class's methods see them as free variables, as recorded).
+                bound = sorted({a.arg for a in ast.walk(outer.args) if isinstance(a, ast.arg)} | {
+                    n.id for st in outer.body for n in ast.walk(st)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - {child.name})
+                pre = [ast.Assign(targets=[ast.Name(id=b, ctx=ast.Store())],
+                                  value=ast.Constant(value=None)) for b in bound]
+                made = ast.FunctionDef(
+                    name=outer.name, args=ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                                        kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                                        defaults=[]),
+                    body=pre + [child, ast.Return(value=ast.Name(id=child.name, ctx=ast.Load()))],
+                    decorator_list=[], returns=None, type_params=[])
+            ast.copy_location(made, outer)
+            for n in ast.walk(made):
+                if not hasattr(n, "lineno") or n.lineno is None:
+                    ast.copy_location(n, outer)
+        ast.fix_missing_locations(made)
+        try:
+            code = compile(ast.Module(body=[made], type_ignores=[]), path, "exec")
+        except (SyntaxError, ValueError, TypeError) as exc:
+            raise NotReplayable("%s cannot be rebuilt from its source: %s" % (qualname, exc))
+        self.index(code)
+        ns = module.__dict__
+        top = chain[0].name
+        had, old = top in ns, ns.get(top)
+        try:
+            exec(code, ns)  # only the nesting and the class's definitions
+            cur = ns[top]
+            for outer, nxt in zip(chain[:-1], chain[1:]):
+                cur = getattr(cur, nxt.name) if isinstance(outer, ast.ClassDef) and not callable(
+                    getattr(cur, nxt.name, None)) else (
+                    cur() if isinstance(outer, ast.FunctionDef) else getattr(cur, nxt.name))
+        except Exception as exc:
+            raise NotReplayable("%s cannot be rebuilt from its source: %s: %s" % (
+                qualname, type(exc).__name__, exc))
+        finally:
+            if had:
+                ns[top] = old
+            else:
+                ns.pop(top, None)
+        if not isinstance(cur, type):
+            raise NotReplayable("%s is not a class in the stored source" % qualname)
+        cur.__qualname__ = qualname
+        self.local_classes[key] = cur
+        return cur
 
     def index(self, code):
         stack = [code]
@@ -277,6 +370,13 @@ def _ref(d, modules):
             d.get("qualname"), str):
         raise Refused("a reference needs module and qualname")
     mod, qual = d["module"], d["qualname"]
+    if ".<locals>." in qual and _SOURCES is not None and isinstance(d.get("local"), bool):
+        # A class defined inside a function of the user's files.
+        path = _SOURCES.main if mod == "__main__" else _SOURCES.modules.get(mod)
+        m = modules.get(mod) or sys.modules.get(mod)
+        if path is None or m is None:
+            raise NotReplayable("%s.%s: its module's source is not in the trace" % (mod, qual))
+        return _SOURCES.local_class(m, path, qual)
     if "<" in qual:
         raise NotReplayable("%s.%s is not reachable by name" % (mod, qual))
     m = modules.get(mod)
@@ -1293,6 +1393,8 @@ def main():
         if c["data"].get("replayable"):
             _Builder(c, None, None).check()
     sources = _Sources(meta)
+    global _SOURCES
+    _SOURCES = sources
     finder = _Finder(sources)
     sys.meta_path.insert(0, finder)
     main_mod = types.ModuleType("__main__")

@@ -116,7 +116,7 @@ static void scenario(const char *script) {
     static const char *const all[] = {"modes.py", "models.py", "uses_models.py", "closures.py",
                                       "opaque_arg.py", "marks.py", "singletons.py",
                                       "wrapmod.py", "uses_wraps.py", "objects.py",
-                                      "numpy_values.py", "generator.py"};
+                                      "numpy_values.py", "generator.py", "local_class.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -235,6 +235,26 @@ Test(replay, generators) {
     cr_assert_gt(e2e_sql_int(g, "SELECT count(*) FROM v_compiles WHERE qualname LIKE"
                                 " '%torch_dynamo_resume_in_f%'"),
                  0);
+}
+
+/* Classes defined inside test methods (an nn.Module whose forward is
+ * compiled, a plain state object): made from the stored source with the
+ * recorded qualnames and free variables; every compile reproduces. */
+Test(replay, classes_defined_inside_functions) {
+    scenario("local_class.py");
+    assert_reproduced("replay", "local_class.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
+    cr_assert_str_eq(e2e_sql_lines(a, NULL, "SELECT DISTINCT json_extract(value, '$.class.qualname')"
+                                            " FROM v_values WHERE kind IN ('module', 'object')"
+                                            " AND json_extract(value, '$.class.local')"
+                                            " ORDER BY 1"),
+                     "Case.test_module.<locals>.Block\nCase.test_state.<locals>.State\n");
+    e2e_close(a);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"
+                                " '%training%'"),
+                 1);
 }
 
 /* Without --trust, an object whose class has a finalizer is not rebuilt:
