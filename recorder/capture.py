@@ -488,6 +488,9 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
     """Stores the inputs of the frame about to be compiled (see the top)."""
     _capture_count[0] += 1
     no = _capture_count[0]
+    # The frame's own file is about to be traced: stored now, so that its
+    # classes count as the user's (a class local to a test method).
+    store_source(code.co_filename)  # noqa: F821 -- dynamo.py
     c = _Capture(_capture_bytes)
     reason = None
     root = {"module": f_globals.get("__name__") if isinstance(f_globals, dict) else None}

@@ -241,6 +241,15 @@ class _Sources:
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - {child.name})
                 pre = [ast.Assign(targets=[ast.Name(id=b, ctx=ast.Store())],
                                   value=ast.Constant(value=None)) for b in bound]
+                # The classes defined before it there (a base class beside
+                # it: class B(A)), definitions only too.
+                idx = next(i for i, st in enumerate(outer.body) if st is chain[chain.index(outer) + 1])
+                pre += [ast.copy_location(ast.ClassDef(
+                    name=st.name, bases=st.bases, keywords=st.keywords,
+                    body=[d for d in _definitions(st.body) if not isinstance(
+                        d, (ast.Import, ast.ImportFrom))] or [ast.Pass()],
+                    decorator_list=[], type_params=[]), st)
+                    for st in outer.body[:idx] if isinstance(st, ast.ClassDef)]
                 made = ast.FunctionDef(
                     name=outer.name, args=ast.arguments(posonlyargs=[], args=[], vararg=None,
                                                         kwonlyargs=[], kw_defaults=[], kwarg=None,
@@ -1261,13 +1270,31 @@ def _with_parents(all_caps, sel):
     return [c for c in all_caps if id(c) in chosen]
 
 
+def _frame_matches(cap, frame):
+    """--frame NAME: the frame whose qualname is NAME ("T.test_x.<locals>.fn"),
+    or ends in ".NAME", or FILE:QUALNAME (FILE the file's name or a path
+    suffix of it); and the resume functions Dynamo made from that frame
+    (torch_dynamo_resume_in_<name>_at_N in the same scope), never those of
+    another frame of the same short name."""
+    fname, qual = cap["filename"], cap["qualname"]
+    if ":" in frame:
+        want_file, frame = frame.rsplit(":", 1)
+        if not (fname == want_file or fname.endswith("/" + want_file.lstrip("/"))):
+            return False
+    if qual == frame or qual.endswith("." + frame):
+        return True
+    scope, _, last = qual.rpartition(".")
+    want_scope, _, short = frame.rpartition(".")
+    if not last.startswith("torch_dynamo_resume_in_%s_at_" % short):
+        return False
+    # A dotted NAME names one scope; a short one any frame of that name.
+    return scope == want_scope or not want_scope
+
+
 def _selected(caps, frame, compile_id):
     """The captures --frame / --compile choose."""
     if frame:
-        short = frame.rsplit(".", 1)[-1]
-        caps = [c for c in caps if c["qualname"] == frame or c["qualname"].endswith("." + frame)
-                or c["qualname"].rsplit(".", 1)[-1].startswith(
-                    "torch_dynamo_resume_in_%s_at_" % short)]
+        caps = [c for c in caps if _frame_matches(c, frame)]
     if compile_id:
         want = compile_id.strip("[]")
         f, _, k = want.partition("/")

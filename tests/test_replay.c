@@ -116,7 +116,8 @@ static void scenario(const char *script) {
     static const char *const all[] = {"modes.py", "models.py", "uses_models.py", "closures.py",
                                       "opaque_arg.py", "marks.py", "singletons.py",
                                       "wrapmod.py", "uses_wraps.py", "objects.py",
-                                      "numpy_values.py", "generator.py", "local_class.py"};
+                                      "numpy_values.py", "generator.py", "local_class.py",
+                                      "same_names.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -254,6 +255,23 @@ Test(replay, classes_defined_inside_functions) {
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"
                                 " '%training%'"),
+                 1);
+}
+
+/* --frame with a full qualname replays that frame and its own resume
+ * function, not another test's frame of the same short name. */
+Test(replay, frame_by_exact_qualname) {
+    scenario("same_names.py");
+    E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db", "--frame",
+                                         "T.test_a.<locals>.fn", "replay/t.db", NULL});
+    cr_assert_eq(r->status, 0, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 2/2 compiles"), "%s", r->out.data);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname LIKE 'T.test_b%'"),
+                 0);
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname LIKE"
+                                " 'T.test_a.<locals>.torch_dynamo_resume_in_fn_at_%'"),
                  1);
 }
 
