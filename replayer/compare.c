@@ -15,6 +15,7 @@
 
 #include "../schema/json.h"
 #include "model.h"
+#include "../schema/ident.h"
 
 static const char *const cat_names[DR_CAT__N] = {
     [DR_CAT_FRAMES] = "frames",
@@ -464,7 +465,7 @@ static void compare_frames(DrDiff *d) {
     char key[8192];
     for (long fa = 0; fa < A->nframes; fa++) {
         const DrFrame *f = &A->frames[fa];
-        snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", f->file, f->qualname, f->firstlineno);
+        dr_frame_key(key, sizeof key, f->file, f->qualname, f->firstlineno);
         long fb = dr_map_get(&B->frame_map, key);
         if (skipped_frame(d, key)) continue;
         if (d->o.replay && f->ncomp == 0 && (fb < 0 || B->frames[fb].ncomp == 0)) continue;
@@ -527,7 +528,7 @@ static void compare_frames(DrDiff *d) {
     if (ign & (1u << DR_CAT_FRAMES)) return;
     for (long fb = 0; fb < B->nframes; fb++) {
         const DrFrame *g = &B->frames[fb];
-        snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", g->file, g->qualname, g->firstlineno);
+        dr_frame_key(key, sizeof key, g->file, g->qualname, g->firstlineno);
         if (dr_map_get(&A->frame_map, key) >= 0 || skipped_frame(d, key)) continue;
         if (d->o.replay && g->ncomp == 0) continue;
         Div *v = add_div(d, DR_CAT_FRAMES, g->first_rank >= 0 ? g->first_rank : RANK_LATE);
@@ -669,7 +670,7 @@ static char *compared_mask(const DrDiff *d) {
     char key[8192];
     for (long fa = 0; fa < A->nframes; fa++) {
         const DrFrame *f = &A->frames[fa];
-        snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", f->file, f->qualname, f->firstlineno);
+        dr_frame_key(key, sizeof key, f->file, f->qualname, f->firstlineno);
         if (skipped_frame(d, key)) continue;
         for (long k = 0; k < ncompared(d, f); k++) cmp[f->comp[k]] = 1;
     }

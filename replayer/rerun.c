@@ -33,6 +33,7 @@
 #include "../recorder/run.h"
 #include "../schema/trace.h"
 #include "model.h"
+#include "../schema/ident.h"
 #include "util.h"
 
 extern char **environ;
@@ -851,11 +852,8 @@ static char *frame_key(Rerun *r, DrModel *m, const char *file, const char *qual,
                        const char *line, char **rel) {
     *rel = dr_model_relname(m, &r->arena, file);
     if (!*rel) return NULL;
-    DrBuf b = {0};
-    dr_buf_printf(&b, "%s\x1f%s\x1f%ld", *rel, qual, atol(line));
-    char *key = b.failed ? NULL : dr_arena_strdup(&r->arena, b.s);
-    dr_buf_free(&b);
-    return key;
+    char key[8192];
+    return dr_arena_strdup(&r->arena, dr_frame_key(key, sizeof key, *rel, qual, atol(line)));
 }
 
 typedef struct {
@@ -1084,7 +1082,7 @@ int dr_replay(const DrReplayOptions *o) {
         char key[8192];
         for (long f = 0; f < ma->nframes; f++) {
             const DrFrame *fr = &ma->frames[f];
-            snprintf(key, sizeof key, "%s\x1f%s\x1f%ld", fr->file, fr->qualname, fr->firstlineno);
+            dr_frame_key(key, sizeof key, fr->file, fr->qualname, fr->firstlineno);
             if (dr_map_get(&ch.chosen, key) < 0)
                 dr_vec_push(&skip_all, dr_arena_strdup(&r->arena, key));
         }
