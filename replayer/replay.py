@@ -975,13 +975,14 @@ class _Backends:
 
     def instance(self, ref, name):
         """A backend object made as the recording's was: a new instance of
-        its class, for a class of torch's or of the stored definitions, made
-        without arguments (CompileCounter()); else eager, with a note."""
+        its class, for a class of torch's testing backends (CompileCounter,
+        EagerAndRecordGraphs, ...) or of the stored definitions, made without
+        arguments; else eager, with a note.  (Not any torch class: some make
+        files or threads when constructed.)"""
         mod = ref.get("module")
-        if not isinstance(mod, str) or not (mod == "torch" or mod.startswith("torch.")
-                                            or mod in self.modules):
-            self.notes.append("backend %s is of a class outside torch and the stored sources; "
-                              "eager instead" % name)
+        if not isinstance(mod, str) or not (mod == "torch._dynamo.testing" or mod in self.modules):
+            self.notes.append("backend %s is of a class outside torch._dynamo.testing and the "
+                              "stored sources; eager instead" % name)
             return "eager"
         try:
             cls = _ref(ref, self.modules)

@@ -517,8 +517,7 @@ def _backend(desc, gen):
         # A backend object (CompileCounter): a new one of a torch class.
         cls = desc["instance_of"]
         mod, qual = cls.get("module"), cls.get("qualname")
-        if isinstance(mod, str) and isinstance(qual, str) and (
-                mod == "torch" or mod.startswith("torch.")) and "<" not in qual:
+        if mod == "torch._dynamo.testing" and isinstance(qual, str) and "<" not in qual:
             try:
                 kw.append("backend=%s()" % gen.global_ref(dotted(mod, "a backend module"),
                                                           dotted(qual, "a backend class")))
@@ -527,7 +526,7 @@ def _backend(desc, gen):
                 note = "the recorded backend %s is not a name; eager instead" % name
         else:
             kw.append("backend='eager'")
-            note = "the recorded backend %s is not a torch class; eager instead" % name
+            note = "the recorded backend %s is not one of torch._dynamo.testing's; eager instead" % name
     elif name.startswith("<"):
         kw.append("backend='eager'")
         note = "the recorded backend %s is an object; eager instead" % name
