@@ -16,21 +16,24 @@ WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
 SAN     :=
 ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -I$(BUILD) -DDR_DEFAULT_VENV='"$(abspath $(VENV))"'
-LIBS    := -lsqlite3 -lzstd -lpthread
+LIBS    := -lsqlite3 -lzstd -lseccomp -lpthread
 
-SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c schema/ident.c schema/mask.c
+SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c schema/text.c schema/ident.c schema/sign.c \
+                schema/mask.c
 RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c
 VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c viewer/report.c viewer/pack.c
 # The terminal viewer is the only user of ncurses: only dynrec links it.
 VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
 VIEW_LIBS    := -lncursesw
-REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c \
+REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c replayer/sandbox.c \
                 replayer/repro.c
 DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(VIEW_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
-                tests/e2e_util.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
+                tests/e2e_util.c tests/test_sandbox.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
                 tests/test_replay.c tests/test_pack.c tests/test_tools.c tests/test_view.c \
-                tests/test_repro.c tests/test_mask.c tests/test_identity.c viewer/view_text.c
+                tests/test_repro.c tests/test_mask.c tests/test_identity.c tests/test_sanitize.c \
+                tests/test_hostile_values.c tests/test_hostile_trace.c \
+                viewer/view_text.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
 

@@ -79,6 +79,10 @@ static const char usage_run[] =
     "  --replay-of T  what `dynrec replay` runs: hand trace T's captured frames to\n"
     "                 Dynamo instead of running a script (with --replay-backend,\n"
     "                 --replay-frame, --replay-compile)\n"
+    "  --trace-label NAME  the name of the --replay-of or --rerun-of trace in\n"
+    "                 meta (replay and rerun give their private copy of it)\n"
+    "  --sandboxed MODE  bubblewrap confines this run (replay, inductor, rerun):\n"
+    "                 load that mode's seccomp filter before anything else\n"
     "  -h, --help     show this help\n"
     "\n"
     "exit status: the script's own; 2 for a usage error or a missing script;\n"
@@ -147,7 +151,13 @@ static const char usage_rerun[] =
     "                   re-run, over the script's own setting; repeatable\n"
     "  --from-trace     run the sources stored in the trace, laid out in a private\n"
     "                   temporary directory, instead of the files on disk\n"
-    "  --trust          allow --from-trace to run code that came in the trace\n"
+    "  --trust          run a trace you did not record here (a re-run executes\n"
+    "                   its recorded command line and environment; your own\n"
+    "                   traces are signed and need no --trust), and allow\n"
+    "                   --from-trace to run code that came in the trace; both\n"
+    "                   run confined by bubblewrap and seccomp where it can (no\n"
+    "                   network, read-only but the run's folder, no $HOME)\n"
+    "  --no-sandbox     run those unconfined\n"
     "  --json           print the report as one JSON object (the program's own\n"
     "                   output then goes to stderr)\n"
     "  --ignore LIST    categories not to compare, comma-separated, as for\n"
@@ -157,7 +167,8 @@ static const char usage_rerun[] =
     "exit status: 0 identical; 1 different; 2 for a usage error or a bad --set;\n"
     "65 when the trace is unreadable or a stored file name escapes; 66 when the\n"
     "recorded script is gone (use --from-trace --trust); 69 when the trace was\n"
-    "recorded with another Python minor version; 77 for --from-trace without --trust.\n";
+    "recorded with another Python minor version; 77 for a trace not recorded by\n"
+    "you here, or --from-trace, without --trust.\n";
 
 static const char usage_replay[] =
     "usage: dynrec replay [options] trace.db\n"
@@ -185,10 +196,14 @@ static const char usage_replay[] =
     "                     any registered backend name\n"
     "  --set NAME=VAL     set torch._dynamo.config.NAME (inductor.NAME) to the\n"
     "                     Python literal VAL for the replay (what-if); repeatable\n"
-    "  --trust            replay even when the trace's sources are not on disk at\n"
-    "                     their recorded paths with their recorded text (their\n"
-    "                     definitions then come from the trace), and use code stored\n"
-    "                     compiled in the trace (lambdas the sources lack)\n"
+    "  --no-sandbox       run the replay unconfined (by default bubblewrap and a\n"
+    "                     seccomp filter confine it: no network, a read-only view of\n"
+    "                     the interpreter, the venv and the trace, no $HOME, a private\n"
+    "                     /tmp, no exec; the output trace is the one thing written)\n"
+    "  --trust            use code stored compiled in the trace (lambdas the sources\n"
+    "                     lack); unconfined (--no-sandbox, or no bubblewrap here),\n"
+    "                     also replay when the trace's sources are not on disk at\n"
+    "                     their recorded paths with their recorded text\n"
     "  --json             print the report as one JSON object\n"
     "  --ignore LIST      categories not to compare, comma-separated, as for\n"
     "                     `dynrec diff` (guards, graphs, config, ...; exit_status\n"
@@ -201,8 +216,9 @@ static const char usage_replay[] =
     "frames could not be replayed (listed with why); 2 for a usage error; 65 when\n"
     "the trace is unreadable or its captured values are malformed; 66 when it\n"
     "holds no captured frames (recorded before dynrec 0.3.0); 69 when it was\n"
-    "recorded with another Python minor version; 77 when its sources are not on\n"
-    "disk as recorded and --trust was not given (nothing is run).\n";
+    "recorded with another Python minor version; 77 when the replay cannot be\n"
+    "confined, its sources are not on disk as recorded and --trust was not given\n"
+    "(nothing is run).\n";
 
 static const char usage_sql[] =
     "usage: dynrec sql [--json|--csv] trace.db \"SELECT ...\"\n"
@@ -223,7 +239,8 @@ static const char usage_sql[] =
     "  -h, --help     show this help\n"
     "\n"
     "Default output is aligned columns (one column: the values as they are); on a\n"
-    "terminal, control characters from the trace are shown as '?'.\n"
+    "terminal, control characters from the trace are shown escaped (ESC as ^[,\n"
+    "bidi and C1 controls as \\uXXXX, bytes that are not UTF-8 as \\xNN).\n"
     "\n"
     "exit status: 0; 1 for an SQL error (a missing blob, a syntax error); 2 for a\n"
     "usage error or a statement that is refused; 65 when the file is missing, not a\n"
@@ -384,10 +401,15 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv) {
                 return usage_error("run", "--capture-values needs a size such as 4K or 1M (at "
                                           "most 1G)%s", "");
         } else if (strcmp(a, "--replay-of") == 0 || strcmp(a, "--replay-backend") == 0 ||
-                   strcmp(a, "--replay-frame") == 0 || strcmp(a, "--replay-compile") == 0) {
+                   strcmp(a, "--replay-frame") == 0 || strcmp(a, "--replay-compile") == 0 ||
+                   strcmp(a, "--trace-label") == 0 || strcmp(a, "--sandboxed") == 0) {
             if (++i >= argc) return usage_error("run", "%s needs a value", a);
-            const char **dst = a[9] == 'o' ? &o.replay_of : a[9] == 'b' ? &o.replay_backend
-                               : a[9] == 'f' ? &o.replay_frame : &o.replay_compile;
+            const char **dst = strcmp(a, "--replay-of") == 0        ? &o.replay_of
+                               : strcmp(a, "--replay-backend") == 0 ? &o.replay_backend
+                               : strcmp(a, "--replay-frame") == 0   ? &o.replay_frame
+                               : strcmp(a, "--trace-label") == 0    ? &o.trace_label
+                               : strcmp(a, "--sandboxed") == 0      ? &o.sandboxed
+                                                                    : &o.replay_compile;
             *dst = argv[i];
         } else if (strcmp(a, "-m") == 0) {
             if (++i >= argc) return usage_error("run", "-m needs a module name%s", "");
@@ -555,6 +577,7 @@ static int cmd_export(int argc, char **argv) {
         if ((to_stdout ? fflush(f) : fclose(f)) != 0 && rc == DR_OK)
             rc = dr_error(&err, DR_ERR_IO, "%s: writing failed: %s", to_stdout ? "stdout" : out,
                           strerror(errno));
+        if (rc != DR_OK && !to_stdout) unlink(out); /* no partial file */
     } else {
         char *log = NULL;
         long skipped = 0;
@@ -869,6 +892,8 @@ static int cmd_rerun(int argc, char **argv) {
             set[o.nset++] = argv[i];
         } else if (strcmp(a, "--from-trace") == 0) {
             o.from_trace = 1;
+        } else if (strcmp(a, "--no-sandbox") == 0) {
+            o.no_sandbox = 1;
         } else if (strcmp(a, "--trust") == 0) {
             o.trust = 1;
         } else if (strcmp(a, "--json") == 0) {
@@ -885,8 +910,6 @@ static int cmd_rerun(int argc, char **argv) {
         }
     }
     if (!o.trace) return usage_error("rerun", "no trace given%s", "");
-    if (o.trust && !o.from_trace)
-        return usage_error("rerun", "--trust goes with --from-trace%s", "");
     return dr_rerun(&o);
 }
 
@@ -912,6 +935,8 @@ static int cmd_replay(int argc, char **argv) {
             set[o.nset++] = argv[i];
         } else if (strcmp(a, "--trust") == 0) {
             o.trust = 1;
+        } else if (strcmp(a, "--no-sandbox") == 0) {
+            o.no_sandbox = 1;
         } else if (strcmp(a, "--json") == 0) {
             o.json = 1;
         } else if (strcmp(a, "--ignore") == 0) {

@@ -7,6 +7,7 @@
 #   size_bench.sh   trace size against TORCH_TRACE on two workloads
 #   diff_bench.sh   dynrec diff on two example traces and on two of 100k events
 #   view_bench.sh   dynrec view: time to the first screen of a 1M-event trace
+#   sandbox_bench.sh what confining a replay (bubblewrap+seccomp) adds to its start
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -22,3 +23,4 @@ site=$(.venv/bin/python -c 'import torch, os; print(os.path.dirname(torch.__file
 "$BUILD/dict_bench" $( (find "$site/_dynamo" -name '*.py' | sort | head -100; find "$site/fx" -name '*.py' | sort | head -100) )
 bench/diff_bench.sh
 bench/view_bench.sh
+bench/sandbox_bench.sh

@@ -31,7 +31,9 @@
 
 #include "../schema/json.h"
 #include "../schema/mask.h"
+#include "../schema/text.h"
 #include "../schema/trace.h"
+#include "../replayer/sandbox.h"
 #include "adapter_py.h"
 #include "capture_py.h"
 #include "default_dict.h"
@@ -499,6 +501,33 @@ static PyObject *m_mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return res;
 }
 
+PyDoc_STRVAR(safe_doc, "safe(text): text made safe to print on a terminal (schema/text.c).");
+/* The terminal sanitizer for the Python that dynrec runs (the replay
+ * driver here, the repro generator through repro.c's table).
+ * Ownership: text is borrowed; returns a new reference, or NULL with
+ * TypeError for a non-str or MemoryError.  A lone surrogate (no UTF-8)
+ * is encoded with surrogateescape, so it shows escaped as \xNN. */
+PyObject *dr_run_py_safe(PyObject *self, PyObject *text) {
+    (void)self;
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "safe(text) takes one str");
+        return NULL;
+    }
+    PyObject *bytes = PyUnicode_AsEncodedString(text, "utf-8", "surrogateescape");
+    if (!bytes) {
+        /* a surrogate that even surrogateescape refuses: show it replaced */
+        PyErr_Clear();
+        bytes = PyUnicode_AsEncodedString(text, "utf-8", "replace");
+        if (!bytes) return NULL;
+    }
+    char *safe = dr_safe(PyBytes_AS_STRING(bytes), (size_t)PyBytes_GET_SIZE(bytes), 0, 0);
+    Py_DECREF(bytes);
+    if (!safe) return PyErr_NoMemory();
+    PyObject *res = PyUnicode_DecodeUTF8(safe, (Py_ssize_t)strlen(safe), "replace");
+    free(safe);
+    return res;
+}
+
 PyDoc_STRVAR(installed_doc, "hook_installed(): whether dynrec's frame hook is installed now.");
 static PyObject *m_hook_installed(PyObject *self, PyObject *noargs) {
     (void)self;
@@ -519,6 +548,7 @@ static PyMethodDef dynrec_methods[] = {
     {"finish", (PyCFunction)(void (*)(void))m_finish, METH_FASTCALL, finish_doc},
     {"hook_installed", m_hook_installed, METH_NOARGS, installed_doc},
     {"mask", (PyCFunction)(void (*)(void))m_mask, METH_FASTCALL, mask_doc},
+    {"safe", dr_run_py_safe, METH_O, safe_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef dynrec_module = {
@@ -544,9 +574,10 @@ static int set_run_attrs(PyObject *mod) {
     Py_DECREF(cv);
     if (rc < 0) return -1;
     PyObject *replay = o->replay_of
-                           ? Py_BuildValue("{s:s,s:z,s:z,s:z}", "of", o->replay_of, "backend",
-                                           o->replay_backend, "frame", o->replay_frame,
-                                           "compile", o->replay_compile)
+                           ? Py_BuildValue("{s:s,s:s,s:z,s:z,s:z}", "of", o->replay_of, "name",
+                                           o->trace_label ? o->trace_label : o->replay_of,
+                                           "backend", o->replay_backend, "frame",
+                                           o->replay_frame, "compile", o->replay_compile)
                            : Py_NewRef(Py_None);
     if (!replay) return -1;
     rc = PyObject_SetAttrString(mod, "replay", replay);
@@ -722,8 +753,13 @@ static int write_start_meta(DrTrace *t, const DrRunOptions *o, const char *pytho
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "seed.random", num, err);
     snprintf(num, sizeof num, "%lu", si_seeds[1]);
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "seed.numpy", num, err);
-    if (rc == DR_OK && o->replay_of) rc = dr_trace_set_meta(t, "replay_of", o->replay_of, err);
-    else if (rc == DR_OK && o->rerun_of) rc = dr_trace_set_meta(t, "rerun_of", o->rerun_of, err);
+    /* What a replay or re-run is of, and how it was confined. */
+    const char *of = o->trace_label ? o->trace_label : o->rerun_of;
+    if (rc == DR_OK && o->replay_of) rc = dr_trace_set_meta(t, "replay_of", of, err);
+    else if (rc == DR_OK && o->rerun_of) rc = dr_trace_set_meta(t, "rerun_of", of, err);
+    if (rc == DR_OK && o->rerun_of)
+        rc = dr_trace_set_meta(t, "sandbox",
+                               dr_sandbox_mode_desc(dr_sandbox_mode_of(o->sandboxed)), err);
     for (int i = 0; rc == DR_OK && i < o->nset; i++) {
         const char *eq = strchr(o->set[i], '=');
         char key[300];
@@ -857,6 +893,20 @@ int dr_run(const DrRunOptions *o) {
     DrError err = {0};
 
     struct stat sb;
+    if (opts.sandboxed) {
+        /* Confined by bwrap: the filter goes on before anything reads the
+         * trace, and holds for every thread started later. */
+        char why[200];
+        DrSandboxMode mode = dr_sandbox_mode_of(opts.sandboxed);
+        if (mode == DR_SBX_NONE) {
+            fprintf(stderr, "dynrec run: --sandboxed: unknown mode %s\n", opts.sandboxed);
+            return 2;
+        }
+        if (dr_sandbox_lockdown(mode, why, sizeof why) != 0) {
+            fprintf(stderr, "dynrec run: --sandboxed: %s\n", why);
+            return 77;
+        }
+    }
     if (opts.replay_of) {
         /* A replay runs the driver (replayer/replay.py), not the script: the
          * trace's seeds and start config as in a re-run, and its script's

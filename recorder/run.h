@@ -20,6 +20,10 @@ typedef struct DrRunOptions {
     const char *replay_backend; /* --replay-backend: recorded (NULL), eager or a name */
     const char *replay_frame;   /* --replay-frame: only frames of this qualname */
     const char *replay_compile; /* --replay-compile: that frame's compiles up to this id */
+    const char *trace_label;    /* --trace-label: the name of the --replay-of/--rerun-of
+                                 * trace for meta (the trace itself is a private copy) */
+    const char *sandboxed;      /* --sandboxed MODE: confined by bwrap; load the seccomp
+                                 * filter of that mode first (replayer/sandbox.h) */
 } DrRunOptions;
 
 /* Runs the script and returns its exit status, as `python` would; usage and
@@ -37,5 +41,12 @@ char *dr_run_choose_python(void);
 
 /* Versions of the embedded Python, for --version. */
 const char *dr_run_python_version(void);
+
+#ifdef Py_PYTHON_H
+/* safe(text) -> str: the terminal sanitizer (schema/text.h) as a METH_O
+ * function, in _dynrec and in repro's _dynrec_repro.  Ownership: returns a
+ * new reference, or NULL with an exception set (TypeError, MemoryError). */
+PyObject *dr_run_py_safe(PyObject *self, PyObject *text);
+#endif
 
 #endif

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../schema/sign.h"
 #include "hook.h"
 
 enum { REC_EVENT = 1, REC_META, REC_FILE, REC_VALUE, REC_GUARD };
@@ -474,6 +475,12 @@ static void close_trace(DrRecorder *r, int exit_status, int exit_signal) {
         if (rc == DR_OK) rc = dr_trace_set_meta_int(r->trace, "exit_status", exit_status, &e);
         if (rc == DR_OK && exit_signal)
             rc = dr_trace_set_meta_int(r->trace, "exit_signal", exit_signal, &e);
+        /* Last, over everything a re-run or replay would use (sign.h).  A
+         * trace that cannot be signed stays unsigned: recording goes on. */
+        if (rc == DR_OK) {
+            DrError se = {0};
+            dr_trace_sign(r->trace, &se);
+        }
         if (rc == DR_OK) rc = dr_trace_commit(r->trace, &e);
         if (rc != DR_OK) fail(r, &e);
     }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../schema/json.h"
+#include "../schema/text.h"
 #include "model.h"
 #include "../schema/ident.h"
 
@@ -71,6 +72,7 @@ struct DrDiff {
      * (drift_a) or only b (drift_b) has, sorted, and both in one map; they
      * are named in a note and not compared (see COMPARE.md). */
     DrStrVec drift_a, drift_b;
+    DrStrVec unset; /* o.config_unset keys, in drift too (value 2) */
     DrMap drift;
     DrArena arena;
     int failed;
@@ -594,6 +596,13 @@ DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o
     if (!d->o.label_b) d->o.label_b = b->path;
     DrStrVec start_a = {0}, start_b = {0}; /* the config at start without drift keys */
     if (!(d->o.ignore & (1u << DR_CAT_CONFIG))) find_config_drift(d);
+    for (long i = 0; i < d->o.nconfig_unset; i++) {
+        const char *k = d->o.config_unset[i];
+        if (!k || dr_map_get(&d->drift, k) >= 0) continue;
+        char *c = dr_arena_strdup(&d->arena, k);
+        if (!c || dr_vec_push(&d->unset, c) != 0 || dr_map_put(&d->drift, c, 2) != 0)
+            d->failed = 1;
+    }
     config_without_drift(d, &a->config_start, &start_a);
     config_without_drift(d, &b->config_start, &start_b);
     compare_frames(d);
@@ -638,6 +647,7 @@ void dr_diff_free(DrDiff *d) {
     free(d->divs);
     dr_vec_free(&d->drift_a);
     dr_vec_free(&d->drift_b);
+    dr_vec_free(&d->unset);
     dr_map_free(&d->drift);
     dr_arena_free(&d->arena);
     free(d);
@@ -717,9 +727,11 @@ int dr_diff_print_compiles(const DrDiff *d, FILE *out, long max) {
         dr_text_safe(out, c->cid ? c->cid : "?");
         fputc(' ', out);
         dr_text_safe(out, A->frames[c->frame].qualname);
-        fprintf(out, ": %s, %ld guards, %ld guard failures, %ld graph breaks, %ld graphs, "
+        fputs(": ", out);
+        dr_text_safe(out, c->outcome ? c->outcome : "?");
+        fprintf(out, ", %ld guards, %ld guard failures, %ld graph breaks, %ld graphs, "
                      "%ld speculation steps, side effects %ld applied %ld dropped, %ld errors\n",
-                c->outcome ? c->outcome : "?", it[DR_CAT_GUARDS].n, it[DR_CAT_GUARD_FAILURES].n,
+                it[DR_CAT_GUARDS].n, it[DR_CAT_GUARD_FAILURES].n,
                 it[DR_CAT_GRAPH_BREAKS].n, it[DR_CAT_GRAPHS].n, it[DR_CAT_SPECULATION].n,
                 count_prefixed(&it[DR_CAT_SIDE_EFFECTS], "applied"),
                 count_prefixed(&it[DR_CAT_SIDE_EFFECTS], "dropped"), it[DR_CAT_ERRORS].n);
@@ -963,6 +975,9 @@ static void print_text(const DrDiff *d, FILE *out) {
             if (drift)
                 fprintf(out, " (%ld key%s of one torch version only, not compared)", drift,
                         drift == 1 ? "" : "s");
+            if (cat == DR_CAT_CONFIG && d->unset.n)
+                fprintf(out, " (%ld key%s the replay does not set, not compared)", d->unset.n,
+                        d->unset.n == 1 ? "" : "s");
             fputc('\n', out);
             continue;
         }
@@ -1104,6 +1119,8 @@ int dr_diff_print_json_fields(const DrDiff *d, FILE *out) {
     json_vec(out, &d->drift_a, 100000);
     fputs(", \"only_in_b\": ", out);
     json_vec(out, &d->drift_b, 100000);
+    fputs(", \"not_set_by_replay\": ", out);
+    json_vec(out, &d->unset, 100000);
     fputs("},\n  \"notes\": ", out);
     DrArena na = {0};
     DrStrVec notes = {0};

@@ -77,6 +77,10 @@ typedef struct {
     const char *const *skip_frames; /* frame keys "file\x1fqualname\x1fline" left out */
     long nskip;
     long max_compiles; /* > 0: compare only the first N compiles of each frame */
+    /* Config keys b (a replay) does not set from the trace (not decisions,
+     * or unsafe to set): not compared, and named in a note. */
+    const char *const *config_unset;
+    long nconfig_unset;
 } DrCompareOptions;
 
 /* Compares two models.  Returns NULL only when out of memory. */

@@ -1,35 +1,210 @@
-"""definitions.py -- what "definitions only" allows, shared by the replay
-driver (replay.py) and the repro generator (repro.py), which run it first in
-their own namespace: the one rule for which module-level statements of a
-trace's stored sources may run."""
+"""definitions.py -- what a trace may make replay and repro run or name,
+shared by the replay driver (replay.py) and the repro generator (repro.py),
+which run it first in their own namespace (the Makefile prepends it).
+
+"Definitions only" is one rule, definitions(): which module-level statements
+of a trace's stored sources run.  Imports, def and class statements, and
+assignments of literals (constants, negative numbers, tuples, lists, dicts
+and sets of literals) -- never a call, a name, an attribute or a subscript,
+which could run code the trace chose (a metaclass __getitem__, a function
+named like a builtin).  The one exception is a namedtuple or TypeVar made
+from literals, which callers make with the real factory (factory()), never
+through a name the source binds.  A `try:` contributes the definitions of
+its body; `if __name__ == "__main__":` and every other statement is left
+out; `from __future__` imports are left out of the list (a script cannot
+hold them mid-file) and given as compile flags by future_flags().
+
+The allow-lists say which Dynamo config names and inductor options a trace
+may set (those that change Dynamo's or Inductor's decisions; never
+`disable`, never a path, cache, log or command) and which names a generated
+script must never bind."""
+import __future__
 import ast
 
-_SAFE_CALLS = {"namedtuple", "NamedTuple", "TypeVar", "ParamSpec"}
+_MAX_LITERAL_DEPTH = 20
 
 
-def _simple(node):
-    """An expression that only names or builds constants: a module-level
-    assignment of one runs (definitions only); anything else is left out."""
+def _literal(node, depth=0):
+    """Whether node is a literal: a constant, a negative or positive number,
+    or a tuple/list/set/dict of literals."""
+    if depth > _MAX_LITERAL_DEPTH:
+        return False
     if isinstance(node, ast.Constant):
         return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant) and type(node.operand.value) in (
+            int, float, complex)
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return all(_simple(e) for e in node.elts)
+        return all(_literal(e, depth + 1) for e in node.elts)
     if isinstance(node, ast.Dict):
-        return all(k is None or _simple(k) for k in node.keys) and all(
-            _simple(v) for v in node.values)
-    if isinstance(node, ast.Name):
-        return True
-    if isinstance(node, ast.Attribute):
-        return _simple(node.value)
-    if isinstance(node, ast.UnaryOp):
-        return _simple(node.operand)
-    if isinstance(node, ast.BinOp):
-        return _simple(node.left) and _simple(node.right)
-    if isinstance(node, ast.Subscript):
-        return _simple(node.value) and _simple(node.slice)
-    if isinstance(node, ast.Call):
-        f = node.func
-        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
-        return name in _SAFE_CALLS and all(_simple(a) for a in node.args) and all(
-            _simple(k.value) for k in node.keywords)
+        return all(k is not None and _literal(k, depth + 1) for k in node.keys) and all(
+            _literal(v, depth + 1) for v in node.values)
     return False
+
+
+# Factories a module-level assignment may call with literal arguments: the
+# caller makes the value with the real one (collections / typing), so a
+# source that rebinds the name runs nothing.
+FACTORIES = {"namedtuple": ("collections", "namedtuple"),
+             "NamedTuple": ("typing", "NamedTuple"),
+             "TypeVar": ("typing", "TypeVar"), "ParamSpec": ("typing", "ParamSpec")}
+
+
+def factory(st):
+    """For `NAME = namedtuple("NAME", [...])` (or collections.namedtuple,
+    typing.NamedTuple, TypeVar, ParamSpec) with literal arguments only:
+    (NAME, (module, factory name), args, kwargs) with the arguments as
+    Python values; else None."""
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(
+            st.targets[0], ast.Name) and isinstance(st.value, ast.Call)):
+        return None
+    f = st.value.func
+    if isinstance(f, ast.Name):
+        name = f.id
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and (
+            f.value.id in ("collections", "typing")):
+        name = f.attr
+    else:
+        return None
+    if name not in FACTORIES or not all(_literal(a) for a in st.value.args) or not all(
+            k.arg is not None and _literal(k.value) for k in st.value.keywords):
+        return None
+    try:
+        args = [ast.literal_eval(a) for a in st.value.args]
+        kw = {k.arg: ast.literal_eval(k.value) for k in st.value.keywords}
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not args or args[0] != st.targets[0].id:
+        return None
+    if "module" in kw or "rename" in kw and type(kw["rename"]) is not bool:
+        return None
+    return st.targets[0].id, FACTORIES[name], args, kw
+
+
+def _is_main_guard(st):
+    t = st.test if isinstance(st, ast.If) else None
+    return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and (
+        t.left.id == "__name__")
+
+
+def definitions(body):
+    """The statements of a module (or class) body that "definitions only"
+    keeps, in order: imports (not from __future__), def, class, literal
+    assignments, literal factory calls (see factory()), and those of a
+    try: body.  The one filter of replay and repro."""
+    out = []
+    for st in body:
+        if isinstance(st, ast.ImportFrom) and st.module == "__future__":
+            continue
+        if isinstance(st, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                           ast.ClassDef)):
+            out.append(st)
+        elif isinstance(st, ast.Assign) and _literal(st.value) and all(
+                isinstance(t, ast.Name) or (isinstance(t, ast.Tuple) and all(
+                    isinstance(e, ast.Name) for e in t.elts)) for t in st.targets):
+            out.append(st)
+        elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and (
+                st.value is None or _literal(st.value)) and st.simple:
+            out.append(st)
+        elif factory(st) is not None:
+            out.append(st)
+        elif isinstance(st, ast.Try) and not _is_main_guard(st):
+            out.extend(definitions(st.body))
+    return out
+
+
+def future_flags(body):
+    """The compile() flags of the module's `from __future__` imports."""
+    flags = 0
+    for st in body:
+        if isinstance(st, ast.ImportFrom) and st.module == "__future__":
+            for a in st.names:
+                feat = getattr(__future__, a.name, None)
+                if isinstance(feat, __future__._Feature):
+                    flags |= feat.compiler_flag
+    return flags
+
+
+# Dynamo config names a trace may set: those that change what Dynamo
+# decides (guards, recompiles, graph breaks, dynamic shapes, errors).  Not
+# `disable` or anything that stops Dynamo from tracing a frame (the frame
+# would then run for real), nothing naming a path, file, directory, cache,
+# log, remote service or callable, nothing that runs the graph or writes.
+DYNAMO_CONFIG = frozenset("""
+accumulated_recompile_limit allow_empty_graphs allow_ignore_mark_dynamic allow_rnn
+allow_unspec_int_on_nn_module assume_dunder_attributes_remain_unchanged
+assume_static_by_default automatic_dynamic_exclusion_guard automatic_dynamic_shapes
+automatic_dynamic_shapes_mark_as capture_autograd_function capture_dynamic_output_shape_ops
+capture_func_transforms capture_profiler_record_function capture_scalar_outputs
+capture_sparse_compute constant_fold_autograd_profiler_enabled do_not_emit_runtime_asserts
+dont_skip_tracing dynamic_shapes enable_compiler_collectives enable_cpp_framelocals_guard_eval
+enable_cpp_guard_manager enable_cpp_symbolic_shape_guards enable_dynamo_decompositions
+enable_faithful_generator_behavior enable_trace_contextlib enable_trace_unittest
+error_on_nested_fx_trace error_on_nested_jit_trace error_on_recompile
+fail_on_recompile_limit_hit force_nn_module_property_static_shapes
+force_parameter_static_shapes force_unspec_int_unbacked_size_like_on_torchrec_kjt
+graph_break_on_nn_param_ctor guard_nn_modules guard_nn_modules_using_dict_tags
+inline_inbuilt_nn_modules install_free_tensors nested_graph_breaks numpy_default_complex
+numpy_default_float numpy_default_int only_allow_pt2_compliant_ops optimize_ddp
+prefer_deferred_runtime_asserts_over_guards raise_on_ctx_manager_usage
+raise_on_unsafe_aot_autograd recompile_limit replay_side_effects report_guard_failures
+rewrite_assert_with_torch_assert side_effect_replay_policy
+skip_code_recursive_on_recompile_limit_hit skip_fsdp_guards skip_guards_on_constant_func_defaults
+skip_nnmodule_hook_guards skip_no_tensor_aliasing_guards_on_parameters
+skip_tensor_guards_with_matching_dict_tags skip_torchrec specialize_float specialize_int
+suppress_errors trace_numpy use_lamba_guard_for_object_aliasing
+use_recursive_dict_tags_for_guards
+""".split())
+
+# Inductor options (torch.compile(options=...)) a trace may pass: those that
+# change what Inductor decides, never a path, cache, log, command, compiler
+# binary, worker or callable.
+INDUCTOR_OPTIONS = frozenset("""
+aggressive_fusion alignment_asserts allow_buffer_reuse assume_aligned_inputs
+batch_fusion benchmark_epilogue_fusion benchmark_fusion combo_kernels comprehensive_padding
+conv_1x1_as_mm coordinate_descent_tuning cpp_wrapper dce debug_index_asserts deterministic
+emulate_precision_casts epilogue_fusion epilogue_fusion_first fallback_random
+force_fuse_int_mm_with_mul force_layout_optimization force_shape_pad freezing graph_partition
+group_fusion implicit_fallbacks inplace_buffers keep_output_stride layout_optimization
+loop_ordering_after_fusion max_autotune max_autotune_gemm max_autotune_pointwise
+max_fusion_size memory_planning nan_asserts online_softmax pattern_matcher permute_fusion
+pick_loop_orders realize_opcount_threshold realize_reads_threshold reorder_for_locality
+reorder_for_peak_memory scalar_asserts shape_padding size_asserts split_reductions
+static_weight_shapes unroll_reductions_threshold use_fast_math
+triton.cudagraphs triton.cudagraph_trees triton.autotune_pointwise triton.max_tiles
+triton.persistent_reductions triton.divisible_by_16 triton.unique_kernel_names
+""".split())
+
+
+def config_allowed(name, text):
+    """Whether a recorded Dynamo config name may be set from a trace, with
+    its recorded value text (a Python literal)."""
+    return isinstance(name, str) and name in DYNAMO_CONFIG and isinstance(text, str) and (
+        len(text) < 200)
+
+
+def option_allowed(name, value):
+    """Whether a recorded inductor option may be passed to torch.compile."""
+    return isinstance(name, str) and name in INDUCTOR_OPTIONS and isinstance(
+        value, (bool, int, float, str)) and (not isinstance(value, str) or len(value) < 64)
+
+
+# Names of the builtins a value may be (as a function or class node of
+# module builtins): classes and functions that compute, never exec, eval,
+# open, __import__, compile, input, print, breakpoint, exit, getattr ...
+SAFE_BUILTINS = frozenset("""
+abs all any ascii bin bool bytearray bytes callable chr complex dict divmod enumerate filter
+float format frozenset hash hex int isinstance issubclass iter len list map max min next object
+oct ord pow range repr reversed round set slice sorted str sum tuple type zip
+ArithmeticError AssertionError AttributeError Exception IndexError KeyError LookupError
+NotImplementedError RuntimeError StopIteration TypeError ValueError ZeroDivisionError
+""".split())
+
+
+def shadows(name):
+    """Whether a generated script binding name would rebind a builtin, torch
+    or a module the script imports."""
+    import builtins
+
+    return not isinstance(name, str) or name in dir(builtins) or name.startswith("__") or (
+        name in ("torch", "logging", "sys", "types", "collections", "numpy", "typing"))

@@ -46,6 +46,12 @@ _R = _dynrec.replay  # set by the runner
 _query = _dynrec.source_query  # noqa: F821
 _blob = _dynrec.source_blob  # noqa: F821
 _TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
+# Inside the replay sandbox (bubblewrap + seccomp: no exec, no network, the
+# output the only writable file) the kinds that could run code on rebuilt
+# state (objects with finalizers or attribute hooks, library frames) are
+# rebuilt too; outside it only under --trust.
+_LOOSE = _TRUST or os.environ.get("DYNREC_REPLAY_SANDBOXED") == "1"
+_MAX_DEPTH = 200  # value trees nested deeper are malformed (exit 65)
 _SOURCES = None  # the trace's sources, once read (local classes are made from them)
 _MAX_BYTES = 1 << 30
 try:
@@ -66,7 +72,9 @@ class NotReplayable(Exception):
 
 
 def _say(msg):
-    sys.stderr.write("dynrec replay: %s\n" % msg)
+    # Messages name the trace's qualnames, files and reasons: the terminal
+    # sanitizer (schema/text.c) sees each before stderr does.
+    sys.stderr.write("dynrec replay: %s\n" % _dynrec.safe(str(msg)))  # noqa: F821
     sys.stderr.flush()
 
 
@@ -118,24 +126,11 @@ def _captures():
 
 # ---- the user's modules, definitions only ---------------------------------------
 
-def _definitions(body):
-    """The statements of a module body that define things."""
-    out = []
-    for st in body:
-        if isinstance(st, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
-                           ast.ClassDef)):
-            out.append(st)
-        elif isinstance(st, ast.Assign) and _simple(st.value) and all(
-                isinstance(t, (ast.Name, ast.Tuple)) for t in st.targets):
-            out.append(st)
-        elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and (
-                st.value is None or _simple(st.value)):
-            out.append(st)
-        elif isinstance(st, ast.Try):
-            inner = _definitions(st.body)
-            if inner:
-                out.extend(inner)
-    return out
+def _class_body(body):
+    """A class body rebuilt here: its definitions (definitions.py), no
+    imports, no factory calls."""
+    return [st for st in definitions(body) if not isinstance(
+        st, (ast.Import, ast.ImportFrom)) and factory(st) is None] or [ast.Pass()]
 
 
 class _Sources:
@@ -224,8 +219,7 @@ class _Sources:
             raise NotReplayable("%s is not a class inside a function" % qualname)
         inner = chain[-1]
         made = ast.ClassDef(name=inner.name, bases=inner.bases, keywords=inner.keywords,
-                            body=[st for st in _definitions(inner.body) if not isinstance(
-                                st, (ast.Import, ast.ImportFrom))] or [ast.Pass()],
+                            body=_class_body(inner.body),
                             decorator_list=[], type_params=[])
         ast.copy_location(made, inner)
         for outer in reversed(chain[:-1]):
@@ -246,8 +240,7 @@ class _Sources:
                 idx = next(i for i, st in enumerate(outer.body) if st is chain[chain.index(outer) + 1])
                 pre += [ast.copy_location(ast.ClassDef(
                     name=st.name, bases=st.bases, keywords=st.keywords,
-                    body=[d for d in _definitions(st.body) if not isinstance(
-                        d, (ast.Import, ast.ImportFrom))] or [ast.Pass()],
+                    body=_class_body(st.body),
                     decorator_list=[], type_params=[]), st)
                     for st in outer.body[:idx] if isinstance(st, ast.ClassDef)]
                 made = ast.FunctionDef(
@@ -304,8 +297,26 @@ class _Sources:
         except SyntaxError as exc:
             self.notes.append("%s does not parse: %s" % (path, exc))
             return
-        for st in _definitions(tree.body):
-            code = compile(ast.Module(body=[st], type_ignores=[]), path, "exec")
+        flags = future_flags(tree.body)
+        for st in definitions(tree.body):
+            made = factory(st)
+            if made is not None:
+                # namedtuple/TypeVar of literals: made by the real factory,
+                # never by the name the source binds.
+                name, (modname, fname), args, kw = made
+                try:
+                    fn = getattr(importlib.import_module(modname), fname)
+                    if fname == "namedtuple":
+                        kw["module"] = module.__name__
+                    module.__dict__[name] = fn(*args, **kw)
+                    if fname == "NamedTuple":
+                        module.__dict__[name].__module__ = module.__name__
+                except Exception as exc:
+                    self.notes.append("%s:%d: %s: %s" % (os.path.basename(path), st.lineno,
+                                                          type(exc).__name__, exc))
+                continue
+            code = compile(ast.Module(body=[st], type_ignores=[]), path, "exec",
+                           flags=flags, dont_inherit=True)
             self.index(code)
             try:
                 exec(code, module.__dict__)
@@ -349,14 +360,20 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def _import(name):
     """A module a value names.  Without --trust only one the sources'
-    definitions imported, or a submodule of a package they imported: a trace
-    cannot make the replay import anything else."""
+    definitions or torch already imported, or a submodule of torch (which
+    imports its own lazily): a trace cannot make the replay import anything
+    else (an import runs the module's code: `this` prints, `antigravity`
+    opens a browser)."""
     if not isinstance(name, str) or not name or len(name) > 200:
         raise Refused("a module name that is not a name")
     m = sys.modules.get(name)
     if m is not None:
         return m
-    if not _TRUST and name.split(".", 1)[0] not in sys.modules:
+    if not _TRUST and "__main__" in name.split("."):
+        # package.__main__ runs the package's command line when imported
+        # (unittest.__main__ runs test files).
+        raise NotReplayable("module %s is a program, not a library; --trust imports it" % name)
+    if not _TRUST and not name.startswith("torch."):
         raise NotReplayable("module %s is not imported by the trace's sources; --trust imports it"
                             % name)
     try:
@@ -365,13 +382,28 @@ def _import(name):
         raise NotReplayable("module %s cannot be imported here (%s)" % (name, exc))
 
 
-def _no_finalizer(cls, typ):
+_HOOKS = ("__del__", "__getattr__", "__getattribute__", "__setattr__", "__delattr__",
+          "__set_name__", "__init_subclass__", "__set__", "__delete__")
+
+
+def _no_finalizer(cls, typ, hooks=_HOOKS, mine=(object,)):
     """Objects are rebuilt from recorded state without __init__: one whose
     class (as it is here, not as the trace says) has a finalizer would run
-    it on that state when dropped.  Only under --trust."""
-    if not _TRUST and any("__del__" in vars(b) for b in cls.__mro__ if b is not object):
-        raise NotReplayable("%s has a finalizer (__del__) that would run on recorded state; "
-                            "--trust rebuilds it" % typ)
+    it on that state when dropped, one with attribute hooks whenever Dynamo
+    or torch reads an attribute.  Only under --trust or in the sandbox.
+    (argparse.Namespace, transformers' GenerationConfig and caches are
+    plain state: no such hooks.)  mine: bases whose hooks are torch's own."""
+    if _LOOSE:
+        return
+    for b in cls.__mro__:
+        if b in mine:
+            continue
+        hit = [h for h in hooks if h in vars(b)]
+        if hit:
+            what = "a finalizer (__del__)" if hit[0] == "__del__" else "an attribute hook (%s)" % (
+                hit[0])
+            raise NotReplayable("%s has %s that would run on recorded state; "
+                                "--trust rebuilds it" % (typ, what))
 
 
 def _ref(d, modules):
@@ -398,6 +430,29 @@ def _ref(d, modules):
         except AttributeError:
             raise NotReplayable("%s has no %s" % (mod, qual))
     return cur
+
+
+def _name_of(x):
+    m, q = getattr(x, "__module__", None), getattr(x, "__qualname__", None)
+    return "%s.%s" % (m, q) if isinstance(m, str) and isinstance(q, str) else type(x).__name__
+
+
+def _defines(obj, fn):
+    """Whether MethodType(fn, obj) is a real bound method of obj: a Python
+    function that type(obj)'s MRO defines (or, for a class, a classmethod
+    of its own MRO), never a library function bound to a crafted self."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    name = fn.__name__
+    for b in type(obj).__mro__:
+        if vars(b).get(name) is fn:
+            return True
+    if isinstance(obj, type):
+        for b in obj.__mro__:
+            c = vars(b).get(name)
+            if isinstance(c, classmethod) and c.__func__ is fn:
+                return True
+    return False
 
 
 def _dtype(name):
@@ -436,6 +491,27 @@ _OBJECTS = {
     "frame": ("locals", "closure", "globals", "soft_globals"), "singleton": (),
     "npscalar": (), "ndarray": (), "generator": (),
 }
+
+
+def _kids(kind, v):
+    """The nodes a checked node refers to."""
+    if kind in ("list", "tuple", "set", "frozenset", "slice"):
+        return v if isinstance(v, list) else []
+    if kind == "dict":
+        return [c for p in v for c in p] if isinstance(v, list) else []
+    if kind == "cell":
+        return [] if v is None else [v]
+    out = []
+    if kind in _OBJECTS and isinstance(v, dict):
+        for key in _OBJECTS[kind]:
+            c = v.get(key)
+            if isinstance(c, list):
+                out.extend(c)
+            elif isinstance(c, dict):
+                out.extend(c.values())
+            elif c is not None:
+                out.append(c)
+    return out
 
 
 def _tensor_bytes(b, n, v):
@@ -519,6 +595,22 @@ class _Builder:
                     raise self.fail(n, "refers to node %r, which is not there" % (c,))
         if 0 not in self.rows or self.rows[0][0] != "frame":
             raise Refused("capture %d: no frame node" % self.no)
+        self.depth()
+
+    def depth(self):
+        """Refuses a tree nested deeper than _MAX_DEPTH from its frame node
+        (the builder recurses once a level), before anything is built."""
+        seen = {0}
+        todo = [(0, 0)]
+        while todo:
+            n, d = todo.pop()
+            if d > _MAX_DEPTH:
+                raise self.fail(n, "values nested deeper than %d" % _MAX_DEPTH)
+            kind, typ, v, blob = self.rows[n]
+            for c in _kids(kind, v):
+                if type(c) is int and c in self.rows and c not in seen:
+                    seen.add(c)
+                    todo.append((c, d + 1))
 
     def fail(self, n, msg):
         return Refused("capture %d node %d: %s" % (self.no, n, msg))
@@ -535,6 +627,8 @@ class _Builder:
             raise self.fail(n, "a cycle through an immutable value")
         if n not in self.rows:
             raise Refused("capture %d: node %d is missing" % (self.no, n))
+        if len(self.busy) >= _MAX_DEPTH:
+            raise self.fail(n, "values nested deeper than %d" % _MAX_DEPTH)
         self.busy.add(n)
         try:
             v = self.make(n, *self.rows[n])
@@ -683,6 +777,8 @@ class _Builder:
                     typ, "torch.nn.Module" if kind == "module" else "plain"))
             if kind == "object":
                 _no_finalizer(cls, typ)
+            else:
+                _no_finalizer(cls, typ, ("__del__",))
             obj = object.__new__(cls)
             self.built[n] = obj
             d = kid(v.get("dict"))
@@ -734,6 +830,9 @@ class _Builder:
             fn, obj = kid(v.get("func")), kid(v.get("self"))
             if not callable(fn):
                 raise self.fail(n, "method of something not callable")
+            if not _defines(obj, fn):
+                raise NotReplayable("a method binding %s to an object of %s, whose class does "
+                                    "not define it" % (_name_of(fn), _name_of(type(obj))))
             return types.MethodType(fn, obj)
         if kind == "cell":
             cell = types.CellType()
@@ -1012,8 +1111,10 @@ class _Backends:
             backend = "inductor"
             opts = desc.get("options")
             if isinstance(opts, dict) and opts:
-                kw["options"] = {k: v for k, v in opts.items()
-                                 if isinstance(v, (bool, int, float, str))}
+                kw["options"] = {k: v for k, v in opts.items() if option_allowed(k, v)}
+                for k in sorted(set(opts) - set(kw["options"]), key=str)[:20]:
+                    self.notes.append("inductor option %s from the trace is not one dynrec "
+                                      "passes: skipped" % k)
         elif isinstance(desc.get("instance_of"), dict):
             backend = self.instance(desc["instance_of"], name)
         elif isinstance(desc.get("function"), dict):
@@ -1112,6 +1213,10 @@ def _args(code, f_locals):
     return pos, kw
 
 
+_config_skipped = set()
+_config_notes = []
+
+
 def _config(cap, applied, start):
     """The Dynamo config as it was at this compile (names that differed
     from the start); names set for an earlier compile go back."""
@@ -1127,6 +1232,12 @@ def _config(cap, applied, start):
             applied.discard(name)
     for name, text in want.items():
         if not isinstance(text, str) or text[:2] in ("'/", '"/') or name not in start:
+            continue
+        if not config_allowed(name, text):
+            if name not in _config_skipped:
+                _config_skipped.add(name)
+                _config_notes.append("config %s from the trace is not one dynrec sets (not "
+                                     "decision-relevant, or unsafe): skipped" % name)
             continue
         try:
             setattr(cfg, name, ast.literal_eval(text))
@@ -1200,7 +1311,15 @@ def _find_code(cap, frame, sources, modules):
                     found = c
         if found is not None:
             return found
-    # Code of an installed library: from its module.
+    # Code of an installed library: from its module, only under --trust or
+    # in the sandbox.  Dynamo runs a frame it does not trace (no tensor in
+    # it, a skipped file, a config that disables it) for real, so a trace
+    # naming a library function (subprocess.getoutput) as its frame would
+    # run it on arguments of its choosing.
+    if not _LOOSE:
+        raise NotReplayable("its code is a library's (%s), not the stored sources'; a library "
+                            "function named by a trace could run for real: --trust replays it"
+                            % cap["qualname"])
     mod = sys.modules.get(frame.get("module") or "")
     if mod is not None and not cap["data"].get("user_code"):
         for v in list(vars(mod).values()):
@@ -1220,7 +1339,10 @@ def _frame(cap, sources, modules):
     modname = root.get("module")
     mod = modules.get(modname) if isinstance(modname, str) else None
     if mod is None and isinstance(modname, str):
-        mod = _import(modname)
+        # A module the frame's globals are of: one already imported here,
+        # never imported by the trace's name (a library frame is refused
+        # by _find_code without --trust anyway).
+        mod = _import(modname) if _LOOSE else sys.modules.get(modname)
     ns = mod.__dict__ if mod is not None else {"__builtins__": __builtins__, "__name__": modname}
     f_locals = b.child(0, root.get("locals"))
     if not isinstance(f_locals, dict):
@@ -1387,7 +1509,7 @@ def _fuzz(caps, n, sources, modules):
     _say("fuzzed %d value trees (%d passed the check, %d built): %d unexpected errors"
          % (n, checked, built, len(bad)))
     for tb in bad[:3]:
-        sys.stderr.write(tb)
+        sys.stderr.write("\n".join(_dynrec.safe(ln) for ln in tb.split("\n")))  # noqa: F821
     return 70 if bad else 0
 
 
@@ -1396,19 +1518,23 @@ def main():
     import torch  # noqa: F401
     import torch._dynamo
 
+    # The builder recurses a few frames per level of a value tree, whose
+    # depth is capped at _MAX_DEPTH.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * _MAX_DEPTH + 1000))
+
     meta = _meta()
     caps = _captures()
     if not caps:
         _say("%s holds no captured frames: it predates input capture (dynrec 0.3.0) or "
-             "Dynamo compiled nothing" % _R["of"])
+             "Dynamo compiled nothing" % _R["name"])
         _dynrec.meta("replay.captures", "0")  # noqa: F821
         return 0
     sel = _selected(caps, _R.get("frame"), _R.get("compile"))
     if sel is None:
-        _say("no compile %s in %s" % (_R.get("compile"), _R["of"]))
+        _say("no compile %s in %s" % (_R.get("compile"), _R["name"]))
         return 2
     if not sel:
-        _say("no frame %s in %s" % (_R.get("frame"), _R["of"]))
+        _say("no frame %s in %s" % (_R.get("frame"), _R["name"]))
         return 2
     counts = {}
     for c in sel:
@@ -1466,8 +1592,8 @@ def _replay(caps, sources, modules, resets):
             torch._dynamo.reset()  # noqa: F821
         fkey = (cap["filename"], cap["qualname"], cap["line"])
         if tty:
-            sys.stderr.write("\rdynrec replay: compile %d/%d %s" % (i + 1, len(caps),
-                                                                   cap["qualname"][:40]))
+            sys.stderr.write("\rdynrec replay: compile %d/%d %s" % (
+                i + 1, len(caps), _dynrec.safe(str(cap["qualname"])[:40])))  # noqa: F821
             sys.stderr.flush()
         reason = skipped_frames.get(fkey)
         if reason is None and not cap["data"].get("replayable", False):
@@ -1516,16 +1642,18 @@ def _replay(caps, sources, modules, resets):
     threads.stop()
     if tty:
         sys.stderr.write("\r\033[K")
-    notes = sources.notes + backends.notes
+    notes = sources.notes + backends.notes + _config_notes
     _dynrec.meta("replay.captures", str(len(caps)))  # noqa: F821
     _dynrec.meta("replay.replayed", str(replayed))  # noqa: F821
     _dynrec.meta("replay.notes", json.dumps(notes[:50]))  # noqa: F821
+    # The recorded settings it did not make: the comparison leaves them out.
+    _dynrec.meta("replay.config_skipped", json.dumps(sorted(_config_skipped)))  # noqa: F821
     return 0
 
 
 try:
     _status = main()
 except Refused as _exc:
-    _say("%s is malformed: %s; the replay stopped there" % (_R["of"], _exc))
+    _say("%s is malformed: %s; the replay stopped there" % (_R["name"], _exc))
     _status = 65
 sys.exit(_status)

@@ -100,6 +100,7 @@ static PyMethodDef repro_methods[] = {
     {"query", m_query, METH_O, "query(sql): rows of a query on the trace, as tuples of str/None"},
     {"blob", (PyCFunction)(void (*)(void))m_blob, METH_FASTCALL,
      "blob(id, max_len): a blob of the trace, decoded; OSError when bad or too long"},
+    {"safe", dr_run_py_safe, METH_O, "safe(text): text made safe to print on a terminal"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef repro_module = {

@@ -14,6 +14,12 @@ import pprint
 import textwrap
 import types
 
+# Modules of plain data a script may name besides torch and the recorded
+# program's (a class or enum of theirs as a value; collections and typing
+# for the factories definitions.py admits).
+_DATA_MODULES = frozenset(("argparse", "collections", "dataclasses", "enum", "typing", "types",
+                           "numbers", "fractions", "decimal", "datetime"))
+
 # ---- reading the trace ---------------------------------------------------------
 
 
@@ -120,17 +126,10 @@ class Source:
         self.tree = ast.parse(text, path)
         self.defs = []  # top-level definition statements, in order
         self.where = {}  # name -> definition statements
-        for st in self.tree.body:
-            ok = isinstance(st, (ast.Import, ast.ImportFrom, ast.FunctionDef,
-                                 ast.AsyncFunctionDef, ast.ClassDef))
-            ok = ok or (isinstance(st, ast.Assign) and _simple(st.value) and all(
-                isinstance(t, (ast.Name, ast.Tuple)) for t in st.targets))
-            ok = ok or (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and (
-                st.value is None or _simple(st.value)))
-            if ok and not (isinstance(st, ast.ImportFrom) and st.module == "__future__"):
-                self.defs.append(st)
-                for name in _defined_names(st):
-                    self.where.setdefault(name, []).append(st)
+        for st in definitions(self.tree.body):  # definitions.py: the one filter
+            self.defs.append(st)
+            for name in _defined_names(st):
+                self.where.setdefault(name, []).append(st)
         self.funcs = {}  # (qualname, firstlineno) -> (node, enclosing function nodes)
         self._walk(self.tree.body, "", [])
         self.codes = {}
@@ -190,6 +189,7 @@ class Generator:
                          "repro_compiled", "repro_call", "repro_seen", "ReproSeen",
                          "repro_raised", "RECORDED"}
         self.needed = {}  # Source -> top-level names of it the script needs
+        self.refused = []  # references to names outside torch and the sources
         self.factories = {}  # (filename, qualname, line) -> (factory name, freevars, text)
         self.notes = []
         self.main = self.main_source()
@@ -260,8 +260,15 @@ class Generator:
             for n in src.where:
                 self.need(src, n)
             return "sys.modules[%r]" % name
-        self.imports.add(name)
-        return name
+        if name in _DATA_MODULES:
+            self.imports.add(name)
+            return name
+        # The script names torch, the stored definitions and a few stdlib
+        # modules of plain data only: a trace cannot make it import or
+        # reference anything else (os, subprocess, a package's __main__).
+        self.refused.append("module %s is not torch's or the recorded program's: None instead"
+                            % name)
+        return "None"
 
     def global_ref(self, mod, qual):
         src = self.source_of(mod)
@@ -271,10 +278,14 @@ class Generator:
                 self.notes.append("%s.%s is not defined by the stored sources" % (mod, qual))
             return qual
         if mod == "builtins":
-            return qual
+            if qual in SAFE_BUILTINS:
+                return qual
+            self.refused.append("builtins.%s is not a builtin a repro names: None instead" % qual)
+            return "None"
         if mod.startswith("torch.nn.modules.") and "." not in qual:
             return "torch.nn.%s" % qual  # torch.nn exports every module class
-        self.module_ref(mod)
+        if self.module_ref(mod) == "None":
+            return "None"
         return "%s.%s" % (mod, qual)
 
     def nested(self, where):
@@ -333,6 +344,8 @@ class Generator:
                         if id(st) in pick:
                             continue
                         pick.add(id(st))
+                        if factory(st) is not None:
+                            continue  # written with the real factory: needs nothing
                         for n in _loaded_names(st):
                             self.need(src, n)
                         changed |= self.imported(st)
@@ -352,7 +365,17 @@ class Generator:
                     continue
                 if isinstance(st, ast.ImportFrom) and self.modsrc.get(st.module or "") is src:
                     continue
-                text, removed = src.segment(st, strip_compile=st is frame_node)
+                made = factory(st)
+                if made is not None:
+                    # A namedtuple/TypeVar of literals, written with the real
+                    # factory: never through a name the source binds.
+                    name, (fmod, fname), args, kw = made
+                    self.imports.add(fmod)
+                    text = "%s = %s.%s(%s)" % (name, fmod, fname, ", ".join(
+                        [repr(a) for a in args] + ["%s=%r" % kv for kv in sorted(kw.items())]))
+                    removed = []
+                else:
+                    text, removed = src.segment(st, strip_compile=st is frame_node)
                 if removed:
                     text = "# %s removed: compiled explicitly below\n%s" % (
                         comment(", ".join(removed)), text)
@@ -460,8 +483,9 @@ def _select(caps, frame, compile_id):
             if not parent:
                 raise Usage("compile %s is of a resume function whose frame was not captured"
                             % compile_id)
-            _say("compile %s is of a resume function of %s: the repro calls %s" % (
-                compile_id, parent[0][1], parent[0][1]))
+            _say(_dynrec_repro.safe(  # noqa: F821
+                "compile %s is of a resume function of %s: the repro calls %s" % (
+                    compile_id, parent[0][1], parent[0][1])))
             before = [p for p in frames[parent[0]] if caps.index(p) < caps.index(c)]
             return parent[0], before or frames[parent[0]]
         sel = frames[key]
@@ -473,15 +497,16 @@ def _select(caps, frame, compile_id):
         if not keys:
             raise Usage("no frame %s was captured; the frames: %s" % (frame, _listing(frames)))
         if len(keys) > 1:
-            _say("%d frames are named %s; the first is used: %s" % (
-                len(keys), frame, _listing({k: frames[k] for k in keys})))
+            _say(_dynrec_repro.safe("%d frames are named %s; the first is used: %s" % (
+                len(keys), frame, _listing({k: frames[k] for k in keys}))))  # noqa: F821
         return keys[0], frames[keys[0]]
     # The most compiled frame, a replayable one first, the first of a tie.
     key = max(frames, key=lambda k: (all(c["data"].get("replayable", True) for c in frames[k]),
                                      len(frames[k])))
     if len(frames) > 1:
-        _say("the frame with the most compiles: %s (--frame or --compile for another: %s)" % (
-            key[1], _listing(frames)))
+        _say(_dynrec_repro.safe(  # noqa: F821
+            "the frame with the most compiles: %s (--frame or --compile for another: %s)" % (
+                key[1], _listing(frames))))
     return key, frames[key]
 
 
@@ -589,9 +614,9 @@ def generate(opts):
             text = _blob(_int(blob, "a blob id"), _MAX_CODE).decode("utf-8", "replace")
             sources[p] = Source(p, text)
         except OSError as exc:
-            _say("source %s is unreadable: %s" % (p, exc))
+            _say(_dynrec_repro.safe("source %s is unreadable: %s" % (p, exc)))  # noqa: F821
         except (SyntaxError, ValueError) as exc:
-            _say("source %s does not parse: %s" % (p, exc))
+            _say(_dynrec_repro.safe("source %s does not parse: %s" % (p, exc)))  # noqa: F821
     gen = Generator(meta, sources, key, sel, trace)
     filename, qualname, line = key
     src = sources.get(os.path.normpath(filename))
@@ -657,6 +682,12 @@ def generate(opts):
             for k, c in todo:
                 kk = tree.rows[k]
                 if kk[0] != "str" or not kk[2].isidentifier() or keyword.iskeyword(kk[2]):
+                    continue
+                if shadows(kk[2]) or kk[2] in gen.reserved:
+                    # Never rebinds a builtin, torch or one of the script's
+                    # own names (a global `print` bound to os.system).
+                    gen.notes.append("global %s of the frame is not rebound: it is a builtin's, "
+                                     "torch's or the script's name" % comment(kk[2]))
                     continue
                 if tree.rows[c][0] in ("function", "class", "pymodule"):
                     e = w.expr(c, kk[2])  # defined above, by the sources
@@ -798,7 +829,7 @@ def generate(opts):
     out += _summary(recorded, breaks, nresume, nresume_re, qualname,
                     fn_expr, len(sel))
     notes = gen.notes + ["%s: %s" % (comment(a), comment(b)) for a, b in missing] + \
-        not_replayable
+        not_replayable + [comment(r) for r in gen.refused]
     text = "\n".join(out) + "\n"
     try:
         compile(text, "repro.py", "exec", dont_inherit=True)
@@ -806,11 +837,11 @@ def generate(opts):
         raise Refused("the repro written does not parse (%s): a source in the trace is "
                       "malformed" % exc)
     for n in notes:
-        _say("note: %s" % n)
-    status = EXIT_PARTIAL if (missing or not_replayable) else EXIT_OK
-    _say("%s: %d call%s of %s (%s:%d)" % (
+        _say(_dynrec_repro.safe("note: %s" % n))  # noqa: F821
+    status = EXIT_PARTIAL if (missing or not_replayable or gen.refused) else EXIT_OK
+    _say(_dynrec_repro.safe("%s: %d call%s of %s (%s:%d)" % (
         "wrote" if status == EXIT_OK else "wrote an INCOMPLETE repro", len(sel),
-        "" if len(sel) == 1 else "s", qualname, os.path.basename(filename), line))
+        "" if len(sel) == 1 else "s", qualname, os.path.basename(filename), line)))  # noqa: F821
     return status, text
 
 
@@ -849,14 +880,16 @@ def repro_call(label, compiled, *args, **kwargs):
 
 
 def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls):
-    summary = {"compiles": [r["compile_id"] for r in recorded],
+    # Trace strings the script prints, escaped (comment()): no control
+    # character of the trace reaches the terminal that runs it.
+    summary = {"compiles": [comment(r["compile_id"]) for r in recorded],
                "compiled": sum(1 for r in recorded if r["outcome"] == "compiled"),
                "errors": sum(1 for r in recorded if r["outcome"] == "error"),
                "recompiles": sum(1 for r in recorded if r["guard_failures"]) + nresume_re,
                "resume_function_compiles": nresume,
                "graph_breaks": len(breaks),
-               "guard_failures": {r["compile_id"]: [g.splitlines()[0] if g else g
-                                                    for g in r["guard_failures"]]
+               "guard_failures": {comment(r["compile_id"]): [
+                   comment(g.splitlines()[0]) if g else g for g in r["guard_failures"]]
                                   for r in recorded if r["guard_failures"]}}
     return [
         "# ---- what happened, next to what was recorded ----",
@@ -865,7 +898,8 @@ def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls):
         "counters = torch._dynamo.utils.counters",
         "code = getattr(%s, '__code__', None)" % fn,
         "entries = torch._C._dynamo.eval_frame._debug_get_cache_entry_list(code) if code else []",
-        "print('repro of %%s: %d call%s' %% %r)" % (ncalls, "" if ncalls == 1 else "s", qualname),
+        "print('repro of %%s: %d call%s' %% %r)" % (ncalls, "" if ncalls == 1 else "s",
+                                                    comment(qualname)),
         "print('  compiles of the frame: %d (recorded: %d)' % (len(entries),"
         " RECORDED['compiled']))",
         "print('  calls that raised: %d (recorded compile errors: %d)' % (len(repro_raised),"
@@ -898,20 +932,23 @@ def _start_config():
 
 def main(opts):
     """(exit status, script text or None)."""
+    # Messages name the trace's qualnames and files: each goes through the
+    # terminal sanitizer (schema/text.c) before it is printed.
+    safe = _dynrec_repro.safe  # noqa: F821
     try:
         return generate(opts)
     except Refused as exc:
-        _say("%s is malformed: %s" % (opts.get("trace"), exc))
+        _say(safe("%s is malformed: %s" % (opts.get("trace"), exc)))
         return EXIT_DATAERR, None
     except Usage as exc:
-        _say(str(exc))
+        _say(safe(str(exc)))
         return EXIT_USAGE, None
     except NoCaptures as exc:
-        _say(str(exc))
+        _say(safe(str(exc)))
         return EXIT_NOINPUT, None
     except RecursionError:
-        _say("%s is malformed: a value tree nested too deep" % opts.get("trace"))
+        _say(safe("%s is malformed: a value tree nested too deep" % opts.get("trace")))
         return EXIT_DATAERR, None
     except OSError as exc:  # the trace's reader: a damaged file
-        _say("%s: %s" % (opts.get("trace"), exc))
+        _say(safe("%s: %s" % (opts.get("trace"), exc)))
         return EXIT_DATAERR, None

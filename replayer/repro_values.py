@@ -102,10 +102,19 @@ _SCALARS = {
         type(x) is int and 0 <= x < 1 << 62 for x in v),
     "range": lambda v: isinstance(v, list) and len(v) == 3 and all(
         type(x) is int for x in v) and v[2] != 0,
-    "dtype": lambda v: isinstance(v, str) and v.startswith("torch.") and v[6:].isidentifier()
-    and not v[6:].startswith("_"), "device": lambda v: isinstance(v, str) and len(v) < 64,
+    "dtype": lambda v: v in _TORCH_DTYPES,  # a real dtype: never torch.load
+    "device": lambda v: isinstance(v, str) and len(v) < 64,
     "pymodule": lambda v: isinstance(v, str), "opaque": lambda v: True,
 }
+# The names of torch's dtypes (torch 2.13; an older torch lacks some, which
+# the script then reports).
+_TORCH_DTYPES = frozenset("torch." + n for n in """
+bfloat16 bit bits16 bits1x8 bits2x4 bits4x2 bits8 bool cdouble cfloat chalf complex128 complex32
+complex64 double float float16 float32 float4_e2m1fn_x2 float64 float8_e4m3fn float8_e4m3fnuz
+float8_e5m2 float8_e5m2fnuz float8_e8m0fnu half int int1 int16 int2 int3 int32 int4 int5 int6
+int64 int7 int8 long qint32 qint8 quint2x4 quint4x2 quint8 short uint1 uint16 uint2 uint3 uint32
+uint4 uint5 uint6 uint64 uint7 uint8""".split())
+_MAX_DEPTH = 200  # value trees nested deeper are malformed (exit 65)
 _OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra"), "module": ("dict",),
     "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"), "class": (),
@@ -207,6 +216,15 @@ class Tree:
                     raise self.fail(n, "refers to node %r, which is not there" % (c,))
         if 0 not in self.rows or self.rows[0][0] != "frame":
             raise Refused("capture %d: no frame node" % self.no)
+        seen, todo = {0}, [(0, 0)]
+        while todo:  # the depth from the frame node, before anything is written
+            n, d = todo.pop()
+            if d > _MAX_DEPTH:
+                raise self.fail(n, "values nested deeper than %d" % _MAX_DEPTH)
+            for c in self.kids(self.rows[n][0], self.rows[n][2]):
+                if c not in seen:
+                    seen.add(c)
+                    todo.append((c, d + 1))
 
     def tensor_meta(self, n, v):
         shape = _ints(v.get("shape"), "shape")
@@ -319,6 +337,7 @@ class Writer:
         self.lines = []
         self.names = {}  # node -> variable
         self.busy = set()
+        self.level = 0  # expr() calls under way: the depth in the tree
         self.missing = []  # (what, why): values that could not be rebuilt
 
     def emit(self, line):
@@ -333,14 +352,21 @@ class Writer:
         kind, typ, v, blob = self.tree.rows[n]
         if n in self.busy:
             raise self.tree.fail(n, "a cycle through an immutable value")
-        shared = self.tree.refs.get(n, 0) > 1
-        if kind in _MUTABLE and (shared or kind in ("tensor", "module", "object", "dataclass")):
-            return self.statement(n, kind, typ, v, blob, hint)
-        self.busy.add(n)
+        if self.level >= _MAX_DEPTH:
+            raise self.tree.fail(n, "values nested deeper than %d" % _MAX_DEPTH)
+        self.level += 1
         try:
-            return self.inline(n, kind, typ, v, blob, hint)
+            shared = self.tree.refs.get(n, 0) > 1
+            if kind in _MUTABLE and (shared or kind in ("tensor", "module", "object",
+                                                        "dataclass")):
+                return self.statement(n, kind, typ, v, blob, hint)
+            self.busy.add(n)
+            try:
+                return self.inline(n, kind, typ, v, blob, hint)
+            finally:
+                self.busy.discard(n)
         finally:
-            self.busy.discard(n)
+            self.level -= 1
 
     def inline(self, n, kind, typ, v, blob, hint):
         x = lambda c, h=hint: self.expr(c, h)  # noqa: E731

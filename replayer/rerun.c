@@ -31,9 +31,12 @@
 #include <unistd.h>
 
 #include "../recorder/run.h"
+#include "../schema/text.h"
 #include "../schema/trace.h"
 #include "model.h"
+#include "sandbox.h"
 #include "../schema/ident.h"
+#include "../schema/sign.h"
 #include "util.h"
 
 extern char **environ;
@@ -58,6 +61,16 @@ static char *meta(Rerun *r, const char *key) {
     return s;
 }
 
+/* s through the terminal sanitizer (schema/text.c), cut to max_cols
+ * columns (0: whole), in r's arena; "?" when out of memory.  Every string
+ * of the trace or of a stored source that is printed goes through it. */
+static const char *safe(Rerun *r, const char *s, int max_cols) {
+    char *t = dr_safe(s, s ? strlen(s) : 0, max_cols, 0);
+    char *a = t ? dr_arena_strdup(&r->arena, t) : NULL;
+    free(t);
+    return a ? a : "?";
+}
+
 static void note(Rerun *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(Rerun *r, const char *fmt, ...) {
     char buf[2048];
@@ -65,10 +78,9 @@ static void note(Rerun *r, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    for (char *p = buf; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-    dr_vec_push(&r->notes, dr_arena_strdup(&r->arena, buf));
-    fprintf(stderr, "dynrec rerun: %s\n", buf);
+    const char *line = safe(r, buf, 0);
+    dr_vec_push(&r->notes, (char *)line);
+    fprintf(stderr, "dynrec rerun: %s\n", line);
 }
 
 /* ---- argv from meta: a JSON array of strings ------------------------------ */
@@ -153,14 +165,29 @@ static int parse_string_array(DrArena *a, const char *s, DrStrVec *out) {
 
 /* ---- files --------------------------------------------------------------- */
 
+/* A stored source's path comes from the trace: only a regular file, and
+ * no more than a source could be (the largest the recorder stores). */
+#define SOURCE_MAX (64u << 20)
+
 static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
+    int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > (off_t)SOURCE_MAX) {
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return NULL;
+    }
     DrBuf b = {0};
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) dr_buf_add(&b, chunk, n);
-    int bad = ferror(f) || b.failed;
+    while (b.len <= SOURCE_MAX && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        dr_buf_add(&b, chunk, n);
+    int bad = ferror(f) || b.failed || b.len > SOURCE_MAX;
     fclose(f);
     if (bad) {
         dr_buf_free(&b);
@@ -194,7 +221,7 @@ static long line_diff(Rerun *r, const char *name, const char *old, size_t oldlen
     lines_of(&r->arena, cur, curlen, &b);
     long n = a.n, m = b.n, changed = 0, shown = 0;
     if (n > 3000 || m > 3000) {
-        fprintf(stderr, "  (%s is too long to show its changed lines)\n", name);
+        fprintf(stderr, "  (%s is too long to show its changed lines)\n", safe(r, name, 0));
         dr_vec_free(&a);
         dr_vec_free(&b);
         return 1;
@@ -216,10 +243,10 @@ static long line_diff(Rerun *r, const char *name, const char *old, size_t oldlen
         if (i < n && j < m && strcmp(a.v[i], b.v[j]) == 0) {
             i++, j++;
         } else if (i < n && (j == m || AT(i + 1, j) >= AT(i, j + 1))) {
-            if (shown++ < max) fprintf(stderr, "  -%ld: %.200s\n", i + 1, a.v[i]);
+            if (shown++ < max) fprintf(stderr, "  -%ld: %s\n", i + 1, safe(r, a.v[i], 200));
             i++, changed++;
         } else {
-            if (shown++ < max) fprintf(stderr, "  +%ld: %.200s\n", j + 1, b.v[j]);
+            if (shown++ < max) fprintf(stderr, "  +%ld: %s\n", j + 1, safe(r, b.v[j], 200));
             j++, changed++;
         }
     }
@@ -316,14 +343,14 @@ static int lay_out(Rerun *r, Files *f) {
     }
     for (long i = 0; i < f->path.n; i++)
         if (has_dotdot(f->path.v[i]) || strchr(f->path.v[i], '\n')) {
-            fprintf(stderr, "dynrec rerun: refusing %s: its stored file name '%.300s' would "
+            fprintf(stderr, "dynrec rerun: refusing %s: its stored file name '%s' would "
                             "escape the temporary directory\n",
-                    dr_trace_path(r->t), f->path.v[i]);
+                    dr_trace_path(r->t), safe(r, f->path.v[i], 300));
             return DR_RERUN_EX_DATAERR;
         }
     if (r->script && has_dotdot(r->script)) {
-        fprintf(stderr, "dynrec rerun: refusing %s: its script name '%.300s' would escape the "
-                        "temporary directory\n", dr_trace_path(r->t), r->script);
+        fprintf(stderr, "dynrec rerun: refusing %s: its script name '%s' would escape the "
+                        "temporary directory\n", dr_trace_path(r->t), safe(r, r->script, 300));
         return DR_RERUN_EX_DATAERR;
     }
     /* The directory holding both the cwd and the script. */
@@ -374,7 +401,8 @@ static int lay_out(Rerun *r, Files *f) {
         if (fd >= 0 && close(fd) != 0) ok = 0;
         free(data);
         if (!ok) {
-            fprintf(stderr, "dynrec rerun: cannot write %s: %s\n", dest, strerror(errno));
+            fprintf(stderr, "dynrec rerun: cannot write %s: %s\n", safe(r, dest, 0),
+                    strerror(errno));
             free(dest);
             return 1;
         }
@@ -387,7 +415,21 @@ static int lay_out(Rerun *r, Files *f) {
     int mk = mkdirs(rcwd);
     free(rcwd);
     if (mk != 0 || !r->run_cwd) return 1;
-    r->run_target = r->module ? r->module : r->script;
+    r->run_target = r->module;
+    if (r->script) {
+        /* Always the laid-out copy: an absolute recorded path would name
+         * the file on disk, not the one the trace stores. */
+        char *sabs = dr_path_normalize(&r->arena, cwd, r->script), *copy = NULL;
+        if (!sabs || asprintf(&copy, "%s%s", r->tmpdir, sabs + rl) < 0) return 1;
+        r->run_target = dr_arena_strdup(&r->arena, copy);
+        free(copy);
+        struct stat sb;
+        if (!r->run_target || stat(r->run_target, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            fprintf(stderr, "dynrec rerun: %s does not store its script %s; nothing to run "
+                            "from the trace\n", dr_trace_path(r->t), safe(r, r->script, 300));
+            return DR_RERUN_EX_DATAERR;
+        }
+    }
     note(r, "running the %ld file%s stored in the trace from %s%s", written,
          written == 1 ? "" : "s", r->tmpdir,
          r->left_out ? " (files outside the script's directory left out)" : "");
@@ -396,13 +438,13 @@ static int lay_out(Rerun *r, Files *f) {
 
 /* A private (0700) directory for this re-run in r->tmpdir, removed at the
  * end; 0, or -1 after saying why. */
-static int make_tmpdir(Rerun *r) {
+static int make_tmpdir(Rerun *r, const char *what) {
     const char *base = getenv("TMPDIR");
     char *tmpl = NULL;
-    if (asprintf(&tmpl, "%s/dynrec-rerun-XXXXXX", base && *base == '/' ? base : "/tmp") < 0)
+    if (asprintf(&tmpl, "%s/dynrec-%s-XXXXXX", base && *base == '/' ? base : "/tmp", what) < 0)
         return -1;
     if (!mkdtemp(tmpl)) {
-        fprintf(stderr, "dynrec rerun: cannot make a temporary directory %s: %s\n", tmpl,
+        fprintf(stderr, "dynrec %s: cannot make a temporary directory %s: %s\n", what, tmpl,
                 strerror(errno));
         free(tmpl);
         return -1;
@@ -459,6 +501,112 @@ static int build_env(Rerun *r, DrStrVec *env, DrError *err) {
     int rc = dr_trace_query(r->t,
                             "SELECT substr(key, 5), value FROM meta WHERE key LIKE 'env.%'"
                             " ORDER BY key", env_row, &c, err);
+    return terminate(env) == 0 ? rc : DR_ERR_NOMEM;
+}
+
+/* The environment of a replay: the caller's, minus what the recording
+ * set, plus the recorded variables that can change Dynamo's decisions and
+ * can neither name a path nor make Python import or run something (a
+ * recorded PYTHONWARNINGS imports a module, TORCH_LOGS_OUT appends to any
+ * file, TORCHINDUCTOR_CACHE_DIR makes directories).  The rule is an
+ * allow-list: a name of torch's or a thread library's, no path-like word
+ * in it, and a short plain value. */
+static int replay_env_ok(const char *name, const char *value) {
+    static const char *const prefixes[] = {"TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_",
+                                           "OPENBLAS_"};
+    static const char *const words[] = {"DIR", "PATH", "FILE", "OUT", "CACHE", "TRACE", "HOME",
+                                        "ROOT", "LIB", "LOAD", "CMD", "EXE", "CXX", "CC",
+                                        "COMPILER", "PLUGIN", "SCRIPT", "HOOK", "MODULE",
+                                        "IMPORT", "PREFIX", "SOCK", "ADDR", "HOST", "PORT",
+                                        "URL"};
+    size_t n = strlen(name), vn = strlen(value);
+    if (n == 0 || n > 64 || vn > 256) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9') ||
+              name[i] == '_'))
+            return 0;
+    for (size_t i = 0; i < vn; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              strchr("_.,:+=- ", c)))
+            return 0;
+    }
+    /* Python's own that neither import nor name a file. */
+    if (strcmp(name, "PYTHONHASHSEED") == 0 || strcmp(name, "PYTHONDONTWRITEBYTECODE") == 0 ||
+        strcmp(name, "PYTHONUNBUFFERED") == 0 || strcmp(name, "PYTHONUTF8") == 0)
+        return 1;
+    int known = 0;
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) known = 1;
+    if (!known) return 0;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strstr(name, words[i])) return 0;
+    return 1;
+}
+
+typedef struct {
+    Rerun *r;
+    DrStrVec *env;
+    long left_out;
+    DrBuf names; /* the first few left out, when their names are plain */
+} ReplayEnvCtx;
+
+static int replay_env_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    ReplayEnvCtx *c = ud;
+    if (n < 2 || !v[0] || !v[1]) return 0;
+    if (keep_callers(v[0])) return 0; /* the caller's own (VIRTUAL_ENV, DYNREC_*) */
+    if (!replay_env_ok(v[0], v[1])) {
+        if (c->left_out++ < 6) {
+            int plain = *v[0] && strlen(v[0]) <= 64;
+            for (const char *p = v[0]; *p; p++)
+                if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+                    plain = 0;
+            dr_buf_printf(&c->names, "%s%s", c->names.len ? ", " : "",
+                          c->left_out > 5 ? "..." : plain ? v[0] : "(a name with odd bytes)");
+        }
+        return 0;
+    }
+    DrBuf b = {0};
+    dr_buf_printf(&b, "%s=%s", v[0], v[1]);
+    if (!b.failed) dr_vec_push(c->env, dr_arena_strdup(&c->r->arena, b.s));
+    dr_buf_free(&b);
+    return 0;
+}
+
+/* The caller's variables a replay keeps: which venv, the loader's and the
+ * sanitizers' settings, dynrec's own, the locale and the terminal; with
+ * confined, PATH and HOME are the sandbox's, not the caller's. */
+static int replay_keeps(const char *e, int confined) {
+    static const char *const keep[] = {"VIRTUAL_ENV=", "LD_LIBRARY_PATH=", "LD_PRELOAD=",
+                                       "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=",
+                                       "DYNREC", "LANG=", "LC_", "TERM=", "NO_COLOR=", "TZ=",
+                                       "COLUMNS=", "LINES="};
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+        if (strncmp(e, keep[i], strlen(keep[i])) == 0) return 1;
+    if (!confined && (strncmp(e, "PATH=", 5) == 0 || strncmp(e, "HOME=", 5) == 0 ||
+                      strncmp(e, "TMPDIR=", 7) == 0 || strncmp(e, "USER=", 5) == 0 ||
+                      strncmp(e, "LOGNAME=", 8) == 0))
+        return 1;
+    return 0;
+}
+
+static int replay_env(Rerun *r, DrStrVec *env, int confined, int trust, DrBuf *left_out,
+                      DrError *err) {
+    for (char **e = environ; *e; e++)
+        if (replay_keeps(*e, confined)) dr_vec_push(env, *e);
+    if (confined) {
+        dr_vec_push(env, "PATH=/usr/bin:/bin");
+        dr_vec_push(env, "HOME=/tmp");
+        dr_vec_push(env, "USER=replay");
+        dr_vec_push(env, "DYNREC_REPLAY_SANDBOXED=1");
+    }
+    if (trust) dr_vec_push(env, "DYNREC_REPLAY_TRUST=1");
+    ReplayEnvCtx c = {r, env, 0, {0}};
+    int rc = dr_trace_query(r->t,
+                            "SELECT substr(key, 5), value FROM meta WHERE key LIKE 'env.%'"
+                            " ORDER BY key", replay_env_row, &c, err);
+    *left_out = c.names;
     return terminate(env) == 0 ? rc : DR_ERR_NOMEM;
 }
 
@@ -595,6 +743,48 @@ static int spawn_wait(const char *what, const char *self, char *const *argv, cha
     return st;
 }
 
+/* The pid a confined replay runs as, for the SIGINT handler. */
+static volatile sig_atomic_t confined_pid;
+
+static void on_interrupt(int sig) {
+    (void)sig;
+    if (confined_pid > 0) kill((pid_t)confined_pid, SIGKILL);
+}
+
+/* spawn_wait for a confined child: exe is bwrap, argv its command line.
+ * The resource limits are set in the child before bwrap runs.  bwrap
+ * starts a new session (the terminal cannot be typed into from inside), so
+ * an interrupt does not reach the child: the parent kills bwrap instead,
+ * and --die-with-parent takes the rest down. */
+static int spawn_confined(const char *exe, char *const *argv, char *const *env, int to_stderr) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (to_stderr) dup2(2, 1);
+        signal(SIGINT, SIG_DFL);
+        dr_sandbox_limits();
+        execve(exe, argv, env);
+        fprintf(stderr, "dynrec: cannot run %s: %s\n", exe, strerror(errno));
+        _exit(127);
+    }
+    if (pid < 0) return -1;
+    confined_pid = pid;
+    struct sigaction sa = {0}, old;
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            st = -1;
+            break;
+        }
+    sigaction(SIGINT, &old, NULL);
+    confined_pid = 0;
+    return st;
+}
+
 /* Opens the recording and loads its decisions (a file that cannot be
  * compared is refused before anything runs); says why not and returns 65. */
 static int load_recording(const char *what, const char *path, DrTrace **t, DrModel **m) {
@@ -627,8 +817,10 @@ static int load_result(const char *what, const char *run, const char *path, DrTr
 
 /* Runs `dynrec run -q -o out --rerun-of trace [--set ...] target args` in
  * run_cwd with env; returns its wait status, or -1. */
-static int run_child(Rerun *r, const DrRerunOptions *o, const char *out, const char *trace,
-                     DrStrVec *env) {
+static int move_out(const char *from, const char *to);
+
+static int run_child(Rerun *r, const DrRerunOptions *o, const DrSandbox *sb, const char *out,
+                     const char *trace, const char *label, DrStrVec *env) {
     DrStrVec argv = {0};
     dr_vec_push(&argv, "dynrec");
     dr_vec_push(&argv, "run");
@@ -637,6 +829,12 @@ static int run_child(Rerun *r, const DrRerunOptions *o, const char *out, const c
     dr_vec_push(&argv, (char *)out);
     dr_vec_push(&argv, "--rerun-of");
     dr_vec_push(&argv, (char *)trace);
+    dr_vec_push(&argv, "--trace-label");
+    dr_vec_push(&argv, (char *)label);
+    if (sb) {
+        dr_vec_push(&argv, "--sandboxed");
+        dr_vec_push(&argv, (char *)dr_sandbox_mode_name(sb->mode));
+    }
     for (int i = 0; i < o->nset; i++) {
         dr_vec_push(&argv, "--set");
         dr_vec_push(&argv, o->set[i]);
@@ -650,7 +848,15 @@ static int run_child(Rerun *r, const DrRerunOptions *o, const char *out, const c
         return -1;
     }
     /* With --json the report owns stdout: the program writes to stderr. */
-    int st = spawn_wait("rerun", o->self, argv.v, env->v, r->run_cwd, o->json);
+    int st = -1;
+    if (sb) {
+        DrStrVec bw = {0};
+        if (dr_sandbox_argv(&r->arena, sb, argv.v, &bw) == 0 && terminate(&bw) == 0)
+            st = spawn_confined(sb->bwrap, bw.v, env->v, o->json);
+        dr_vec_free(&bw);
+    } else {
+        st = spawn_wait("rerun", o->self, argv.v, env->v, r->run_cwd, o->json);
+    }
     dr_vec_free(&argv);
     return st;
 }
@@ -664,12 +870,13 @@ static void report_header(Rerun *r, FILE *out, const char *trace, const char *ne
     fputs(newpath, out);
     fputc('\n', out);
     if (r->torch_version && new_torch && strcmp(r->torch_version, new_torch) != 0)
-        fprintf(out, "  recorded on torch %.100s, re-run on %.100s\n", r->torch_version, new_torch);
+        fprintf(out, "  recorded on torch %s, re-run on %s\n", safe(r, r->torch_version, 100),
+                safe(r, new_torch, 100));
     for (int i = 0; i < o->nset; i++) fprintf(out, "  --set %s\n", o->set[i]);
     for (long i = 0; i < r->notes.n; i++) fprintf(out, "  %s\n", r->notes.v[i]);
     if (WIFEXITED(st))
-        fprintf(out, "  the program exited with %d (recorded: %.40s)\n", WEXITSTATUS(st),
-                r->exit_status ? r->exit_status : "?");
+        fprintf(out, "  the program exited with %d (recorded: %s)\n", WEXITSTATUS(st),
+                safe(r, r->exit_status ? r->exit_status : "?", 40));
     else if (WIFSIGNALED(st))
         fprintf(out, "  the program was killed by signal %d\n", WTERMSIG(st));
     if (dr_diff_count(d, DR_CAT_OUTPUT))
@@ -690,6 +897,8 @@ int dr_rerun(const DrRerunOptions *o) {
     DrDiff *d = NULL;
     int rc = 1;
     DrError err = {0};
+    char sbx_dir[4096] = ""; /* a confined re-run's snapshot and output */
+    char *python = NULL;
 
     /* The recording's decisions are read first; the run facts come with them. */
     if ((rc = load_recording("rerun", o->trace, &r->t, &ma)) != 0) goto done;
@@ -723,6 +932,64 @@ int dr_rerun(const DrRerunOptions *o) {
         rc = DR_RERUN_EX_NOPERM;
         goto done;
     }
+    /* A re-run executes the recorded command line and environment, which
+     * whoever wrote the file chose (`-m timeit -s CODE` runs CODE): only a
+     * trace this user recorded here runs without --trust (sign.h). */
+    DrSigState sig = dr_trace_signature(r->t);
+    if (sig != DR_SIG_OWN && !o->trust) {
+        fprintf(stderr, "dynrec rerun: %s was not recorded by you here (%s): a re-run executes "
+                        "its recorded command line and environment; nothing was run. If you "
+                        "trust where the file came from, add --trust\n", o->trace,
+                dr_sig_text(sig));
+        rc = DR_RERUN_EX_NOPERM;
+        goto done;
+    }
+    /* Confined: what came in the trace (--from-trace), or a stranger's
+     * command line.  Where bubblewrap cannot confine it here, --trust (which
+     * both need) runs it unconfined, said so. */
+    int foreign = sig != DR_SIG_OWN;
+    DrSandbox box = {0};
+    char sbx_why[400] = "", copy[4200] = "", child_out[4200] = "";
+    const char *run_of = NULL;
+    if ((o->from_trace || foreign) && !o->no_sandbox) {
+        char *bwrap = dr_sandbox_probe(sbx_why, sizeof sbx_why);
+        if (bwrap) {
+            box.bwrap = dr_arena_strdup(&r->arena, bwrap);
+            free(bwrap);
+        } else {
+            note(r, "running unconfined (--trust): the re-run cannot be confined here: %s",
+                 sbx_why);
+        }
+    }
+    if (box.bwrap) {
+        /* One validated snapshot, as replay makes: the child reads it. */
+        const char *base = getenv("TMPDIR");
+        snprintf(sbx_dir, sizeof sbx_dir, "%s/dynrec-sandbox-XXXXXX",
+                 base && *base == '/' ? base : "/tmp");
+        if (!mkdtemp(sbx_dir)) {
+            fprintf(stderr, "dynrec rerun: cannot make a temporary directory %s: %s\n", sbx_dir,
+                    strerror(errno));
+            sbx_dir[0] = 0;
+            goto done;
+        }
+        snprintf(copy, sizeof copy, "%s/in", sbx_dir);
+        snprintf(child_out, sizeof child_out, "%s/out", sbx_dir);
+        if (mkdir(copy, 0700) != 0 || mkdir(child_out, 0700) != 0) goto done;
+        box.in_dir = dr_arena_strdup(&r->arena, copy);
+        box.out_dir = dr_arena_strdup(&r->arena, child_out);
+        snprintf(copy, sizeof copy, "%s/in/trace.db", sbx_dir);
+        snprintf(child_out, sizeof child_out, "%s/out/rerun.db", sbx_dir);
+        if (dr_trace_snapshot(r->t, copy, &err) != DR_OK) {
+            fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+            rc = DR_RERUN_EX_DATAERR;
+            goto done;
+        }
+        run_of = copy;
+        note(r, "sandbox: %s", dr_sandbox_mode_desc(DR_SBX_RERUN));
+        box.self = o->self;
+        box.mode = DR_SBX_RERUN;
+        box.python = python = dr_run_choose_python();
+    }
     if (o->nset && (rc = check_sets(o)) != 0) goto done;
     if (load_files(r, &files, &err) != DR_OK) {
         fprintf(stderr, "dynrec rerun: %s\n", err.msg);
@@ -737,7 +1004,7 @@ int dr_rerun(const DrRerunOptions *o) {
         goto done;
     }
     if (o->from_trace) {
-        if (make_tmpdir(r) != 0) goto done;
+        if (make_tmpdir(r, "rerun") != 0) goto done;
         if ((rc = lay_out(r, &files)) != 0) goto done;
     } else {
         struct stat sb;
@@ -745,7 +1012,7 @@ int dr_rerun(const DrRerunOptions *o) {
         if (stat(r->cwd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
             r->run_cwd = r->cwd;
         } else {
-            if (make_tmpdir(r) != 0) goto done;
+            if (make_tmpdir(r, "rerun") != 0) goto done;
             r->run_cwd = r->tmpdir;
             note(r, "the recorded directory %s is gone; running in %s", r->cwd, r->tmpdir);
         }
@@ -754,7 +1021,7 @@ int dr_rerun(const DrRerunOptions *o) {
             if (!abs || access(abs, R_OK) != 0) {
                 fprintf(stderr, "dynrec rerun: the recorded script %s is not there (%s); to run "
                                 "the copy stored in the trace, use --from-trace --trust\n",
-                        abs ? abs : r->script, strerror(errno));
+                        safe(r, abs ? abs : r->script, 0), strerror(errno));
                 rc = DR_RERUN_EX_NOINPUT;
                 goto done;
             }
@@ -762,14 +1029,43 @@ int dr_rerun(const DrRerunOptions *o) {
         }
         check_sources(r, &files);
     }
-    if (build_env(r, &env, &err) != DR_OK) {
+    /* A stranger's recorded environment passes the replay's allow-list
+     * only (no paths, nothing that makes Python import). */
+    DrBuf left = {0};
+    int erc = foreign ? replay_env(r, &env, box.bwrap != NULL, 0, &left, &err)
+                      : build_env(r, &env, &err);
+    if (erc == DR_OK && left.len)
+        fprintf(stderr, "dynrec rerun: recorded environment left out (it could name a path or "
+                        "make Python import): %s\n", left.s);
+    dr_buf_free(&left);
+    if (erc != DR_OK) {
         fprintf(stderr, "dynrec rerun: %s\n", err.msg);
         rc = DR_RERUN_EX_DATAERR;
         goto done;
     }
-    int st = run_child(r, o, newpath, tracepath, &env);
+    if (box.bwrap) {
+        /* The laid-out sources are the run's, writable; a stranger's
+         * recorded folder on this disk is read-only, with the script's. */
+        box.run_dir = o->from_trace ? r->tmpdir : r->run_cwd;
+        box.run_dir_rw = o->from_trace || r->run_cwd == r->tmpdir;
+        box.cwd = r->run_cwd;
+        if (r->script && r->run_target && r->run_target[0] == '/') {
+            char *dir = dr_arena_strdup(&r->arena, r->run_target);
+            char *slash = dir ? strrchr(dir, '/') : NULL;
+            if (slash && slash != dir) *slash = 0;
+            box.also_ro = dir;
+        }
+    }
+    int st = run_child(r, o, box.bwrap ? &box : NULL, box.bwrap ? child_out : newpath,
+                       run_of ? run_of : tracepath, tracepath, &env);
     if (st == -1 || (WIFEXITED(st) && WEXITSTATUS(st) == 127)) {
         fprintf(stderr, "dynrec rerun: the re-run could not start\n");
+        rc = 1;
+        goto done;
+    }
+    if (box.bwrap && (access(child_out, F_OK) != 0 || move_out(child_out, newpath) != 0)) {
+        fprintf(stderr, "dynrec rerun: the confined re-run left no trace%s\n",
+                WIFSIGNALED(st) ? " (killed by a signal)" : "");
         rc = 1;
         goto done;
     }
@@ -796,6 +1092,8 @@ int dr_rerun(const DrRerunOptions *o) {
     if (fflush(stdout) != 0) rc = 1;
 done:
     if (r->tmpdir) nftw(r->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (sbx_dir[0]) nftw(sbx_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(python);
     dr_diff_free(d);
     dr_model_free(mb);
     dr_model_free(ma);
@@ -900,12 +1198,18 @@ static int chosen_row(void *ud, int n, const char *const *names, const char *con
 /* Sources must be on disk at their recorded paths with their recorded text
  * for a replay without --trust; the first that is not is named in *why. */
 static int sources_on_disk(Rerun *r, Files *f, char *why, size_t whylen) {
+    if (f->path.n == 0) {
+        /* Nothing to check is not a check passed: the frames would be
+         * library functions named by the trace. */
+        snprintf(why, whylen, "the trace stores no sources to check against this disk");
+        return 0;
+    }
     for (long i = 0; i < f->path.n; i++) {
         char *abs = dr_path_normalize(&r->arena, r->cwd, f->path.v[i]);
         size_t curlen = 0, oldlen = 0;
         char *cur = abs ? read_file(abs, &curlen) : NULL;
         if (!cur) {
-            snprintf(why, whylen, "%.300s is not on disk", abs ? abs : f->path.v[i]);
+            snprintf(why, whylen, "%s is not on disk", safe(r, abs ? abs : f->path.v[i], 300));
             return 0;
         }
         void *old = NULL;
@@ -915,7 +1219,7 @@ static int sources_on_disk(Rerun *r, Files *f, char *why, size_t whylen) {
         free(old);
         free(cur);
         if (!same) {
-            snprintf(why, whylen, "%.300s differs from the copy in the trace", abs);
+            snprintf(why, whylen, "%s differs from the copy in the trace", safe(r, abs, 300));
             return 0;
         }
     }
@@ -937,11 +1241,18 @@ static char *replay_out(Rerun *r, const char *trace) {
     return NULL;
 }
 
-static int run_replay_child(const DrReplayOptions *o, const char *out, const char *trace,
-                            DrStrVec *env) {
+/* Runs `dynrec run -q -o out --replay-of copy --trace-label trace ...`,
+ * confined by sb unless it is NULL; returns its wait status, or -1. */
+static int run_replay_child(Rerun *r, const DrReplayOptions *o, const DrSandbox *sb,
+                            const char *out, const char *copy, const char *trace, DrStrVec *env) {
     DrStrVec argv = {0};
-    const char *fixed[] = {"dynrec", "run", "-q", "-o", out, "--replay-of", trace};
+    const char *fixed[] = {"dynrec", "run", "-q", "-o", out, "--replay-of", copy,
+                           "--trace-label", trace};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) dr_vec_push(&argv, (char *)fixed[i]);
+    if (sb) {
+        dr_vec_push(&argv, "--sandboxed");
+        dr_vec_push(&argv, (char *)dr_sandbox_mode_name(sb->mode));
+    }
     for (int i = 0; i < o->nset; i++) {
         dr_vec_push(&argv, "--set");
         dr_vec_push(&argv, o->set[i]);
@@ -958,9 +1269,44 @@ static int run_replay_child(const DrReplayOptions *o, const char *out, const cha
         dr_vec_free(&argv);
         return -1;
     }
-    int st = spawn_wait("replay", o->self, argv.v, env->v, NULL, 1);
+    int st = -1;
+    if (sb) {
+        DrStrVec bw = {0};
+        if (dr_sandbox_argv(&r->arena, sb, argv.v, &bw) == 0 && terminate(&bw) == 0)
+            st = spawn_confined(sb->bwrap, bw.v, env->v, 1);
+        dr_vec_free(&bw);
+    } else {
+        st = spawn_wait("replay", o->self, argv.v, env->v, NULL, 1);
+    }
     dr_vec_free(&argv);
     return st;
+}
+
+/* Moves the confined child's trace (out_dir/replay.db) to where the user
+ * asked for it; 0, or -1 after saying why. */
+static int move_out(const char *from, const char *to) {
+    if (rename(from, to) == 0) return 0;
+    if (errno != EXDEV) {
+        fprintf(stderr, "dynrec replay: cannot write %s: %s\n", to, strerror(errno));
+        return -1;
+    }
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int outfd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int ok = in >= 0 && outfd >= 0;
+    char buf[65536];
+    ssize_t n = 0;
+    while (ok && (n = read(in, buf, sizeof buf)) > 0) {
+        ok = write(outfd, buf, (size_t)n) == n;
+    }
+    if (n < 0) ok = 0;
+    if (in >= 0) close(in);
+    if (outfd >= 0 && close(outfd) != 0) ok = 0;
+    if (!ok) {
+        fprintf(stderr, "dynrec replay: cannot write %s: %s\n", to, strerror(errno));
+        unlink(to);
+        return -1;
+    }
+    return 0;
 }
 
 int dr_replay(const DrReplayOptions *o) {
@@ -975,8 +1321,35 @@ int dr_replay(const DrReplayOptions *o) {
     int rc = 1;
     DrError err = {0};
     char *new_torch = NULL, *notes = NULL;
+    DrSandbox sb = {0};
+    char sandbox_desc[500] = "none", in_dir[4200];
+    char *python = dr_run_choose_python();
 
     if ((rc = load_recording("replay", o->trace, &r->t, &ma)) != 0) goto done;
+    rc = 1;
+    /* One validated snapshot: from here on every read, the checks below
+     * and the child's, is of a private copy made after the trace was
+     * validated, never the user's file again (which could change under
+     * us, or read differently through a view). */
+    char copy[4096], out_dir[4096];
+    if (make_tmpdir(r, "replay") != 0) goto done;
+    snprintf(copy, sizeof copy, "%s/in", r->tmpdir);
+    snprintf(out_dir, sizeof out_dir, "%s/out", r->tmpdir);
+    if (mkdir(copy, 0700) != 0 || mkdir(out_dir, 0700) != 0) {
+        fprintf(stderr, "dynrec replay: cannot make %s: %s\n", copy, strerror(errno));
+        goto done;
+    }
+    snprintf(copy, sizeof copy, "%s/in/trace.db", r->tmpdir);
+    if (dr_trace_snapshot(r->t, copy, &err) != DR_OK) {
+        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        rc = DR_RERUN_EX_DATAERR;
+        goto done;
+    }
+    dr_model_free(ma);
+    ma = NULL;
+    dr_trace_free(r->t);
+    r->t = NULL;
+    if ((rc = load_recording("replay", copy, &r->t, &ma)) != 0) goto done;
     rc = 1;
     r->cwd = ma->cwd ? ma->cwd : "/";
     r->python_version = ma->python_version;
@@ -1003,8 +1376,8 @@ int dr_replay(const DrReplayOptions *o) {
         else if (dr_trace_get_meta(r->t, "hook.capture", &ncap, NULL) == DR_OK && ncap &&
                  strcmp(ncap, "active") != 0)
             fprintf(stderr, "dynrec replay: %s holds no captured frames: the capture was "
-                            "switched off in that run (%.100s; see its recorder_error events)\n",
-                    o->trace, ncap);
+                            "switched off in that run (%s; see its recorder_error events)\n",
+                    o->trace, safe(r, ncap, 100));
         else
             fprintf(stderr, "dynrec replay: %s holds no captured frames: Dynamo compiled "
                             "nothing in that run\n", o->trace);
@@ -1017,11 +1390,40 @@ int dr_replay(const DrReplayOptions *o) {
         rc = DR_RERUN_EX_DATAERR;
         goto done;
     }
-    char why[700];
-    if (!o->trust && !sources_on_disk(r, &files, why, sizeof why)) {
-        fprintf(stderr, "dynrec replay: %s; nothing was run. Replay runs the definitions "
-                        "(imports, def, class) of the sources stored in %s; if you trust "
-                        "where the file came from, add --trust\n", why, o->trace);
+    /* Confined, the stored definitions run whoever wrote the trace;
+     * unconfined, only when they are this disk's own files (or --trust). */
+    char why[700], sbx_why[400] = "";
+    char *bwrap = NULL;
+    if (o->no_sandbox) snprintf(sbx_why, sizeof sbx_why, "--no-sandbox");
+    else bwrap = dr_sandbox_probe(sbx_why, sizeof sbx_why);
+    if (bwrap) {
+        /* inductor runs the C++ compiler: exec stays allowed for it (on the
+         * sandbox's read-only binaries, with no network and no $HOME). */
+        char *ind = NULL;
+        if (!o->backend)
+            dr_trace_query_text(r->t, "SELECT count(*) FROM v_ev WHERE kind = 'capture' AND "
+                                "json_valid(data) AND json_extract(data, '$.backend.name') = "
+                                "'inductor'", &ind, NULL);
+        int exec = o->backend ? strcmp(o->backend, "inductor") == 0 : ind && atol(ind) > 0;
+        free(ind);
+        DrSandboxMode mode = exec ? DR_SBX_INDUCTOR : DR_SBX_REPLAY;
+        snprintf(sandbox_desc, sizeof sandbox_desc, "%s", dr_sandbox_mode_desc(mode));
+        sb = (DrSandbox){.bwrap = dr_arena_strdup(&r->arena, bwrap), .self = o->self,
+                         .python = python, .in_dir = NULL, .out_dir = out_dir, .mode = mode};
+        free(bwrap);
+    } else {
+        snprintf(sandbox_desc, sizeof sandbox_desc, "none (%s)", sbx_why);
+    }
+    if (!sb.bwrap && !o->trust && !sources_on_disk(r, &files, why, sizeof why)) {
+        if (o->no_sandbox)
+            fprintf(stderr, "dynrec replay: %s; nothing was run. Unconfined (--no-sandbox), "
+                            "replay runs the definitions (imports, def, class) of the sources "
+                            "stored in %s only when they are this disk's own; if you trust "
+                            "where the file came from, add --trust\n", why, o->trace);
+        else
+            fprintf(stderr, "dynrec replay: %s, and the replay cannot be confined here: %s; "
+                            "nothing was run. If you trust where %s came from, add --trust "
+                            "to replay it unconfined\n", why, sbx_why, o->trace);
         rc = DR_RERUN_EX_NOPERM;
         goto done;
     }
@@ -1036,17 +1438,29 @@ int dr_replay(const DrReplayOptions *o) {
         fprintf(stderr, "dynrec replay: cannot name the new trace; give one with -o\n");
         goto done;
     }
-    if (build_env(r, &env, &err) != DR_OK) {
+    DrBuf left = {0};
+    int erc = replay_env(r, &env, sb.bwrap != NULL, o->trust, &left, &err);
+    if (erc == DR_OK && left.len)
+        fprintf(stderr, "dynrec replay: recorded environment left out (it could name a path or "
+                        "make Python import): %s\n", left.s);
+    dr_buf_free(&left);
+    if (erc != DR_OK) {
         fprintf(stderr, "dynrec replay: %s\n", err.msg);
         rc = DR_RERUN_EX_DATAERR;
         goto done;
     }
-    if (o->trust) {
-        env.v[env.n] = "DYNREC_REPLAY_TRUST=1"; /* terminate() left room for the NULL */
-        env.n++;
-        if (terminate(&env) != 0) goto done;
+    char child_out[4200];
+    if (sb.bwrap) {
+        /* The copy's folder is mounted read-only, the output's read-write. */
+        snprintf(in_dir, sizeof in_dir, "%s/in", r->tmpdir);
+        sb.in_dir = in_dir;
+        snprintf(child_out, sizeof child_out, "%s/replay.db", out_dir);
+    } else {
+        snprintf(child_out, sizeof child_out, "%s", newpath);
     }
-    int st = run_replay_child(o, newpath, tracepath, &env);
+    int st = run_replay_child(r, o, sb.bwrap ? &sb : NULL, child_out, copy, tracepath, &env);
+    /* Whatever the child wrote is the user's, however it ended. */
+    if (sb.bwrap && access(child_out, F_OK) == 0 && move_out(child_out, newpath) != 0) goto done;
     if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
         fprintf(stderr, "dynrec replay: the replay did not finish%s\n",
                 st != -1 && WIFSIGNALED(st) ? " (killed by a signal)" : "");
@@ -1088,12 +1502,23 @@ int dr_replay(const DrReplayOptions *o) {
         }
         if (o->compile) co.max_compiles = ch.max_captures > 0 ? ch.max_captures : 1;
     }
+    /* The config keys the replay refused to set are not compared. */
+    char *unset_json = NULL;
+    DrStrVec unset = {0};
+    dr_trace_query_text(nt, "SELECT value FROM meta WHERE key = 'replay.config_skipped' AND "
+                        "json_valid(value)", &unset_json, NULL);
+    if (unset_json && parse_string_array(&r->arena, unset_json, &unset) == 0) {
+        co.config_unset = (const char *const *)unset.v;
+        co.nconfig_unset = unset.n;
+    }
+    free(unset_json);
     /* Nothing compiled (every frame skipped): Dynamo never started, so the
      * replay has no config to compare. */
     if (mb->ncompiles == 0) co.ignore |= 1u << DR_CAT_CONFIG;
     co.skip_frames = (const char *const *)skip_all.v;
     co.nskip = skip_all.n;
     d = dr_compare(ma, mb, &co, &err);
+    dr_vec_free(&unset);
     if (!d) {
         fprintf(stderr, "dynrec replay: %s\n", err.msg);
         dr_vec_free(&skip_all);
@@ -1121,6 +1546,8 @@ int dr_replay(const DrReplayOptions *o) {
         dr_json_string(out, r->torch_version);
         fputs(", \"torch\": ", out);
         dr_json_string(out, new_torch);
+        fputs(", \"sandbox\": ", out);
+        dr_json_string(out, sandbox_desc);
         fprintf(out, ", \"reproduced\": %ld, \"compared\": %ld, \"not_replayable\": [", reproduced,
                 total);
         for (long i = 0; i < sk.names.n; i++) {
@@ -1140,28 +1567,20 @@ int dr_replay(const DrReplayOptions *o) {
         fputs("\n}\n", out);
     } else {
         fprintf(out, "replay of %s -> %s\n", o->trace, newpath);
+        fprintf(out, "  sandbox: %s\n", sandbox_desc);
         if (r->torch_version && new_torch && strcmp(r->torch_version, new_torch) != 0)
-            fprintf(out, "  recorded on torch %.100s, replayed on %.100s\n", r->torch_version,
-                    new_torch);
+            fprintf(out, "  recorded on torch %s, replayed on %s\n", safe(r, r->torch_version, 100),
+                    safe(r, new_torch, 100));
         if (o->backend) fprintf(out, "  --backend %s\n", o->backend);
         for (int i = 0; i < o->nset; i++) fprintf(out, "  --set %s\n", o->set[i]);
-        for (long i = 0; i < note_lines.n; i++) {
-            char line[400];
-            snprintf(line, sizeof line, "%s", note_lines.v[i]);
-            for (char *p = line; *p; p++)
-                if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-            fprintf(out, "  note: %s\n", line);
-        }
+        for (long i = 0; i < note_lines.n; i++)
+            fprintf(out, "  note: %s\n", safe(r, note_lines.v[i], 400));
         fprintf(out, "  reproduced %ld/%ld compile%s", reproduced, total, total == 1 ? "" : "s");
         if (sk.names.n) {
             fprintf(out, "; %ld frame%s not replayable:", sk.names.n, sk.names.n == 1 ? "" : "s");
-            for (long i = 0; i < sk.names.n; i++) {
-                char line[400];
-                snprintf(line, sizeof line, "%s", sk.reasons.v[i]);
-                for (char *p = line; *p; p++)
-                    if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-                fprintf(out, "\n    %s: %s", sk.names.v[i], line);
-            }
+            for (long i = 0; i < sk.names.n; i++)
+                fprintf(out, "\n    %s: %s", safe(r, sk.names.v[i], 0),
+                        safe(r, sk.reasons.v[i], 400));
         }
         fputc('\n', out);
         if (total == 0 && sk.names.n)
@@ -1192,6 +1611,8 @@ done:
     free_files(&files);
     dr_vec_free(&env);
     dr_trace_free(r->t);
+    if (r->tmpdir) nftw(r->tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(python);
     dr_arena_free(&r->arena);
     return rc;
 }

@@ -10,6 +10,7 @@ typedef struct {
     char **set;
     int from_trace;       /* --from-trace: run the sources stored in the trace */
     int trust;            /* --trust: allowed to run code that came in the trace */
+    int no_sandbox;       /* --no-sandbox: a foreign or --from-trace re-run unconfined */
     int json;             /* --json report */
     unsigned ignore;      /* --ignore: DrCompareOptions.ignore bits (compare.h) */
     const char *self;     /* the dynrec binary to run (`dynrec run --rerun-of`) */
@@ -38,6 +39,7 @@ typedef struct {
     int nset;             /* --set NAME=VALUE */
     char **set;
     int trust;            /* --trust: run definitions from sources not on disk as recorded */
+    int no_sandbox;       /* --no-sandbox: run the replay child unconfined */
     int json;
     unsigned ignore;      /* --ignore, added to exit status and output (never compared) */
     const char *self;

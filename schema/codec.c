@@ -335,10 +335,11 @@ int dr_codec_decode(const void *blob, size_t len, const DrDict *dict,
         if (n != plen)
             return dr_error(err, DR_ERR_BLOB,
                             "%zu stray bytes after the zstd frame", plen - n);
-        /* A decompression bomb: a few KB that inflate to a GiB.  What
-         * dynrec stores (code, logs, guards) shrinks 5 to 50 times, never
-         * a thousand; refused before anything is allocated. */
-        if (rawlen > DR_CODEC_BOMB_MIN && rawlen / DR_CODEC_BOMB_RATIO > plen)
+        /* A decompression bomb: a few KB that inflate to a GiB, or a few
+         * bytes to many MiB.  What dynrec stores (code, logs, guards)
+         * shrinks 5 to 50 times, never a thousand; refused at any size
+         * above the floor (codec.h), before anything is allocated. */
+        if (rawlen > DR_CODEC_BOMB_MIN && (rawlen - 1) / DR_CODEC_BOMB_RATIO >= plen)
             return dr_error(err, DR_ERR_BLOB,
                             "blob declares %llu bytes from %zu compressed, more than "
                             "%d times: refused as a decompression bomb",

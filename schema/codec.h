@@ -38,9 +38,15 @@ enum {
 
 /* Default cap on the decoded size of one blob a reader accepts (1 GiB). */
 #define DR_CODEC_MAX_DEFAULT ((size_t)1 << 30)
-/* A compressed blob over DR_CODEC_BOMB_MIN bytes decoded that shrank more
- * than DR_CODEC_BOMB_RATIO times is refused as a decompression bomb. */
-#define DR_CODEC_BOMB_MIN ((uint64_t)16 << 20)
+/* A compressed blob may decode to at most max(DR_CODEC_BOMB_MIN,
+ * DR_CODEC_BOMB_RATIO times its compressed payload) bytes; more is refused
+ * as a decompression bomb before anything is allocated, whatever max_len
+ * allows.  What dynrec stores shrinks at most about 30 times (the blobs of
+ * tests/data and of recordings of examples/: Python source, FX code, guard
+ * and structured-trace text, with the trained dictionary); the floor lets
+ * short, very repetitive payloads through (the first MiB of a program's
+ * output printing one line, a small tensor of zeros). */
+#define DR_CODEC_BOMB_MIN ((uint64_t)1 << 20)
 #define DR_CODEC_BOMB_RATIO 1000
 
 typedef struct DrDict DrDict; /* a zstd dictionary prepared for both directions */

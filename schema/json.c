@@ -1,24 +1,16 @@
-/* json.c -- quoting untrusted text as JSON strings (see json.h). */
+/* json.c -- quoting untrusted text as JSON strings (see json.h).
+ *
+ * JSON is printed to terminals too (`show --json`, `replay --json`): besides
+ * what JSON requires, C1 controls, bidi controls and U+2028/2029 are
+ * written as \uXXXX (dr_text_is_hidden, text.c), so a reader gets the same
+ * string and a terminal no control. */
 #define _GNU_SOURCE
 #include "json.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s) {
-    unsigned c = s[0];
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0) return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if (n == 2 && c < 0xC2) return 0;                         /* overlong */
-    if (n == 3 && c == 0xE0 && s[1] < 0xA0) return 0;         /* overlong */
-    if (n == 3 && c == 0xED && s[1] >= 0xA0) return 0;        /* surrogate */
-    if (n == 4 && (c > 0xF4 || (c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90)))
-        return 0;
-    return n;
-}
+#include "text.h"
 
 void dr_json_string(FILE *f, const char *str) {
     if (!str) {
@@ -42,10 +34,14 @@ void dr_json_string(FILE *f, const char *str) {
         } else if (c < 0x20 || c == 0x7f) {
             fprintf(f, "\\u%04x", c), s++;
         } else {
-            size_t n = utf8_len(s);
-            if (n == 0) {
+            size_t n = 0;
+            long cp = dr_utf8_decode(s, strnlen((const char *)s, 4), &n);
+            if (cp < 0) {
                 fputs("\\ufffd", f);
                 s++;
+            } else if (dr_text_is_hidden(cp)) {
+                fprintf(f, "\\u%04lx", cp);
+                s += n;
             } else {
                 fwrite(s, 1, n, f);
                 s += n;
@@ -66,9 +62,4 @@ char *dr_json_quote(const char *s) {
         return NULL;
     }
     return buf;
-}
-
-void dr_text_safe(FILE *f, const char *s) {
-    if (!s) return;
-    for (; *s; s++) fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
 }

@@ -13,6 +13,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,9 +248,19 @@ struct DrTrace {
     } *kinds;
     size_t nkinds, kinds_cap;
     int dict_loaded;
+    /* reader: the query budget (see on_progress) */
+    int64_t budget_ns;   /* 0 = none */
+    int64_t step_start;  /* monotonic ns when the running step began; 0 = not yet */
+    int budget_hit;      /* the last interrupt was the budget's */
+    int full_check;      /* reader: check the values of every table (a snapshot) */
 };
 
 static int sql_err(DrTrace *t, DrError *err, int rc, const char *what) {
+    if ((rc & 0xff) == SQLITE_INTERRUPT && t && t->budget_hit)
+        return dr_error(err, DR_ERR_CORRUPT,
+                        "a query on %s ran past %g s (%s): the file is hostile or damaged; "
+                        "give a trace written by 'dynrec run'",
+                        t->path, (double)t->budget_ns / 1e9, what);
     int full = (rc & 0xff) == SQLITE_FULL ||
                ((rc & 0xff) == SQLITE_IOERR && t && t->db && sqlite3_system_errno(t->db) == ENOSPC);
     if (full)
@@ -765,19 +777,548 @@ static int define_temp_views(DrTrace *t, DrError *err) {
     return rc;
 }
 
-DrTrace *dr_trace_open(const char *path, DrError *err) {
+/* ---- a file from a stranger ------------------------------------------- */
+
+/* The query budget.  A hostile schema (a view that recurses, a join that
+ * never ends) must not hang a reader: no single step of a statement -- the
+ * time SQLite works towards its next row, not the caller's own time between
+ * rows -- may run past the budget (DYNREC_QUERY_BUDGET_MS, default 10 s of
+ * monotonic time).  Such a step is interrupted and reported as a hostile
+ * file (DR_ERR_CORRUPT).  The trace hook marks where each statement starts
+ * and each row is returned; the progress handler, every PROGRESS_OPS VM
+ * instructions, measures from the first of its calls after that mark. */
+#define DEFAULT_BUDGET_MS 10000
+#define PROGRESS_OPS 1000
+
+static int64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int on_progress(void *ud) {
+    DrTrace *t = ud;
+    int64_t now = mono_ns();
+    if (!t->step_start) {
+        t->step_start = now;
+        return 0;
+    }
+    if (now - t->step_start <= t->budget_ns) return 0;
+    t->budget_hit = 1;
+    return 1;
+}
+
+static int on_trace(unsigned type, void *ud, void *p, void *x) {
+    (void)p;
+    (void)x;
+    DrTrace *t = ud;
+    t->step_start = 0;
+    if (type == SQLITE_TRACE_STMT) t->budget_hit = 0;
+    return 0;
+}
+
+void dr_trace_set_query_budget(DrTrace *t, long ms) {
+    if (!t || !t->db) return;
+    t->budget_ns = ms > 0 ? (int64_t)ms * 1000000 : 0;
+    t->step_start = 0;
+    t->budget_hit = 0;
+    if (ms > 0) {
+        sqlite3_progress_handler(t->db, PROGRESS_OPS, on_progress, t);
+        sqlite3_trace_v2(t->db, SQLITE_TRACE_STMT | SQLITE_TRACE_ROW, on_trace, t);
+    } else {
+        sqlite3_progress_handler(t->db, 0, NULL, NULL);
+        sqlite3_trace_v2(t->db, 0, NULL, NULL);
+    }
+}
+
+static long budget_from_env(void) {
+    const char *v = getenv("DYNREC_QUERY_BUDGET_MS");
+    if (v && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (!*end && n > 0) return n;
+    }
+    return DEFAULT_BUDGET_MS;
+}
+
+int dr_trace_sql_error(DrTrace *t, int rc, const char *what, DrError *err) {
+    return sql_err(t, err, rc, what);
+}
+
+/* The tables readers read, and what their columns must hold.  A reader
+ * checks each at open (check_tables): a real table (not a view or a virtual
+ * table standing in for it), with these columns, its primary key, no
+ * generated column, and values of the right type: SQLite's affinity keeps
+ * text that does not look like a number as text, so '1_000' in an INTEGER
+ * column stays text, which C reads as 1 and Python's int() as 1000.
+ * Adding a table or a column the readers read: add it here. */
+typedef struct {
+    const char *name;
+    int since;          /* required from this schema version on (0: optional) */
+    const char *pk;     /* primary key columns, in order; NULL: none */
+    const char *ints;   /* integer, never NULL */
+    const char *nints;  /* integer or NULL */
+    const char *texts;  /* text, never NULL */
+    const char *ntexts; /* text or NULL */
+    const char *blobs;  /* blob, never NULL */
+    const char *other;  /* any value */
+    const char *sizes;  /* integers within 0 .. DR_CODEC_MAX_DEFAULT */
+} TableSpec;
+
+static const TableSpec table_specs[] = {
+    {"meta", 1, "key", NULL, NULL, "key", NULL, NULL, "value", NULL},
+    {"strings", 1, "id", "id", NULL, "text", NULL, NULL, NULL, NULL},
+    {"dicts", 1, "id", "id", NULL, NULL, NULL, "data", NULL, NULL},
+    {"blobs", 1, "id", "id", NULL, NULL, NULL, "data", NULL, NULL},
+    {"files", 1, "id", "id path_id role_id size blob_id", NULL, NULL, NULL, NULL, NULL, "size"},
+    {"code_objects", 1, "id", "id filename_id qualname_id firstlineno", NULL, NULL, NULL, NULL,
+     NULL, NULL},
+    {"frame_counts", 1, "code_id", "code_id calls resumes", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"events", 1, "seq", "seq t_ns thread kind_id",
+     "code_id code2_id compile_id num text_id data_id key_id blob_id", NULL, NULL, NULL, NULL,
+     NULL},
+    {"value_nodes", 2, "capture node", "capture node kind_id type_id", "blob_id", NULL, "value",
+     NULL, NULL, NULL},
+    {"event_counts", 2, "kind_id", "kind_id n", NULL, NULL, NULL, NULL, NULL, NULL},
+    {"guard_fields", 3, "seq", "seq", "source_id location_id text_id masked_id", NULL, NULL,
+     NULL, NULL, NULL},
+    /* written by dynrec pack only */
+    {"pack_log", 0, NULL, "n", NULL, "what detail", NULL, NULL, NULL, NULL},
+};
+#define N_TABLE_SPECS (sizeof table_specs / sizeof *table_specs)
+
+/* Calls fn(ud, word, len) for each space-separated word of list (may be
+ * NULL); stops at and returns fn's first non-zero return. */
+static int each_word(const char *list, int (*fn)(void *, const char *, size_t), void *ud) {
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, " ");
+        int r = n ? fn(ud, p, n) : 0;
+        if (r) return r;
+        p += n;
+        while (*p == ' ') p++;
+    }
+    return 0;
+}
+
+typedef struct {
+    char names[32][64]; /* the table's columns */
+    int pk[32], hidden[32];
+    int n;
+    const char *missing; /* the first expected column not there */
+    size_t missing_len;
+} Columns;
+
+static int col_index(const Columns *c, const char *w, size_t n) {
+    for (int i = 0; i < c->n; i++)
+        if (strlen(c->names[i]) == n && sqlite3_strnicmp(c->names[i], w, (int)n) == 0) return i;
+    return -1;
+}
+
+static int need_column(void *ud, const char *w, size_t n) {
+    Columns *c = ud;
+    if (col_index(c, w, n) >= 0) return 0;
+    c->missing = w;
+    c->missing_len = n;
+    return 1;
+}
+
+/* Appends PRE COND POST (", sum(COND)", " OR (COND)") for each column of a
+ * list to the query being built. */
+typedef struct {
+    char *sql;
+    size_t len, cap;
+    const char *cond; /* printf format with %.*s for the column, three times at most */
+    const char *pre, *post; /* around each condition */
+    int oom;
+} Builder;
+
+static int add_sum(void *ud, const char *w, size_t n) {
+    Builder *b = ud;
+    char part[512];
+    int k = snprintf(part, sizeof part, "%s", b->pre);
+    k += snprintf(part + k, sizeof part - (size_t)k, b->cond, (int)n, w, (int)n, w, (int)n, w);
+    k += snprintf(part + k, sizeof part - (size_t)k, "%s", b->post);
+    if (k >= (int)sizeof part) return b->oom = 1;
+    if (b->len + (size_t)k + 1 > b->cap) {
+        size_t cap = (b->cap + (size_t)k + 1) * 2;
+        char *s = realloc(b->sql, cap);
+        if (!s) return b->oom = 1;
+        b->sql = s;
+        b->cap = cap;
+    }
+    memcpy(b->sql + b->len, part, (size_t)k + 1);
+    b->len += (size_t)k;
+    return 0;
+}
+
+/* What each class of columns must hold, and how a bad value is named. */
+static const struct {
+    size_t off; /* offsetof(TableSpec, list) */
+    const char *cond, *what;
+} value_rules[] = {
+    {offsetof(TableSpec, ints), "typeof(\"%.*s\") <> 'integer'", "not an integer"},
+    {offsetof(TableSpec, nints), "typeof(\"%.*s\") NOT IN ('integer', 'null')", "not an integer"},
+    {offsetof(TableSpec, texts), "typeof(\"%.*s\") <> 'text'", "not text"},
+    {offsetof(TableSpec, ntexts), "typeof(\"%.*s\") NOT IN ('text', 'null')", "not text"},
+    {offsetof(TableSpec, blobs), "typeof(\"%.*s\") <> 'blob'", "not a blob"},
+    {offsetof(TableSpec, sizes),
+     "typeof(\"%.*s\") = 'integer' AND (\"%.*s\" < 0 OR \"%.*s\" > 1073741824)",
+     "a size below 0 or above 1 GiB"},
+};
+
+static const char *spec_list(const TableSpec *s, size_t off) {
+    return *(const char *const *)((const char *)s + off);
+}
+
+/* The n-th word of list into buf. */
+static void nth_word(const char *list, int nth, char *buf, size_t cap) {
+    buf[0] = 0;
+    for (const char *p = list; p && *p; nth--) {
+        size_t n = strcspn(p, " ");
+        if (nth == 0) {
+            snprintf(buf, cap, "%.*s", (int)n, p);
+            return;
+        }
+        p += n;
+        while (*p == ' ') p++;
+    }
+}
+
+static int count_words(const char *list) {
+    int n = 0;
+    for (const char *p = list; p && *p; n++) {
+        p += strcspn(p, " ");
+        while (*p == ' ') p++;
+    }
+    return n;
+}
+
+static int refuse(DrTrace *t, DrError *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int refuse(DrTrace *t, DrError *err, const char *fmt, ...) {
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return dr_error(err, DR_ERR_CORRUPT,
+                    "%s: not a trace as dynrec writes it: %s; the file was edited or is damaged "
+                    "(give the file 'dynrec run' wrote, or record it again)",
+                    t->path, what);
+}
+
+static int check_table(DrTrace *t, const TableSpec *s, DrError *err) {
+    sqlite3_stmt *st = NULL;
+    int status = DR_OK;
+    int rc = sqlite3_prepare_v2(t->db,
+                                "SELECT type, rootpage FROM main.sqlite_schema WHERE name = ?1 "
+                                "COLLATE NOCASE", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sql_err(t, err, rc, "reading the schema");
+    sqlite3_bind_text(st, 1, s->name, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    char type[16] = "";
+    int64_t root = 0;
+    if (rc == SQLITE_ROW) {
+        const char *ty = (const char *)sqlite3_column_text(st, 0);
+        snprintf(type, sizeof type, "%s", ty ? ty : "?");
+        root = sqlite3_column_int64(st, 1);
+    }
+    int frc = sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return sql_err(t, err, rc, "reading the schema");
+    if (rc == SQLITE_DONE && frc != SQLITE_OK) return sql_err(t, err, frc, "reading the schema");
+    if (rc == SQLITE_DONE) {
+        if (s->since && t->schema_version >= s->since)
+            return refuse(t, err, "table %s is missing", s->name);
+        return DR_OK;
+    }
+    if (strcmp(type, "table") != 0)
+        return refuse(t, err, "%s is a %s, not a table", s->name, type);
+    if (root <= 0) return refuse(t, err, "%s is a virtual table", s->name);
+
+    /* Its columns, primary key and generated columns. */
+    Columns c = {0};
+    rc = sqlite3_prepare_v2(t->db, "SELECT name, pk, hidden FROM pragma_table_xinfo(?1, 'main')",
+                            -1, &st, NULL);
+    if (rc != SQLITE_OK) return sql_err(t, err, rc, "reading the schema");
+    sqlite3_bind_text(st, 1, s->name, -1, SQLITE_STATIC);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (c.n == 32) continue; /* more than ours: the check of ours still works */
+        const char *nm = (const char *)sqlite3_column_text(st, 0);
+        snprintf(c.names[c.n], sizeof c.names[c.n], "%s", nm ? nm : "");
+        c.pk[c.n] = sqlite3_column_int(st, 1);
+        c.hidden[c.n] = sqlite3_column_int(st, 2);
+        c.n++;
+    }
+    frc = sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return sql_err(t, err, rc, "reading the schema");
+    if (frc != SQLITE_OK) return sql_err(t, err, frc, "reading the schema");
+    for (size_t r = 0; r < sizeof value_rules / sizeof *value_rules; r++)
+        if (each_word(spec_list(s, value_rules[r].off), need_column, &c)) {
+            char col[64];
+            snprintf(col, sizeof col, "%.*s", (int)c.missing_len, c.missing);
+            return refuse(t, err, "table %s has no column %s", s->name, col);
+        }
+    if (each_word(s->other, need_column, &c))
+        return refuse(t, err, "table %s lacks a column dynrec reads", s->name);
+    for (int i = 0; i < c.n; i++)
+        if (c.hidden[i])
+            return refuse(t, err, "%s.%s is a generated or hidden column", s->name, c.names[i]);
+    int npk = count_words(s->pk), have_pk = 0;
+    for (int i = 0; i < c.n; i++)
+        if (c.pk[i]) {
+            char want[64];
+            nth_word(s->pk, c.pk[i] - 1, want, sizeof want);
+            if (c.pk[i] > npk || sqlite3_stricmp(want, c.names[i]) != 0)
+                return refuse(t, err, "%s has another primary key (%s)", s->name, c.names[i]);
+            have_pk++;
+        }
+    if (have_pk != npk)
+        return refuse(t, err, "%s lacks its primary key (%s)", s->name, s->pk ? s->pk : "");
+
+    /* The values of the tables that grow with the run (events, value
+     * nodes, guards, strings, blobs) are checked in a snapshot only
+     * (dr_trace_snapshot: what replay, rerun and repro read), so opening a
+     * trace for show or view costs what it reads, not the file's size; a
+     * mistyped value there misleads a display at worst, which copes with
+     * any value.  The small tables every reader trusts (meta, files, code
+     * objects, dictionaries, counts) are checked at every open. */
+    static const char *const grows[] = {"events", "value_nodes", "guard_fields", "strings",
+                                        "blobs"};
+    for (size_t g = 0; !t->full_check && g < sizeof grows / sizeof *grows; g++)
+        if (strcmp(s->name, grows[g]) == 0) return DR_OK;
+    /* The values, in one pass that stops at the first bad one (a good file
+     * is read once: about a second per million events on a slow disk);
+     * only then a second pass counts, per rule and column, what is wrong. */
+    Builder any = {.pre = " OR (", .post = ")", .cond = "0"};
+    Builder b = {.pre = ", sum(", .post = ")", .cond = "0"};
+    add_sum(&any, "", 0); /* a leading term keeps the lists well-formed */
+    add_sum(&b, "", 0);
+    for (size_t r = 0; r < sizeof value_rules / sizeof *value_rules; r++) {
+        any.cond = b.cond = value_rules[r].cond;
+        each_word(spec_list(s, value_rules[r].off), add_sum, &any);
+        each_word(spec_list(s, value_rules[r].off), add_sum, &b);
+    }
+    char *sql = NULL;
+    int64_t bad_rows = 0;
+    if (any.oom || asprintf(&sql, "SELECT EXISTS(SELECT 1 FROM main.\"%s\" WHERE 0%s)", s->name,
+                            any.sql) < 0)
+        sql = NULL;
+    free(any.sql);
+    if (!sql) {
+        free(b.sql);
+        return dr_error(err, DR_ERR_NOMEM, "%s: out of memory", t->path);
+    }
+    status = pragma_int(t, sql, &bad_rows, err);
+    free(sql);
+    if (status != DR_OK || !bad_rows) {
+        free(b.sql);
+        return status;
+    }
+    if (b.oom || asprintf(&sql, "SELECT count(*)%s FROM main.\"%s\"", b.sql, s->name) < 0) {
+        free(b.sql);
+        return dr_error(err, DR_ERR_NOMEM, "%s: out of memory", t->path);
+    }
+    free(b.sql);
+    rc = sqlite3_prepare_v2(t->db, sql, -1, &st, NULL);
+    free(sql);
+    if (rc != SQLITE_OK) return sql_err(t, err, rc, "checking the tables");
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int k = 2; /* column 0 is count(*), 1 the sum(0) */
+        for (size_t r = 0; r < sizeof value_rules / sizeof *value_rules && status == DR_OK; r++) {
+            const char *list = spec_list(s, value_rules[r].off);
+            for (int w = 0; w < count_words(list); w++, k++) {
+                long long bad = sqlite3_column_int64(st, k);
+                if (bad > 0 && status == DR_OK) {
+                    char col[64];
+                    nth_word(list, w, col, sizeof col);
+                    status = refuse(t, err, "%s.%s holds %lld value%s that %s %s", s->name, col,
+                                    bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are",
+                                    value_rules[r].what);
+                }
+            }
+        }
+    } else {
+        status = sql_err(t, err, rc, "checking the tables");
+    }
+    frc = sqlite3_finalize(st);
+    if (status == DR_OK && frc != SQLITE_OK) status = sql_err(t, err, frc, "checking the tables");
+    return status;
+}
+
+/* The whole file: no trigger and no virtual table anywhere (a trace has
+ * none; they would travel into a copy), then each table readers read. */
+static int check_tables(DrTrace *t, DrError *err) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(t->db,
+                                "SELECT type, name FROM main.sqlite_schema WHERE type = 'trigger'"
+                                " OR (type = 'table' AND rootpage = 0) LIMIT 1", -1, &st, NULL);
+    if (rc != SQLITE_OK) return sql_err(t, err, rc, "reading the schema");
+    rc = sqlite3_step(st);
+    int status = DR_OK;
+    if (rc == SQLITE_ROW) {
+        const char *ty = (const char *)sqlite3_column_text(st, 0);
+        const char *nm = (const char *)sqlite3_column_text(st, 1);
+        status = refuse(t, err, "it holds a %s (%s)",
+                        ty && strcmp(ty, "trigger") == 0 ? "trigger" : "virtual table",
+                        nm ? nm : "?");
+    } else if (rc != SQLITE_DONE) {
+        status = sql_err(t, err, rc, "reading the schema");
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < N_TABLE_SPECS && status == DR_OK; i++)
+        status = check_table(t, &table_specs[i], err);
+    return status;
+}
+
+int dr_trace_strip_copy(struct sqlite3 *db, const char *path, int version, DrError *err) {
+    /* Everything but dynrec's own tables (and the indexes SQLite made for
+     * their keys): views, triggers, indexes of the file's own, other tables. */
+    char keep[512] = "";
+    size_t k = 0;
+    for (size_t i = 0; i < N_TABLE_SPECS; i++)
+        k += (size_t)snprintf(keep + k, sizeof keep - k, "%s'%s'", i ? ", " : "",
+                              table_specs[i].name);
+    char *sql = NULL;
+    if (asprintf(&sql,
+                 "SELECT type, name FROM main.sqlite_schema WHERE type IN ('view', 'trigger')"
+                 " OR (type = 'index' AND sql IS NOT NULL)"
+                 " OR (type = 'table' AND lower(name) NOT IN (%s)"
+                 "     AND (name NOT LIKE 'sqlite%%' OR lower(name) LIKE 'sqlite_stat%%'))"
+                 " ORDER BY type = 'table', name", keep) < 0)
+        return dr_error(err, DR_ERR_NOMEM, "%s: out of memory", path);
+    sqlite3_stmt *st = NULL;
+    char **drops = NULL;
+    size_t n = 0;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    free(sql);
+    int status = DR_OK;
+    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+        if ((rc = sqlite3_step(st)) != SQLITE_ROW) break;
+        const char *ty = (const char *)sqlite3_column_text(st, 0);
+        const char *nm = (const char *)sqlite3_column_text(st, 1);
+        char *d = sqlite3_mprintf("DROP %s IF EXISTS main.\"%w\"", ty ? ty : "", nm ? nm : "");
+        char **nd = d ? realloc(drops, (n + 1) * sizeof *nd) : NULL;
+        if (!nd) {
+            sqlite3_free(d);
+            status = dr_error(err, DR_ERR_NOMEM, "%s: out of memory", path);
+            break;
+        }
+        drops = nd;
+        drops[n++] = d;
+    }
+    if (status == DR_OK && rc != SQLITE_DONE)
+        status = dr_error(err, DR_ERR_SQL, "%s: reading the copy's schema failed: %s", path,
+                          sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    if (status == DR_OK && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        status = dr_error(err, DR_ERR_SQL, "%s: %s", path, sqlite3_errmsg(db));
+    for (size_t i = 0; i < n && status == DR_OK; i++)
+        if (sqlite3_exec(db, drops[i], NULL, NULL, NULL) != SQLITE_OK)
+            status = dr_error(err, DR_ERR_SQL, "%s: %s failed: %s", path, drops[i],
+                              sqlite3_errmsg(db));
+    /* The views for the sqlite3 shell, ours (they name today's tables). */
+    if (status == DR_OK && version == DR_SCHEMA_VERSION &&
+        sqlite3_exec(db, VIEWS_V1, NULL, NULL, NULL) != SQLITE_OK)
+        status = dr_error(err, DR_ERR_SQL, "%s: writing the views failed: %s", path,
+                          sqlite3_errmsg(db));
+    if (status == DR_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        status = dr_error(err, DR_ERR_SQL, "%s: %s", path, sqlite3_errmsg(db));
+    if (status != DR_OK) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    for (size_t i = 0; i < n; i++) sqlite3_free(drops[i]);
+    free(drops);
+    return status;
+}
+
+static DrTrace *open_reader(const char *path, int full_check, DrError *err);
+
+int dr_trace_snapshot(DrTrace *t, const char *dest_path, DrError *err) {
+    if (!t || t->writer || !dest_path || !*dest_path)
+        return dr_error(err, DR_ERR_ARG, "dr_trace_snapshot: give an open reader and a path");
+    /* Private: made here, for this user only, never an existing file. */
+    int fd = open(dest_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return dr_error(err, DR_ERR_IO, "%s: cannot create the snapshot of %s: %s", dest_path,
+                        t->path, strerror(errno));
+    close(fd);
+    sqlite3 *d = NULL;
+    int status = DR_OK;
+    int rc = sqlite3_open_v2(dest_path, &d, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        status = dr_error(err, DR_ERR_IO, "%s: cannot open the snapshot: %s", dest_path,
+                          d ? sqlite3_errmsg(d) : sqlite3_errstr(rc));
+        goto done;
+    }
+    harden(d);
+    /* One step: the copy is made in one read transaction of the source, so
+     * it is one consistent state of the file (and its WAL). */
+    sqlite3_backup *b = sqlite3_backup_init(d, "main", t->db, "main");
+    if (!b) {
+        status = dr_error(err, DR_ERR_IO, "%s: cannot copy %s: %s", dest_path, t->path,
+                          sqlite3_errmsg(d));
+        goto done;
+    }
+    rc = sqlite3_backup_step(b, -1);
+    int frc = sqlite3_backup_finish(b);
+    if (rc == SQLITE_DONE) rc = frc;
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
+        status = dr_error(err, DR_ERR_CORRUPT,
+                          "%s: the trace is truncated or corrupt (%s); record it again", t->path,
+                          sqlite3_errstr(rc));
+    else if ((rc & 0xff) == SQLITE_FULL)
+        status = dr_error(err, DR_ERR_FULL, "%s: cannot write the snapshot of %s: the disk is full",
+                          dest_path, t->path);
+    else if (rc != SQLITE_OK)
+        status = dr_error(err, DR_ERR_IO, "%s: cannot write the snapshot of %s: %s", dest_path,
+                          t->path, sqlite3_errstr(rc));
+    if (status == DR_OK && sqlite3_exec(d, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) !=
+                               SQLITE_OK)
+        status = dr_error(err, DR_ERR_IO, "%s: %s", dest_path, sqlite3_errmsg(d));
+    if (status == DR_OK) status = dr_trace_strip_copy(d, dest_path, t->schema_version, err);
+done:
+    if (d && sqlite3_close(d) != SQLITE_OK && status == DR_OK)
+        status = dr_error(err, DR_ERR_IO, "%s: cannot close the snapshot", dest_path);
+    /* The copy is what runs: every value of every table is checked in it
+     * (the source's name in the message, the copy is private). */
+    if (status == DR_OK) {
+        DrTrace *c = open_reader(dest_path, 1, err);
+        if (!c) {
+            status = err ? err->code : DR_ERR_CORRUPT;
+            if (err) {
+                char msg[sizeof err->msg];
+                const char *p = strstr(err->msg, ": not a trace");
+                snprintf(msg, sizeof msg, "%s%s", t->path, p ? p : ": its snapshot is unreadable");
+                snprintf(err->msg, sizeof err->msg, "%s", msg);
+            }
+        }
+        dr_trace_free(c);
+    }
+    if (status != DR_OK) {
+        unlink(dest_path);
+        char j[4200];
+        snprintf(j, sizeof j, "%s-journal", dest_path);
+        unlink(j);
+    }
+    return status;
+}
+
+static DrTrace *open_reader(const char *path, int full_check, DrError *err) {
     if (check_header(path, err) != DR_OK) return NULL;
     DrTrace *t = calloc(1, sizeof *t);
     if (!t || !(t->path = strdup(path))) {
         dr_error(err, DR_ERR_NOMEM, "%s: out of memory", path);
         goto fail;
     }
+    t->full_check = full_check;
     int rc = sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         sql_err(t, err, rc, "open");
         goto fail;
     }
     harden(t->db);
+    /* The budget first: the schema and the tables are the stranger's. */
+    dr_trace_set_query_budget(t, budget_from_env());
     int64_t appid = 0, ver = 0;
     if (pragma_int(t, "PRAGMA application_id", &appid, err) != DR_OK) goto fail;
     if (appid != DR_APPLICATION_ID) {
@@ -799,6 +1340,8 @@ DrTrace *dr_trace_open(const char *path, DrError *err) {
         goto fail;
     }
     t->schema_version = (int)ver;
+    /* Every table readers read, before anything reads one. */
+    if (check_tables(t, err) != DR_OK) goto fail;
     /* Version 1 predates captured values (an empty TEMP table stands in)
      * and kept no event counts (counted here, once). */
     int64_t has_values = 0, has_counts = 0, has_guards = 0;
@@ -825,6 +1368,8 @@ fail:
     dr_trace_free(t);
     return NULL;
 }
+
+DrTrace *dr_trace_open(const char *path, DrError *err) { return open_reader(path, 0, err); }
 
 int dr_trace_copy_to(DrTrace *t, const char *path, DrError *err) {
     sqlite3_stmt *st = NULL;

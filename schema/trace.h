@@ -36,7 +36,7 @@
  * trace.c, and a test that opens a file of the previous version. */
 #define DR_SCHEMA_VERSION 3
 
-#define DR_VERSION "0.5.0"
+#define DR_VERSION "0.6.0"
 
 typedef struct DrTrace DrTrace;
 
@@ -175,6 +175,47 @@ struct sqlite3 *dr_trace_sqlite(DrTrace *t);
  * rollback-journal mode) to path, which must not exist (SQLite's VACUUM
  * INTO).  Returns DR_OK or an error naming path. */
 int dr_trace_copy_to(DrTrace *t, const char *path, DrError *err);
+
+/* ---- files from strangers -------------------------------------------- */
+
+/* dr_trace_open checks every table the readers read before any reader
+ * does: a real table (a view, a virtual table, a trigger anywhere in the
+ * file is refused), with its columns and primary key, no generated column,
+ * integer columns holding integers only (an id stored as the text '1_000'
+ * reads as 1 in C and as 1000 in Python), blobs as blobs, sizes within
+ * 1 GiB.  A failure is DR_ERR_CORRUPT naming the file and what is wrong.
+ *
+ * Every statement on a reader's connection runs under a query budget: a
+ * step that works longer than the budget towards its next row (default
+ * 10 s, or DYNREC_QUERY_BUDGET_MS) is interrupted, and the query helpers
+ * report it as DR_ERR_CORRUPT ("a query on FILE ran past N s: the file is
+ * hostile or damaged").  ms <= 0 turns it off. */
+void dr_trace_set_query_budget(DrTrace *t, long ms);
+
+/* For readers that step their own statements on dr_trace_sqlite(t): turns
+ * the SQLite result code rc of a failed call into the DrError the query
+ * helpers give (the budget and corruption as DR_ERR_CORRUPT naming the
+ * file); what names the operation ("reading the compiles").  Returns the
+ * DrStatus. */
+int dr_trace_sql_error(DrTrace *t, int rc, const char *what, DrError *err);
+
+/* Writes a private (mode 0600, never an existing file) copy of the opened,
+ * already checked trace to dest_path, consistent (one read transaction of
+ * the file and its WAL, by SQLite's backup API), in rollback mode, holding
+ * only dynrec's own tables: the file's views, triggers, indexes of its own
+ * and foreign tables are left out (today's views are written in their
+ * place when the file has today's schema).  dr_trace_open(dest_path)
+ * checks it as it checked t.  For the replay driver: the checks and the
+ * program that runs the trace then read the same rows.  Returns DR_OK or
+ * an error (DR_ERR_IO naming dest_path, DR_ERR_FULL, DR_ERR_CORRUPT naming
+ * the trace); on error dest_path is removed. */
+int dr_trace_snapshot(DrTrace *t, const char *dest_path, DrError *err);
+
+/* Strips db, a read-write copy of a checked trace of the given schema
+ * version at path, to dynrec's own tables as dr_trace_snapshot does (for
+ * `dynrec pack`, which copies with VACUUM INTO).  Returns DR_OK or
+ * DR_ERR_SQL / DR_ERR_NOMEM naming path. */
+int dr_trace_strip_copy(struct sqlite3 *db, const char *path, int version, DrError *err);
 
 /* Versions of the libraries behind the format, for --version and meta. */
 const char *dr_trace_sqlite_version(void);

@@ -275,8 +275,9 @@ Test(replay, frame_by_exact_qualname) {
                  1);
 }
 
-/* Without --trust, an object whose class has a finalizer is not rebuilt:
- * the frame is named not replayable and the finalizer never runs. */
+/* Without --trust, an object whose class has a finalizer is not rebuilt
+ * unconfined (--no-sandbox; inside the sandbox it is, and its finalizer
+ * cannot write): the frame is named not replayable and it never runs. */
 Test(replay, finalizer_objects_need_trust) {
     e2e_copy_script("replay/finalizer.py");
     E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q -o t.db finalizer.py >/dev/null",
@@ -285,7 +286,8 @@ Test(replay, finalizer_objects_need_trust) {
     e2e_assert_exit(p, 0, p->err.data);
     char *before = e2e_slurp(e2e_path("replay/finalized.log"), NULL);
     cr_assert_str_eq(before ? before : "", "2\n", "the recording itself finalizes once");
-    E2eProc *r = sh(e2e_fmt("cd '%s' && '%s' replay -o r.db t.db", e2e_path("replay"), e2e_bin),
+    E2eProc *r = sh(e2e_fmt("cd '%s' && '%s' replay --no-sandbox -o r.db t.db",
+                            e2e_path("replay"), e2e_bin),
                     E2E_TORCH_TIMEOUT_MS);
     cr_assert_eq(r->status, 3 << 8, "exit %s: %s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
@@ -345,20 +347,28 @@ Test(replay, unsupported_argument_is_not_replayable) {
 }
 
 /* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */
+/* Unconfined, the stored definitions of sources that are not on disk run
+ * only with --trust; confined (the default where bubblewrap works) they
+ * run without it. */
 Test(replay, missing_sources_need_trust) {
     copy_example_to("shape_recompiles.py", "w");
     record_and_hide("w", "shape_recompiles.py");
-    E2eProc *r = dynrec((const char *[]){"replay", "-o", "w/r.db", "w/t.db", NULL});
+    E2eProc *r = dynrec((const char *[]){"replay", "--no-sandbox", "-o", "w/r.db", "w/t.db",
+                                         NULL});
     cr_assert_eq(r->status, 77 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
     cr_assert_not_null(strstr(r->err.data, "shape_recompiles.py is not on disk; nothing was run"),
                        "%s", r->err.data);
     cr_assert_not_null(strstr(r->err.data, "--trust"), "%s", r->err.data);
     cr_assert_neq(access(e2e_path("w/r.db"), F_OK), 0, "a replay ran without --trust");
+    E2eProc *c = dynrec((const char *[]){"replay", "-o", "w/c.db", "w/t.db", NULL});
+    cr_assert_eq(c->status, 0, "confined: %s%s", c->out.data, c->err.data);
+    cr_assert_not_null(strstr(c->out.data, "sandbox: bubblewrap+seccomp"), "%s", c->out.data);
     /* With the sources back at their recorded paths, no --trust is needed. */
     E2eProc *mv = sh(e2e_fmt("mv '%s'/gone/*.py '%s'/", e2e_path("w"), e2e_path("w")), 10000);
     e2e_assert_exit(mv, 0, "moving the sources back");
-    E2eProc *ok = dynrec((const char *[]){"replay", "-o", "w/r.db", "w/t.db", NULL});
+    E2eProc *ok = dynrec((const char *[]){"replay", "--no-sandbox", "-o", "w/r.db", "w/t.db",
+                                          NULL});
     cr_assert_eq(ok->status, 0, "%s%s", ok->out.data, ok->err.data);
 }
 

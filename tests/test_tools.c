@@ -172,7 +172,7 @@ Test(tools, sql_sanitizes_control_characters_on_a_terminal_only) {
                        E2E_TORCH_TIMEOUT_MS);
         e2e_assert_exit(p, 0, "sql on a terminal");
         cr_assert_null(strchr(p->out.data, '\033'), "no ESC on a terminal: %s", p->out.data);
-        cr_assert(strstr(p->out.data, "?[31mstep"), "%s", p->out.data);
+        cr_assert(strstr(p->out.data, "^[[31mstep"), "%s", p->out.data);
     }
 }
 

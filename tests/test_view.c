@@ -646,7 +646,7 @@ Test(view, speculation_timeline_and_graph_code) {
     tmux_kill();
 }
 
-/* vw_safe, the one gate between the trace and the terminal, on its own. */
+/* dr_safe (schema/text.c), the one gate between the trace and the terminal, on its own. */
 Test(view, safe_text_escapes_everything_a_terminal_would_obey) {
     static const struct {
         const char *in, *utf8, *ascii;
@@ -668,8 +668,8 @@ Test(view, safe_text_escapes_everything_a_terminal_would_obey) {
     cr_assert_not_null(setlocale(LC_ALL, "C.UTF-8"), "no C.UTF-8 locale");
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         for (int ascii = 0; ascii < 2; ascii++) {
-            vw_utf8 = !ascii;
-            char *out = vw_safe(cases[i].in, strlen(cases[i].in), 0, 0);
+            dr_text_utf8 = !ascii;
+            char *out = dr_safe(cases[i].in, strlen(cases[i].in), 0, 0);
             const char *want = ascii ? cases[i].ascii : cases[i].utf8;
             cr_assert_str_eq(out, want, "case %zu (%s)", i, ascii ? "ASCII" : "UTF-8");
             for (const unsigned char *p = (const unsigned char *)out; *p; p++)
@@ -678,13 +678,13 @@ Test(view, safe_text_escapes_everything_a_terminal_would_obey) {
             free(out);
         }
     }
-    vw_utf8 = 1;
+    dr_text_utf8 = 1;
     /* cut after max_cols columns, "..." included */
-    char *cut = vw_safe("abcdefghijklmnop", 16, 10, 0);
+    char *cut = dr_safe("abcdefghijklmnop", 16, 10, 0);
     cr_assert_str_eq(cut, "abcdefg...");
     free(cut);
     /* a first line only */
-    char *first = vw_safe("first\nsecond", 12, 0, 1);
+    char *first = dr_safe("first\nsecond", 12, 0, 1);
     cr_assert_str_eq(first, "first ...");
     free(first);
 }

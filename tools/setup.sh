@@ -18,8 +18,9 @@ PYTHON=${PYTHON:-python3}
 
 need=""
 # cmark-gfm (GitHub's CommonMark) renders `dynrec report` in the tests;
-# tmux drives `dynrec view` in them.
-pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3 cmark-gfm libncurses-dev tmux"
+# tmux drives `dynrec view` in them.  bubblewrap and libseccomp confine
+# `dynrec replay` (replayer/sandbox.c).
+pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3 cmark-gfm libncurses-dev tmux bubblewrap libseccomp-dev"
 # `make fuzz` only: clang with libFuzzer.
 [ "${1:-}" = "--fuzz" ] && pkgs="$pkgs clang libclang-rt-14-dev"
 for pkg in $pkgs; do

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../schema/json.h"
 
@@ -50,9 +51,7 @@ static sqlite3_stmt *prepare(Q *q, const char *sql) {
     sqlite3 *db = dr_trace_sqlite(q->t);
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
     if (rc != SQLITE_OK) {
-        q->status = dr_error(q->err, (rc & 0xff) == SQLITE_CORRUPT ? DR_ERR_CORRUPT : DR_ERR_SQL,
-                             "%s: reading the trace failed: %s", dr_trace_path(q->t),
-                             sqlite3_errmsg(db));
+        q->status = dr_trace_sql_error(q->t, rc, "reading the trace", q->err);
         sqlite3_finalize(st);
         return NULL;
     }
@@ -61,13 +60,8 @@ static sqlite3_stmt *prepare(Q *q, const char *sql) {
 
 /* Checks the end of a stepping loop (rc the last step) and finalizes. */
 static int finish(Q *q, sqlite3_stmt *st, int rc) {
-    sqlite3 *db = dr_trace_sqlite(q->t);
     if (rc != SQLITE_DONE && q->status == DR_OK)
-        q->status = dr_error(q->err, (rc & 0xff) == SQLITE_CORRUPT ? DR_ERR_CORRUPT : DR_ERR_SQL,
-                             (rc & 0xff) == SQLITE_CORRUPT
-                                 ? "%s: the trace is truncated or corrupt (%s); record it again"
-                                 : "%s: reading the trace failed: %s",
-                             dr_trace_path(q->t), sqlite3_errmsg(db));
+        q->status = dr_trace_sql_error(q->t, rc, "reading the trace", q->err);
     sqlite3_finalize(st);
     return q->status;
 }
@@ -75,6 +69,33 @@ static int finish(Q *q, sqlite3_stmt *st, int rc) {
 static const char *col(sqlite3_stmt *st, int i) {
     const char *s = (const char *)sqlite3_column_text(st, i);
     return s ? s : "";
+}
+
+/* The most bytes an export writes: 64 times the trace (its file and WAL)
+ * plus 64 MiB.  A real trace exports to a few times its size (payloads are
+ * stored compressed 5 to 30 times; the Perfetto JSON of its events is
+ * smaller still); one that would write more is hostile -- one payload of
+ * zeros named by thousands of events -- and is stopped with nothing left
+ * behind. */
+#define EXPORT_CAP_FACTOR 64
+#define EXPORT_CAP_EXTRA ((uint64_t)64 << 20)
+
+static uint64_t export_cap(DrTrace *t) {
+    uint64_t size = 0;
+    struct stat sb;
+    char wal[4200];
+    if (stat(dr_trace_path(t), &sb) == 0) size += (uint64_t)sb.st_size;
+    snprintf(wal, sizeof wal, "%s-wal", dr_trace_path(t));
+    if (stat(wal, &sb) == 0) size += (uint64_t)sb.st_size;
+    return size * EXPORT_CAP_FACTOR + EXPORT_CAP_EXTRA;
+}
+
+static int too_big(DrTrace *t, uint64_t cap, DrError *err) {
+    return dr_error(err, DR_ERR_CORRUPT,
+                    "%s: the export would be larger than %llu bytes (%d times the trace and "
+                    "%llu MiB): the trace is hostile or damaged; nothing written",
+                    dr_trace_path(t), (unsigned long long)cap, EXPORT_CAP_FACTOR,
+                    (unsigned long long)(EXPORT_CAP_EXTRA >> 20));
 }
 
 /* ---- perfetto ---------------------------------------------------------- */
@@ -95,6 +116,8 @@ typedef struct {
     char **thread_names;
     size_t nthreads;
     int oom;
+    uint64_t bytes, limit; /* what the events will write, at most */
+    int too_big;
 } PEvents;
 
 static int tid_of(PEvents *e, int64_t ident, const char *name) {
@@ -127,6 +150,14 @@ static PEvent *add(PEvents *e, char ph, int64_t ts, int64_t dur, int tid, int de
         }
         e->v = v;
         e->cap = cap;
+    }
+    /* name, cat and args as written, and the keys around them */
+    e->bytes += (name ? strlen(name) : 0) + strlen(cat) + (args_owned ? strlen(args_owned) : 0) +
+                128;
+    if (e->bytes > e->limit) {
+        free(args_owned);
+        e->too_big = e->oom = 1;
+        return NULL;
     }
     PEvent *p = &e->v[e->n++];
     *p = (PEvent){.ph = ph, .ts = ts, .dur = dur < 0 ? 0 : dur, .tid = tid, .depth = depth,
@@ -207,6 +238,7 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v
 int dr_export_perfetto(DrTrace *t, FILE *out, DrError *err) {
     Q q = {t, err, DR_OK};
     PEvents e = {0};
+    e.limit = export_cap(t);
     Compile *comp = NULL;
     size_t ncomp = 0;
     int rc = SQLITE_DONE;
@@ -430,6 +462,7 @@ int dr_export_perfetto(DrTrace *t, FILE *out, DrError *err) {
     fputs("\n]}\n", out);
     if (ferror(out)) q.status = dr_error(err, DR_ERR_IO, "writing the Perfetto trace failed");
 done:
+    if (e.too_big && q.status == DR_OK) q.status = too_big(t, e.limit, err);
     if (e.oom && q.status == DR_OK) q.status = dr_error(err, DR_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < e.n; i++) free(e.v[i].name), free(e.v[i].cat), free(e.v[i].args);
     free(e.v);
@@ -604,6 +637,7 @@ int dr_export_torch_trace(DrTrace *t, const char *dir, char **path_out, long *sk
     dr_trace_get_meta(t, "start_time", &start, NULL);
     time_t t0 = parse_utc(start);
     long long pidn = pid ? atoll(pid) : 0;
+    uint64_t cap = export_cap(t);
     sqlite3_stmt *check = prepare(&q, "SELECT json_valid(?1) AND json_type(?1) = 'object'");
     sqlite3_stmt *st = check ? prepare(&q,
         "SELECT e.seq, e.t_ns, e.text, e.data, e.blob_id FROM v_ev e\n"
@@ -655,6 +689,14 @@ int dr_export_torch_trace(DrTrace *t, const char *dir, char **path_out, long *sk
             skip++;
             continue;
         }
+        /* At most: the prefix, the metadata, each payload byte twice (a
+         * newline becomes "\n\t"). */
+        long at = ftell(f);
+        if (at < 0 || (uint64_t)at + 2 * (uint64_t)plen + mlen + 256 > cap) {
+            free(blob);
+            q.status = too_big(t, cap, err);
+            break;
+        }
         time_t sec = t0 + (time_t)(t_ns / 1000000000);
         struct tm tm;
         char stamp[32] = "0101 00:00:00";
@@ -690,6 +732,7 @@ int dr_export_torch_trace(DrTrace *t, const char *dir, char **path_out, long *sk
     free(start);
     if (fclose(f) != 0 && q.status == DR_OK)
         q.status = dr_error(err, DR_ERR_IO, "%s: writing failed: %s", path, strerror(errno));
+    if (q.status != DR_OK) unlink(path); /* no partial log */
     if (skipped) *skipped = skip;
     if (q.status == DR_OK && path_out) *path_out = path;
     else free(path);

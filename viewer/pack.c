@@ -2,7 +2,9 @@
  *
  * Three copies: the input is opened as every reader opens it (checked,
  * read-only, with its WAL) and what to redact is gathered through its views;
- * VACUUM INTO makes a private working copy, edited in place with
+ * VACUUM INTO makes a private working copy, stripped to dynrec's own tables
+ * (dr_trace_strip_copy: no view, trigger or foreign table of the input's
+ * reaches the pack) and edited in place with
  * secure_delete on; a second VACUUM INTO writes the pack, so that no page
  * of the working copy -- and nothing un-redacted -- reaches it.  Payloads
  * are decoded and re-encoded with the trace's own dictionary; a payload
@@ -773,8 +775,13 @@ int dr_pack(const DrPackOptions *o, FILE *msg, DrError *err) {
     sqlite3_db_config(p.db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
     sqlite3_db_config(p.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
     sqlite3_db_config(p.db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
-    if ((rc = exec_sql(&p, "PRAGMA journal_mode=MEMORY; PRAGMA secure_delete=ON; BEGIN;"))
-            != DR_OK ||
+    /* Only the checked tables go on: the input's views, triggers, indexes of
+     * its own and foreign tables are dropped (today's views are written in
+     * their place), so a pack never carries what the input's author made. */
+    if ((rc = exec_sql(&p, "PRAGMA journal_mode=MEMORY; PRAGMA secure_delete=ON;")) != DR_OK ||
+        (rc = dr_trace_strip_copy(p.db, work, dr_trace_schema_version(p.t), err)) != DR_OK)
+        goto done;
+    if ((rc = exec_sql(&p, "BEGIN;")) != DR_OK ||
         (rc = load_dict(&p)) != DR_OK)
         goto done;
     if (o->redact) {

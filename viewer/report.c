@@ -10,8 +10,10 @@
  * GitHub could read as markup, so no HTML, link, emphasis or table cell
  * boundary can be injected), long or multi-line text goes into fenced code
  * blocks whose fence is longer than any run of backticks in the text, text
- * inside our own <details> HTML is HTML-escaped, and control characters
- * are dropped.  Long lists are cut with a line saying how to see the rest
+ * inside our own <details> HTML is HTML-escaped, and all of it first goes
+ * through the terminal sanitizer (schema/text.c: control, C1 and bidi
+ * characters and invalid UTF-8 shown escaped), as a report is read on a
+ * terminal as often as pasted.  Long lists are cut with a line saying how to see the rest
  * (`dynrec show`, `dynrec sql`). */
 #define _GNU_SOURCE
 #include "report.h"
@@ -22,25 +24,52 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "../schema/text.h"
+
 /* At most this many lines of a reason, message or traceback. */
 #define TEXT_LINES 12
 #define LIST_MAX 20
 
 /* ---- Markdown ---------------------------------------------------------- */
 
-/* Inline text: markup characters backslash-escaped, line breaks as spaces,
- * other control characters dropped. */
-static void md_text(FILE *f, const char *s) {
-    if (!s) return;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\n' || c == '\r' || c == '\t') fputc(' ', f);
-        else if (c < 0x20 || c == 0x7f) continue;
-        else {
-            if (strchr("\\`*_{}[]<>()#+-.!|~&=\"'$^:", c)) fputc('\\', f);
-            fputc(c, f);
-        }
+static void clean_break(FILE *f, char c, int lines) {
+    if (!lines) fputc(' ', f);
+    else if (c != '\r') fputc(c, f);
+}
+
+/* s through the terminal sanitizer, malloc'd ("" when out of memory):
+ * line breaks and tabs as spaces, or with lines kept as they are (tabs
+ * too; a CR dropped). */
+static char *clean(const char *s, int lines) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return strdup("");
+    for (const char *p = s ? s : ""; *p;) {
+        size_t run = strcspn(p, "\n\r\t");
+        dr_text_safe_n(f, p, run);
+        if (!p[run]) break;
+        clean_break(f, p[run], lines);
+        p += run + 1;
     }
+    if (fclose(f) != 0 || !buf) {
+        free(buf);
+        return strdup("");
+    }
+    return buf;
+}
+
+/* Inline text: sanitised, markup characters backslash-escaped, line breaks
+ * as spaces. */
+static void md_text(FILE *f, const char *str) {
+    if (!str) return;
+    char *safe = clean(str, 0);
+    for (const char *s = safe; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (strchr("\\`*_{}[]<>()#+-.!|~&=\"'$^:", c)) fputc('\\', f);
+        fputc(c, f);
+    }
+    free(safe);
 }
 
 /* The longest run of c in s. */
@@ -56,24 +85,22 @@ static size_t longest_run(const char *s, char c) {
 /* Inline code: delimited by one backtick more than the longest run in s,
  * padded with spaces (which CommonMark strips) so that a leading or
  * trailing backtick stays content. */
-static void md_code(FILE *f, const char *s) {
-    if (!s) s = "";
+static void md_code(FILE *f, const char *str) {
+    char *s = clean(str, 0);
     size_t n = longest_run(s, '`') + 1;
     for (size_t i = 0; i < n; i++) fputc('`', f);
     fputc(' ', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\n' || c == '\r' || c == '\t') fputc(' ', f);
-        else if (c >= 0x20 && c != 0x7f) fputc(c, f);
-    }
+    if (s) fputs(s, f);
     fputc(' ', f);
     for (size_t i = 0; i < n; i++) fputc('`', f);
+    free(s);
 }
 
 /* A fenced code block of the first max_lines lines of s (0: all), with a
  * note after it when lines were cut. */
-static void md_block(FILE *f, const char *s, int max_lines) {
-    if (!s) s = "";
+static void md_block(FILE *f, const char *str, int max_lines) {
+    char *safe = clean(str, 1);
+    const char *s = safe ? safe : "";
     size_t n = longest_run(s, '`') + 1;
     if (n < 3) n = 3;
     for (size_t i = 0; i < n; i++) fputc('`', f);
@@ -87,10 +114,7 @@ static void md_block(FILE *f, const char *s, int max_lines) {
         }
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        for (size_t i = 0; i < len; i++) {
-            unsigned char c = (unsigned char)p[i];
-            if (c == '\t' || (c >= 0x20 && c != 0x7f)) fputc(c, f);
-        }
+        fwrite(p, 1, len, f);
         fputc('\n', f);
         lines++;
         p += len + (nl ? 1 : 0);
@@ -104,21 +128,23 @@ static void md_block(FILE *f, const char *s, int max_lines) {
         fprintf(f, "\n(%d more line%s)\n", more, more == 1 ? "" : "s");
     }
     fputc('\n', f);
+    free(safe);
 }
 
 /* Text inside raw HTML (our <summary>, on the line that opens an HTML
  * block, where CommonMark reads no Markdown): HTML-escaped, one line. */
-static void html_text(FILE *f, const char *s) {
-    for (; s && *s; s++) {
+static void html_text(FILE *f, const char *str) {
+    char *safe = clean(str, 0);
+    for (const char *s = safe; s && *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '&') fputs("&amp;", f);
         else if (c == '<') fputs("&lt;", f);
         else if (c == '>') fputs("&gt;", f);
         else if (c == '"') fputs("&quot;", f);
         else if (c == '\'') fputs("&#39;", f);
-        else if (c < 0x20 || c == 0x7f) fputc(' ', f);
         else fputc(c, f);
     }
+    free(safe);
 }
 
 /* ---- rows -------------------------------------------------------------- */

@@ -1,8 +1,9 @@
 /* show.c -- the summary printed by `dynrec show` (text for people, JSON for scripts).
  *
  * Everything read from the trace is untrusted: text output goes through
- * dr_text_safe, which replaces control characters so a hostile trace cannot
- * drive the terminal, and JSON output through dr_json_string. */
+ * dr_text_safe / dr_safe (schema/text.c), which escape control characters,
+ * bidi controls and invalid UTF-8 so a hostile trace cannot drive the
+ * terminal, and JSON output through dr_json_string. */
 #define _GNU_SOURCE
 #include "show.h"
 
@@ -11,6 +12,8 @@
 #include <string.h>
 
 #include "../schema/json.h"
+#include "../schema/sign.h"
+#include "../schema/text.h"
 
 static char *meta(DrTrace *t, const char *key) {
     char *v = NULL;
@@ -92,14 +95,11 @@ static int kind_row(void *ud, int n, const char *const *names, const char *const
 }
 
 /* Generic rows: text lines of the columns (first line of each, at most 160
- * bytes), or JSON objects keyed by column name. */
+ * columns), or JSON objects keyed by column name. */
 static void put_cell(FILE *f, const char *s) {
-    if (!s) s = "";
-    size_t n = strcspn(s, "\n");
-    int cut = n > 160;
-    if (cut) n = 160;
-    for (size_t i = 0; i < n; i++) fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], f);
-    if (cut || s[strcspn(s, "\n")]) fputs(" ...", f);
+    char *safe = dr_safe(s, s ? strlen(s) : 0, 160, 1);
+    fputs(safe ? safe : "?", f);
+    free(safe);
 }
 
 static int any_row(void *ud, int n, const char *const *names, const char *const *v) {
@@ -295,8 +295,10 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     if (o->json) {
         fputs("{\n  \"trace\": ", out);
         dr_json_string(out, dr_trace_path(t));
-        fprintf(out, ",\n  \"schema_version\": %d,\n  \"complete\": %s,\n  \"meta\": {",
+        fprintf(out, ",\n  \"schema_version\": %d,\n  \"complete\": %s,\n  \"signature\": ",
                 dr_trace_schema_version(t), complete ? "true" : "false");
+        dr_json_string(out, dr_sig_text(dr_trace_signature(t)));
+        fputs(",\n  \"meta\": {", out);
         rc = dr_trace_query(t, "SELECT key, value FROM meta ORDER BY key", meta_row, &c, err);
         if (rc != DR_OK) return rc;
         fputs(c.n ? "\n  },\n  \"top_code\": [" : "},\n  \"top_code\": [", out);
@@ -344,6 +346,12 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     }
     free(stopped);
     free(last);
+    /* Whether this user recorded it here (sign.h), and how a replay was
+     * confined. */
+    fprintf(out, "%-12s %s\n", "signature", dr_sig_text(dr_trace_signature(t)));
+    char *sandbox = meta(t, "sandbox");
+    text_line(out, "sandbox", sandbox);
+    free(sandbox);
     /* A pack (dynrec pack) says what it removed. */
     char *redacted = meta(t, "pack.redacted"), *dropped = meta(t, "pack.dropped");
     text_line(out, "redacted", redacted);
@@ -360,10 +368,13 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     text_line(out, "torch", torch ? torch : "not imported");
     text_line(out, "started", start);
     if (dur) fprintf(out, "%-12s %.3f s\n", "duration", atof(dur) / 1e9);
-    if (sig)
-        fprintf(out, "%-12s killed by %s (status %s)\n", "exit", signame(atol(sig)), st ? st : "?");
-    else
+    if (sig) {
+        fprintf(out, "%-12s killed by %s (status ", "exit", signame(atol(sig)));
+        dr_text_safe(out, st ? st : "?");
+        fputs(")\n", out);
+    } else {
         text_line(out, "exit", st ? st : "unknown (not recorded)");
+    }
     text_line(out, "hash seed", seed);
     if (hook) {
         fprintf(out, "%-12s ", "frame hook");

@@ -8,8 +8,9 @@
  * and an authorizer refuses ATTACH and pragmas that change the connection
  * (trusted_schema, query_only, ...).  The whole result is rendered in
  * memory first, so an error in row 1000 leaves no half-written JSON or CSV
- * on stdout.  Text from the trace is untrusted: aligned text shows
- * control characters as escapes, and on a terminal as '?'. */
+ * on stdout.  Text from the trace is untrusted: on a terminal, and in
+ * aligned columns anywhere, it goes through the shared sanitizer
+ * (dr_text_safe, schema/text.c); only a pipe gets the exact text. */
 #define _GNU_SOURCE
 #include "sql.h"
 
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "../schema/json.h"
+#include "../schema/text.h"
 #include "sqlfuncs.h"
 
 /* Pragmas that only read, allowed with an argument (table_info(x)). */
@@ -45,11 +47,37 @@ static void put_hex(FILE *f, const unsigned char *p, int n) {
     for (int i = 0; i < n; i++) fprintf(f, "%02x", p[i]);
 }
 
+/* Writes n bytes of s: the runs between line breaks, tabs and NULs
+ * sanitised when safe (else as they are); each of those bytes goes to brk. */
+static void put_runs(FILE *f, const char *s, int n, int safe, const char *breaks,
+                     void (*brk)(FILE *, char, void *), void *ud) {
+    for (int k = 0; k < n;) {
+        int run = k;
+        while (run < n && s[run] && !strchr(breaks, s[run])) run++;
+        if (safe) dr_text_safe_n(f, s + k, (size_t)(run - k));
+        else fwrite(s + k, 1, (size_t)(run - k), f);
+        if (run == n) break;
+        brk(f, s[run], ud);
+        k = run + 1;
+    }
+}
+
+typedef struct {
+    int one_col, safe;
+} CellCtx;
+
+static void cell_break(FILE *f, char c, void *ud) {
+    const CellCtx *x = ud;
+    if (c == 0 && x->safe) fputs("^@", f);
+    else if (c == 0) fputc(0, f);
+    else if (x->one_col) fputc(c, f);
+    else fputs(c == '\n' ? "\\n" : "\\t", f);
+}
+
 /* The display text of column i (text output), malloc'd.  Multi-column
- * output escapes newlines, tabs and other control characters so rows stay
- * one line; a single column keeps newlines and tabs.  On a terminal other
- * control characters become '?', otherwise they are kept (a pipe gets the
- * exact text) except where they would break the alignment. */
+ * output escapes newlines and tabs so rows stay one line; a single column
+ * keeps them.  The rest is sanitised on a terminal and in multi-column
+ * output (alignment); a single column into a pipe gets the exact text. */
 static char *cell_text(sqlite3_stmt *st, int i, int one_col, int terminal) {
     char *buf = NULL;
     size_t len = 0;
@@ -69,20 +97,10 @@ static char *cell_text(sqlite3_stmt *st, int i, int one_col, int terminal) {
             fprintf(f, "<blob, %d bytes>", n);
         }
     } else {
-        const unsigned char *s = sqlite3_column_text(st, i);
+        const char *s = (const char *)sqlite3_column_text(st, i);
         int n = sqlite3_column_bytes(st, i);
-        for (int k = 0; s && k < n; k++) {
-            unsigned c = s[k];
-            if (c == '\n' || c == '\t') {
-                if (one_col) fputc((int)c, f);
-                else fputs(c == '\n' ? "\\n" : "\\t", f);
-            } else if (c < 0x20 || c == 0x7f) {
-                if (terminal || !one_col) fputc('?', f);
-                else fputc((int)c, f);
-            } else {
-                fputc((int)c, f);
-            }
-        }
+        CellCtx x = {one_col, terminal || !one_col};
+        if (s) put_runs(f, s, n, x.safe, "\n\t", cell_break, &x);
     }
     if (fclose(f) != 0) {
         free(buf);
@@ -131,6 +149,12 @@ static void put_json_value(FILE *f, sqlite3_stmt *st, int i) {
     }
 }
 
+static void csv_break(FILE *f, char c, void *ud) {
+    if (c == '"') fputs("\"\"", f);
+    else if (c == 0 && *(const int *)ud) fputs("^@", f);
+    else fputc(c, f);
+}
+
 /* RFC 4180: a field with a comma, quote, CR or LF (or leading or trailing
  * space, which some readers strip) is quoted, quotes doubled. */
 static void put_csv_text(FILE *f, const char *s, int n, int terminal) {
@@ -144,12 +168,9 @@ static void put_csv_text(FILE *f, const char *s, int n, int terminal) {
         return;
     }
     fputc('"', f);
-    for (int k = 0; k < n; k++) {
-        unsigned char c = (unsigned char)s[k];
-        if (c == '"') fputc('"', f);
-        /* On a terminal no control character but a line break gets out. */
-        fputc(terminal && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\r' ? '?' : c, f);
-    }
+    /* On a terminal the text is sanitised but its newlines (a CR shows as
+     * ^M: it could hide what went before it on the line). */
+    put_runs(f, s, n, terminal, terminal ? "\"\n" : "\"\r\n", csv_break, &terminal);
     fputc('"', f);
 }
 

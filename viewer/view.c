@@ -8,7 +8,7 @@
  * table: the SQL of one page (LIMIT/OFFSET over the events table, by kind
  * id, no view that scans the whole trace per row) and its columns; only
  * the rows around the cursor are held.  Every string from the trace is
- * sanitised (vw_safe) before it is put in the buffer. */
+ * sanitised (dr_safe, schema/text.c) before it is put in the buffer. */
 #define _GNU_SOURCE
 #include "view.h"
 
@@ -516,7 +516,7 @@ static int put(View *v, int row, int col, int attr, const char *s, int maxcols) 
 
 /* A cell from the trace: sanitised, first line only. */
 static int put_cell(View *v, int row, int col, int attr, const char *raw, int maxcols) {
-    char *s = vw_safe(raw ? raw : "", raw ? strlen(raw) : 0, 1000, 1);
+    char *s = dr_safe(raw ? raw : "", raw ? strlen(raw) : 0, 1000, 1);
     int n = put(v, row, col, attr, s, maxcols);
     free(s);
     return n;
@@ -575,7 +575,7 @@ static void draw_list(View *v) {
     const ScreenDef *d = &screens[s];
     List *l = &v->list[s];
     if (ensure_count(v, s) != DR_OK) return;
-    char *path = vw_safe(dr_trace_path(v->t), strlen(dr_trace_path(v->t)), v->cols / 2, 1);
+    char *path = dr_safe(dr_trace_path(v->t), strlen(dr_trace_path(v->t)), v->cols / 2, 1);
     char title[512];
     snprintf(title, sizeof title, "%s  (%ld)  %s", d->title, l->count, path ? path : "");
     free(path);
@@ -866,7 +866,7 @@ static void search(View *v, int dir) {
         for (; i >= off && i < off + (long)r.n && checked < n; i += dir, checked++) {
             for (int c = 0; c < nc && c < r.ncol; c++) {
                 const char *cell = vw_cell(&r, (size_t)(i - off), c);
-                char *safe = cell ? vw_safe(cell, strlen(cell), 4000, 0) : NULL;
+                char *safe = cell ? dr_safe(cell, strlen(cell), 4000, 0) : NULL;
                 int hit = safe && strcasestr(safe, v->search);
                 free(safe);
                 if (hit) {
@@ -889,7 +889,7 @@ static int prompt(View *v) {
     for (;;) {
         char line[300];
         snprintf(line, sizeof line, "/%s", text);
-        char *safe = vw_safe(line, strlen(line), v->cols - 1, 1);
+        char *safe = dr_safe(line, strlen(line), v->cols - 1, 1);
         v->msg[0] = 0;
         draw(v);
         draw_status(v, "");
@@ -1083,7 +1083,7 @@ int dr_view(DrTrace *t, const DrViewOptions *o, int *exit_signal, DrError *err) 
     v.scr = o->screen >= 0 && o->screen < DR_VIEW__N ? o->screen : 0;
     *exit_signal = 0;
     setlocale(LC_ALL, "");
-    vw_utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    dr_text_utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
     load_diff(&v, o->diff);
     int rc = reload(&v);
     if (rc == DR_OK) {

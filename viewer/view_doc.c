@@ -1,7 +1,7 @@
 /* view_doc.c -- the viewer's detail pages and their hints (see view_int.h).
  *
  * Everything here treats the trace as hostile: each string goes through
- * vw_safe (view_text.c) before it is stored in a document, so no byte of
+ * dr_safe (schema/text.c) before it is stored in a document, so no byte of
  * the file can reach the terminal as a control sequence; blobs are read
  * with a cap.
  * The recompile page explains a guard failure: the rejected entries, the
@@ -104,7 +104,7 @@ static int show_source(DrTrace *t, VwDoc *d, const char *path, long line, int ct
                 const char *nl = memchr(p, '\n', len - (size_t)(p - (const char *)buf));
                 size_t n = nl ? (size_t)(nl - p) : len - (size_t)(p - (const char *)buf);
                 if (ln >= line - ctx) {
-                    char *safe = vw_safe(p, n, 2000, 0);
+                    char *safe = dr_safe(p, n, 2000, 0);
                     vw_doc_addf(d, ln == line ? VA_HI : VA_NORMAL, "  %s %5ld | %s",
                                 ln == line ? ">" : " ", ln, safe ? safe : "");
                     free(safe);
@@ -398,7 +398,7 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
         const char *reason = vw_cell(&fails, i, 1);
         for (const char *p = reason ? reason : ""; *p;) {
             size_t n = strcspn(p, "\n");
-            char *safe = vw_safe(p, n, 4000, 0);
+            char *safe = dr_safe(p, n, 4000, 0);
             vw_doc_addf(d, VA_NORMAL, "    %s", safe ? safe : "");
             free(safe);
             p += n;
@@ -597,7 +597,7 @@ static void add_blob(DrTrace *t, VwDoc *d, long long blob, const char *what) {
         const char *p = buf;
         while (p < (const char *)buf + len) {
             size_t n = strcspn(p, "\n");
-            char *safe = vw_safe(p, n, 4000, 0);
+            char *safe = dr_safe(p, n, 4000, 0);
             vw_doc_addf(d, VA_NORMAL, "  %s", safe ? safe : "");
             free(safe);
             p += n + 1;
@@ -654,7 +654,7 @@ static void timeline(const VwKinds *k, const VwRows *ev, VwDoc *d, const char *a
 static int detail_compile(DrTrace *t, const VwKinds *k, const VwKey *key, int speculation_only,
                           VwDoc *d, DrError *err) {
     VwRows ev = {0};
-    const char *arrow = vw_utf8 ? "\xe2\x86\x92" : "->";
+    const char *arrow = dr_text_utf8 ? "\xe2\x86\x92" : "->";
     int rc = rows_sqlf(
         t, &ev, err,
         sqlf("SELECT e.seq, e.kind_id, " EV_TEXT ", json_extract(d.text, '$.action'), "
@@ -730,7 +730,7 @@ static int detail_compile(DrTrace *t, const VwKinds *k, const VwKey *key, int sp
                                                                               : "?");
                 for (const char *p = text; *p;) {
                     size_t m = strcspn(p, "\n");
-                    char *safe = vw_safe(p, m, 4000, 0);
+                    char *safe = dr_safe(p, m, 4000, 0);
                     vw_doc_addf(d, VA_NORMAL, "    %s", safe ? safe : "");
                     free(safe);
                     p += m;

@@ -6,22 +6,15 @@
 
 #include <stddef.h>
 
+#include "../schema/text.h"
 #include "../schema/trace.h"
 
 /* Display attributes, mapped to curses attributes (and colours when the
  * terminal has them) in one place in view.c. */
 enum { VA_NORMAL, VA_HEAD, VA_SEL, VA_TITLE, VA_HI, VA_HINT, VA_ERR, VA_DIM, VA__N };
 
-/* 1 when the locale's character set is UTF-8; otherwise every non-ASCII
- * character is shown escaped. */
-extern int vw_utf8;
-
-/* A printable, single-line copy of n bytes of untrusted text (malloc'd; NULL
- * only when out of memory): control characters as ^X (ESC as ^[), C1
- * controls, bidi overrides and (without UTF-8) all non-ASCII as \uXXXX,
- * invalid UTF-8 as \xNN, tabs as spaces, cut after max_cols columns with
- * "...".  A newline ends the line when stop_at_nl, else shows as ^J. */
-char *vw_safe(const char *s, size_t n, int max_cols, int stop_at_nl);
+/* Untrusted text is made printable by dr_safe (schema/text.h); the viewer
+ * sets dr_text_utf8 from the locale. */
 /* Columns a sanitised string takes, and how many of its bytes fit in cols. */
 int vw_width(const char *s);
 size_t vw_fit(const char *s, int cols, int *used);

@@ -1,10 +1,11 @@
 /* view_text.c -- the viewer's safe text, documents and query rows (see view_int.h).
  *
- * No byte of a trace reaches the terminal except through vw_safe: it
- * passes printable ASCII and valid, printable, non-reordering UTF-8, and
- * shows everything else escaped (^[ for ESC, \xff for a byte that is not
- * UTF-8, \u202e for a bidi override); outside a UTF-8 locale it passes
- * ASCII only.  A document holds sanitised lines only. */
+ * No byte of a trace reaches the terminal except through dr_safe
+ * (schema/text.c, the sanitizer every command shares): it passes printable
+ * ASCII and valid, printable, non-reordering UTF-8, and shows everything
+ * else escaped (^[ for ESC, \xff for a byte that is not UTF-8, \u202e for
+ * a bidi override); outside a UTF-8 locale it passes ASCII only.  A
+ * document holds sanitised lines only. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,108 +15,7 @@
 
 #include "view_int.h"
 
-int vw_utf8 = 1;
-
 /* ---- safe text ------------------------------------------------------------ */
-
-/* The code point of the valid UTF-8 sequence at s (n bytes left), with its
- * length in *len; -1 when it is not one. */
-static long utf8_decode(const unsigned char *s, size_t n, size_t *len) {
-    unsigned c = s[0];
-    size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (k == 0 || k > n) return -1;
-    long cp = k == 1 ? (long)c : k == 2 ? (long)(c & 0x1f) : k == 3 ? (long)(c & 0x0f)
-                                                                     : (long)(c & 0x07);
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xC0) != 0x80) return -1;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    static const long min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min[k] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return -1;
-    *len = k;
-    return cp;
-}
-
-/* Characters that reorder or hide text (Trojan Source) are shown escaped. */
-static int is_bidi(long cp) {
-    return (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e ||
-           cp == 0x200f || cp == 0x061c;
-}
-
-typedef struct {
-    char *s;
-    size_t n, cap;
-    int cols;
-} Out;
-
-static void out_put(Out *o, const char *p, size_t n, int cols) {
-    if (o->n + n + 1 > o->cap) {
-        size_t cap = (o->cap ? o->cap * 2 : 64) + n;
-        char *s = realloc(o->s, cap);
-        if (!s) return; /* out of memory: the text is shorter, never unsafe */
-        o->s = s;
-        o->cap = cap;
-    }
-    memcpy(o->s + o->n, p, n);
-    o->n += n;
-    o->s[o->n] = 0;
-    o->cols += cols;
-}
-
-char *vw_safe(const char *str, size_t n, int max_cols, int stop_at_nl) {
-    Out o = {0};
-    out_put(&o, "", 0, 0);
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    char esc[16];
-    for (size_t i = 0; i < n && s[i];) {
-        unsigned c = s[i];
-        if (c == '\n' && stop_at_nl) {
-            if (i + 1 < n && s[i + 1]) out_put(&o, " ...", 4, 4);
-            break;
-        }
-        const char *piece = esc;
-        size_t plen, adv = 1;
-        int cols;
-        if (c == '\t') {
-            int sp = 4 - o.cols % 4;
-            piece = "    ";
-            plen = (size_t)sp;
-            cols = sp;
-        } else if (c < 0x20 || c == 0x7f) {
-            esc[0] = '^', esc[1] = (char)(c ^ 0x40), esc[2] = 0;
-            plen = 2, cols = 2;
-        } else if (c < 0x80) {
-            piece = (const char *)s + i;
-            plen = 1, cols = 1;
-        } else {
-            size_t len = 0;
-            long cp = utf8_decode(s + i, n - i, &len);
-            int w = cp >= 0 ? wcwidth((wchar_t)cp) : -1;
-            if (cp < 0) {
-                snprintf(esc, sizeof esc, "\\x%02x", c);
-            } else if (cp < 0xa0 || is_bidi(cp) || w <= 0 || !vw_utf8) {
-                snprintf(esc, sizeof esc, cp > 0xffff ? "\\U%08lx" : "\\u%04lx", cp);
-                adv = len;
-            } else {
-                piece = (const char *)s + i;
-                adv = len;
-                plen = len;
-                cols = w;
-                goto put;
-            }
-            plen = strlen(esc);
-            cols = (int)plen;
-        }
-    put:
-        if (max_cols > 0 && o.cols + cols > max_cols - 3) {
-            out_put(&o, "...", 3, 3);
-            break;
-        }
-        out_put(&o, piece, plen, cols);
-        i += adv;
-    }
-    return o.s;
-}
 
 /* Sanitised strings hold only printable ASCII and valid printable UTF-8. */
 size_t vw_fit(const char *str, int cols, int *used) {
@@ -126,7 +26,7 @@ size_t vw_fit(const char *str, int cols, int *used) {
         size_t len = 1;
         int cw = 1;
         if (s[i] >= 0x80) {
-            long cp = utf8_decode(s + i, strlen((const char *)s + i), &len);
+            long cp = dr_utf8_decode(s + i, strnlen((const char *)s + i, 4), &len);
             cw = cp < 0 ? 1 : wcwidth((wchar_t)cp);
             if (cp < 0) len = 1;
             if (cw < 0) cw = 1;
@@ -172,7 +72,7 @@ void vw_doc_add(VwDoc *d, int attr, const char *text) {
     const char *p = text ? text : "";
     for (;;) {
         size_t n = strcspn(p, "\n");
-        doc_push(d, attr, vw_safe(p, n, 4000, 0));
+        doc_push(d, attr, dr_safe(p, n, 4000, 0));
         if (!p[n]) break;
         p += n + 1;
     }

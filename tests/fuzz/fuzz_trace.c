@@ -5,7 +5,8 @@
  * report, the Perfetto export and an SQL query through dynrec_text,
  * builds the detail page of `dynrec view` for the first event of each of
  * its screens (the drawing itself needs a terminal) and loads the
- * comparison model and compares it with itself.  Anything but
+ * comparison model and compares it with itself, checks the signature and
+ * makes the snapshot a replay runs from.  Anything but
  * clean errors (a sanitizer report, an abort, a hang caught by -timeout) is
  * a bug. */
 #define _GNU_SOURCE
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "../../replayer/compare.h"
+#include "../../schema/sign.h"
 #include "../../schema/trace.h"
 #include "../../viewer/export.h"
 #include "../../viewer/report.h"
@@ -92,7 +94,7 @@ static void view_pages(DrTrace *t) {
                 vw_detail(t, &k, &key, limit, &d, NULL);
                 for (size_t i = 0; i < d.n; i++)
                     for (const unsigned char *c = (const unsigned char *)d.v[i].text; *c; c++)
-                        if (*c < 0x20 || *c == 0x7f) abort(); /* a control byte escaped vw_safe */
+                        if (*c < 0x20 || *c == 0x7f) abort(); /* a control byte escaped dr_safe */
                 vw_doc_free(&d);
             }
         }
@@ -147,6 +149,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fclose(null);
     }
     view_pages(t);
+    /* The signature's digest over the signed rows, and the snapshot a
+     * replay runs from: a private copy, checked value by value. */
+    dr_trace_signature(t);
+    static char snap[80];
+    if (!snap[0]) snprintf(snap, sizeof snap, "/tmp/dynrec-fuzz-%d-snap.db", (int)getpid());
+    unlink(snap);
+    DrError serr = {0};
+    if (dr_trace_snapshot(t, snap, &serr) == DR_OK) {
+        DrTrace *c = dr_trace_open(snap, &serr);
+        if (!c) abort(); /* a snapshot that passed its checks opens */
+        dr_trace_free(c);
+    } else if (!serr.msg[0]) {
+        abort();
+    }
+    unlink(snap);
     dr_trace_free(t);
     return 0;
 }

@@ -1,0 +1,314 @@
+#define _GNU_SOURCE
+/* test_hostile_values.c -- traces edited to attack `dynrec replay` and
+ * `dynrec repro` through what a value tree or a capture may name.
+ *
+ * One real recording of tests/scripts/hostile/base.py is made per run of
+ * the test binary (the first test to need it records it, under a lock, in
+ * a directory shared by this run's tests and removed after them); each test
+ * copies it, edits the copy with SQLite as a reviewer did, and replays it
+ * without --trust.  Every payload would create a marker file in the test's
+ * directory: the marker must not exist afterwards, and the exit status is
+ * the documented one (replays run with --no-sandbox: see replay()):
+ *   3  (not replayable) when the attacked frame is refused with a reason:
+ *      a library function as the frame, a method of a class that does not
+ *      define it, an object with a finalizer, a module that is a program;
+ *   65 (bad data) when the tree is malformed: nested too deep, a dtype that
+ *      is not a dtype (repro);
+ *   0  when the attack is only dropped: a config key outside the allow-list
+ *      (skipped with a note), a repro global named like a builtin (not
+ *      rebound, with a note). */
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "e2e_util.h"
+
+TestSuite(hostile_values, .init = e2e_setup, .fini = e2e_teardown, .timeout = 300);
+
+static E2eProc *sh(const char *cmd) {
+    return e2e_run_in((const char *[]){"/bin/sh", "-c", cmd, NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
+}
+
+/* The directory of this run's shared recording: one per test runner. */
+static char *shared_dir(void) {
+    return e2e_fmt("%s/dynrec-hostile.%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                   (int)getppid());
+}
+
+/* Removes the shared recording once every test ran (in the runner). */
+ReportHook(POST_ALL)(struct criterion_global_stats *stats) {
+    (void)stats;
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/dynrec-hostile.%d'",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    if (system(cmd) != 0) { /* nothing to do: a temp directory left */
+    }
+}
+
+/* The shared recording, made by the first test that needs it. */
+static const char *shared_trace(void) {
+    char *dir = shared_dir();
+    mkdir(dir, 0700);
+    int fd = open(e2e_fmt("%s/lock", dir), O_CREAT | O_RDWR, 0600);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(flock(fd, LOCK_EX), 0);
+    char *trace = e2e_fmt("%s/t.db", dir);
+    if (access(trace, F_OK) != 0) {
+        size_t len = 0;
+        char *src = e2e_slurp(e2e_fmt("%s/hostile/base.py", e2e_scripts), &len);
+        cr_assert_not_null(src, "tests/scripts/hostile/base.py is missing");
+        e2e_write_file(e2e_fmt("%s/base.py", dir), src, len);
+        E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q -o t.tmp base.py >/dev/null && "
+                                "mv t.tmp t.db", dir, e2e_bin));
+        e2e_assert_exit(p, 0, e2e_fmt("recording base.py: %s", p->err.data));
+    }
+    flock(fd, LOCK_UN);
+    close(fd);
+    return trace;
+}
+
+#define STR(s) "(SELECT id FROM strings WHERE text = '" s "')"
+#define ADD_STR(s) "INSERT INTO strings(id, text) SELECT max(id) + 1, '" s "' FROM strings " \
+    "WHERE NOT EXISTS (SELECT 1 FROM strings WHERE text = '" s "');"
+#define NODE(cond) "(SELECT node FROM value_nodes WHERE capture = 1 AND " cond ")"
+
+/* A copy of the shared recording in the test's directory with sql (an
+ * sqlite3_mprintf format: %Q quotes, which the compiler cannot check)
+ * applied; returns its path. */
+static char *hostile(const char *name, const char *fmt, ...) {
+    size_t len = 0;
+    char *data = e2e_slurp(shared_trace(), &len);
+    cr_assert_not_null(data);
+    char *copy = e2e_path(name);
+    e2e_write_file(copy, data, len);
+    va_list ap;
+    va_start(ap, fmt);
+    char *sql = sqlite3_vmprintf(fmt, ap);
+    va_end(ap);
+    sqlite3 *db = NULL;
+    cr_assert_eq(sqlite3_open(copy, &db), SQLITE_OK);
+    char *msg = NULL;
+    cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK, "%s: %s", sql, msg);
+    cr_assert_eq(sqlite3_close(db), SQLITE_OK);
+    sqlite3_free(sql);
+    return copy;
+}
+
+static char *marker(void) { return e2e_path("marker"); }
+
+static void assert_no_marker(const E2eProc *r) {
+    cr_assert_neq(access(marker(), F_OK), 0, "the payload ran:\n%s%s", r->out.data, r->err.data);
+}
+
+/* `dynrec replay` without --trust, in the test's directory, unconfined:
+ * the rules must hold without the sandbox (each layer holds alone), and
+ * only unconfined could a payload that got through make the marker. */
+static E2eProc *replay(const char *trace) {
+    return sh(e2e_fmt("cd '%s' && '%s' replay --no-sandbox -o r.db '%s'", e2e_dir, e2e_bin, trace));
+}
+
+static void assert_not_replayable(const E2eProc *r, const char *why) {
+    cr_assert_eq(r->status, 3 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->out.data, why), "want '%s':\n%s%s", why, r->out.data,
+                       r->err.data);
+}
+
+/* 1. The frame is a library function (subprocess.getoutput) with Dynamo
+ * disabled in its recorded config: without the rules Dynamo skips it and
+ * getoutput runs the trace's command. */
+Test(hostile_values, library_function_as_the_frame_is_refused) {
+    E2eProc *py = e2e_run((const char *[]){e2e_python, "-c", "import subprocess as s; c = "
+                                           "s.getoutput.__code__; print(c.co_filename); "
+                                           "print(c.co_firstlineno)", NULL});
+    e2e_assert_exit(py, 0, py->err.data);
+    char file[PATH_MAX];
+    int line = 0;
+    cr_assert_eq(sscanf(py->out.data, "%4095s %d", file, &line), 2, "%s", py->out.data);
+    char *t = hostile(
+        "lib.db",
+        "INSERT INTO strings(id, text) SELECT max(id) + 1, %Q FROM strings;"
+        ADD_STR("getoutput") ADD_STR("none") ADD_STR("builtins.NoneType")
+        "UPDATE code_objects SET filename_id = (SELECT max(id) FROM strings WHERE text = %Q),"
+        " qualname_id = " STR("getoutput") ", firstlineno = %d"
+        " WHERE id = (SELECT code_id FROM events WHERE kind_id = " STR("capture") ");"
+        "UPDATE strings SET text = json_set(text, '$.config', json('{\"disable\": \"True\"}'),"
+        " '$.user_code', json('false'))"
+        " WHERE id = (SELECT data_id FROM events WHERE kind_id = " STR("capture") ");"
+        "UPDATE value_nodes SET value = json_set(value, '$.module', 'subprocess') WHERE node = 0;"
+        "UPDATE value_nodes SET value = '\"cmd\"' WHERE value = '\"x\"';"
+        "UPDATE value_nodes SET value = '\"encoding\"' WHERE value = '\"ns\"';"
+        "UPDATE value_nodes SET kind_id = " STR("str") ", type_id = " STR("builtins.str") ","
+        " value = json_quote(%Q), blob_id = NULL WHERE kind_id = " STR("tensor") ";"
+        "UPDATE value_nodes SET kind_id = " STR("none") ", type_id = " STR("builtins.NoneType")
+        ", value = NULL WHERE kind_id = " STR("object") ";"
+        "INSERT INTO value_nodes VALUES (1, 100, " STR("str") ", " STR("builtins.str")
+        ", '\"errors\"', NULL), (1, 101, " STR("none") ", " STR("builtins.NoneType") ", NULL, NULL);"
+        "UPDATE value_nodes SET value = json_insert(value, '$[#]', json('[100, 101]'))"
+        " WHERE node = 1;",
+        file, file, line, e2e_fmt("touch '%s'", marker()));
+    E2eProc *r = replay(t);
+    assert_no_marker(r);
+    assert_not_replayable(r, "its code is a library's");
+}
+
+/* 1b. A user frame whose recorded config disables Dynamo: the key is not
+ * one a trace may set; the frame replays and the note says why. */
+Test(hostile_values, config_outside_the_allow_list_is_skipped) {
+    char *t = hostile("cfg.db",
+                      "UPDATE strings SET text = json_set(text, '$.config', json('{\"disable\":"
+                      " \"True\", \"debug_dir_root\": \"%q\"}'))"
+                      " WHERE id = (SELECT data_id FROM events WHERE kind_id = " STR("capture")
+                      ");", e2e_path("dbg"));
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 0, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 1/1 compile"), "%s", r->out.data);
+    DrTrace *b = e2e_open(e2e_path("r.db"));
+    char *notes = e2e_meta(b, "replay.notes");
+    cr_assert(notes && strstr(notes, "config disable") && strstr(notes, "config debug_dir_root"),
+              "%s", notes ? notes : "(no notes)");
+    cr_assert_neq(access(e2e_path("dbg"), F_OK), 0, "the debug directory was made");
+}
+
+/* The finalizer gadget's parts: an object of a stdlib class whose __del__
+ * calls self.close(), with close a method node binding os.system to the
+ * payload (MethodType(os.system, "touch marker")). */
+#define GADGET_METHOD                                                                          \
+    ADD_STR("method") ADD_STR("function") ADD_STR("types.MethodType")                          \
+    ADD_STR("builtins.builtin_function_or_method")                                            \
+    "UPDATE value_nodes SET kind_id = " STR("method") ", type_id = " STR("types.MethodType")   \
+    ", value = '{\"self\": 100, \"func\": 101}' WHERE kind_id = " STR("float")                 \
+    " AND value = '\"0.5\"';"                                                                  \
+    "INSERT INTO value_nodes VALUES (1, 100, " STR("str") ", " STR("builtins.str")             \
+    ", json_quote(%Q), NULL), (1, 101, " STR("function") ", "                                  \
+    STR("builtins.builtin_function_or_method")                                                 \
+    ", '{\"module\": \"posix\", \"qualname\": \"system\"}', NULL);"
+
+/* 2. The whole gadget: never rebuilt, the marker never made. */
+Test(hostile_values, finalizer_gadget_is_not_rebuilt) {
+    char *t = hostile("gadget.db",
+                      GADGET_METHOD
+                      "UPDATE value_nodes SET value = '\"close\"' WHERE value = '\"lr\"';"
+                      "UPDATE value_nodes SET value = json_set(value, '$.class', json("
+                      "'{\"module\": \"tempfile\", \"qualname\": \"_TemporaryFileCloser\"}'))"
+                      " WHERE kind_id = " STR("object") ";",
+                      e2e_fmt("touch '%s'", marker()));
+    E2eProc *r = replay(t);
+    assert_no_marker(r);
+    cr_assert_eq(r->status, 3 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert(strstr(r->out.data, "does not define it") || strstr(r->out.data, "finalizer"),
+              "%s", r->out.data);
+}
+
+/* 2b. The method rule alone: a library function bound to a string is not a
+ * method of str. */
+Test(hostile_values, method_node_binds_only_what_the_class_defines) {
+    char *t = hostile("method.db", GADGET_METHOD, e2e_fmt("touch '%s'", marker()));
+    E2eProc *r = replay(t);
+    assert_no_marker(r);
+    assert_not_replayable(r, "whose class does not define it");
+}
+
+/* 2c. The object rule alone: a stdlib class with a finalizer is not rebuilt
+ * from recorded state. */
+Test(hostile_values, object_with_a_finalizer_needs_trust) {
+    char *t = hostile("fin.db",
+                      "UPDATE value_nodes SET value = json_set(value, '$.class', json("
+                      "'{\"module\": \"tempfile\", \"qualname\": \"_TemporaryFileCloser\"}'))"
+                      " WHERE kind_id = " STR("object") ";");
+    E2eProc *r = replay(t);
+    assert_not_replayable(r, "has a finalizer (__del__)");
+}
+
+/* 3. A module node naming unittest.__main__: importing it runs the test
+ * files of the working directory (one here would make the marker). */
+Test(hostile_values, module_node_never_imports) {
+    char *test_file = e2e_fmt("open(%s, 'w').close()\n", e2e_fmt("'%s'", marker()));
+    e2e_write_file(e2e_path("test_marker.py"), test_file, strlen(test_file));
+    char *t = hostile("mod.db",
+                      ADD_STR("pymodule") ADD_STR("builtins.module")
+                      "UPDATE value_nodes SET kind_id = " STR("pymodule") ", type_id = "
+                      STR("builtins.module") ", value = '\"unittest.__main__\"'"
+                      " WHERE kind_id = " STR("float") " AND value = '\"2.0\"';");
+    E2eProc *r = replay(t);
+    assert_no_marker(r);
+    assert_not_replayable(r, "unittest.__main__");
+}
+
+/* 4. A list nested 5000 deep: a clean refusal (65) naming the trace and the
+ * capture, never a Python traceback. */
+Test(hostile_values, deep_value_tree_is_malformed) {
+    char *t = hostile("deep.db",
+                      ADD_STR("list") ADD_STR("builtins.list") ADD_STR("int") ADD_STR("builtins.int")
+                      "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c"
+                      " WHERE i < 4999) INSERT INTO value_nodes SELECT 1, 1000 + i, "
+                      STR("list") ", " STR("builtins.list") ", '[' || (1001 + i) || ']', NULL"
+                      " FROM c;"
+                      "INSERT INTO value_nodes VALUES (1, 6000, " STR("int") ", "
+                      STR("builtins.int") ", '1', NULL);"
+                      "UPDATE value_nodes SET kind_id = " STR("list") ", type_id = "
+                      STR("builtins.list") ", value = '[1000]'"
+                      " WHERE kind_id = " STR("float") " AND value = '\"2.0\"';");
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, ".db is malformed: capture 1 node"), "%s",
+                       r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "nested deeper than 200"), "%s", r->err.data);
+    cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+}
+
+static E2eProc *repro(const char *trace) {
+    return sh(e2e_fmt("cd '%s' && '%s' repro '%s' -o x.py", e2e_dir, e2e_bin, trace));
+}
+
+/* 5. repro: a frame global named print bound to os.system is not rebound,
+ * nothing names posix, and trace text printed by the summary is escaped. */
+Test(hostile_values, repro_never_rebinds_builtins) {
+    char *t = hostile("print.db",
+                      ADD_STR("function") ADD_STR("builtins.builtin_function_or_method")
+                      "INSERT INTO value_nodes VALUES (1, 100, " STR("str") ", "
+                      STR("builtins.str") ", '\"print\"', NULL), (1, 101, " STR("function") ", "
+                      STR("builtins.builtin_function_or_method")
+                      ", '{\"module\": \"posix\", \"qualname\": \"system\"}', NULL);"
+                      "UPDATE value_nodes SET value = json_insert(value, '$[#]',"
+                      " json('[100, 101]')) WHERE node = (SELECT json_extract(value,"
+                      " '$.globals') FROM value_nodes WHERE capture = 1 AND node = 0);"
+                      "UPDATE strings SET text = text || char(27) || ']0;x' || char(7)"
+                      " WHERE text = '0/0';");
+    E2eProc *r = repro(t);
+    cr_assert_eq(r->status, 0, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    char *s = e2e_slurp(e2e_path("x.py"), NULL);
+    cr_assert_not_null(s);
+    cr_assert_null(strstr(s, "\nprint ="), "%s", s);
+    cr_assert_null(strstr(s, "posix"), "%s", s);
+    cr_assert_null(strchr(s, 27), "a raw escape in the script:\n%s", s);
+    cr_assert_not_null(strstr(r->err.data, "global print of the frame is not rebound"), "%s",
+                       r->err.data);
+}
+
+/* 5b. A dtype node naming a torch function (torch.load) is malformed. */
+Test(hostile_values, repro_dtype_is_a_real_dtype) {
+    char *t = hostile("dtype.db",
+                      ADD_STR("dtype") ADD_STR("torch.dtype")
+                      "UPDATE value_nodes SET kind_id = " STR("dtype") ", type_id = "
+                      STR("torch.dtype") ", value = '\"torch.load\"'"
+                      " WHERE kind_id = " STR("float") " AND value = '\"2.0\"';");
+    E2eProc *r = repro(t);
+    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "dtype with a value of the wrong type"), "%s",
+                       r->err.data);
+    cr_assert_neq(access(e2e_path("x.py"), F_OK), 0, "a script was written");
+}
