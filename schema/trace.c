@@ -259,7 +259,8 @@ static int sql_err(DrTrace *t, DrError *err, int rc, const char *what) {
     if ((rc & 0xff) == SQLITE_INTERRUPT && t && t->budget_hit)
         return dr_error(err, DR_ERR_CORRUPT,
                         "a query on %s ran past %g s (%s): the file is hostile or damaged; "
-                        "give a trace written by 'dynrec run'",
+                        "give a trace written by 'dynrec run' (DYNREC_QUERY_BUDGET_MS=N "
+                        "allows N ms)",
                         t->path, (double)t->budget_ns / 1e9, what);
     int full = (rc & 0xff) == SQLITE_FULL ||
                ((rc & 0xff) == SQLITE_IOERR && t && t->db && sqlite3_system_errno(t->db) == ENOSPC);

@@ -172,6 +172,12 @@ Test(hostile_trace, query_budget_interrupts_a_runaway_query) {
                            " LIMIT 3) SELECT x FROM r", NULL, NULL, &err);
     cr_assert_eq(rc, DR_OK, "%s", err.msg);
     e2e_close(t);
+    /* dynrec sql says the same, exit 65. */
+    E2eProc *p = dynrec((const char *[]){"sql", path, "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL"
+                                         " SELECT x + 1 FROM r) SELECT count(*) FROM r", NULL});
+    unsetenv("DYNREC_QUERY_BUDGET_MS");
+    e2e_assert_exit(p, 65, "sql past the budget");
+    cr_assert_not_null(strstr(p->err.data, "ran past"), "%s", p->err.data);
 }
 
 /* A payload of 1 MiB of zeros (under the codec's floor, so readable) named

@@ -50,7 +50,11 @@ static int exists(const char *name) {
 
 Test(sandbox, hostile_definitions_are_confined) {
     record_hostile();
-    e2e_write_file(e2e_path("secret"), "TOPSECRET-7f3a", 14);
+    /* A file under $HOME, which the sandbox does not show. */
+    mkdir(e2e_path("home"), 0700);
+    e2e_write_file(e2e_path("home/.secret"), "TOPSECRET-7f3a", 14);
+    char *home = getenv("HOME") ? e2e_fmt("%s", getenv("HOME")) : NULL;
+    setenv("HOME", e2e_path("home"), 1);
     int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     cr_assert_geq(ls, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -59,11 +63,12 @@ Test(sandbox, hostile_definitions_are_confined) {
     cr_assert_eq(listen(ls, 4), 0);
     cr_assert_eq(getsockname(ls, (struct sockaddr *)&sa, &sl), 0);
     setenv("DYNREC_TEST_MARK", e2e_path("mark"), 1);
-    setenv("DYNREC_TEST_SECRET", e2e_path("secret"), 1);
+    setenv("DYNREC_TEST_SECRET", e2e_path("home/.secret"), 1);
     setenv("DYNREC_TEST_PORT", e2e_fmt("%d", ntohs(sa.sin_port)), 1);
     E2eProc *r = e2e_run_in((const char *[]){e2e_bin, "replay", "-o", e2e_path("r.db"),
                                              e2e_path("t.db"), NULL},
                             NULL, E2E_TORCH_TIMEOUT_MS);
+    if (home) setenv("HOME", home, 1);
     unsetenv("DYNREC_TEST_MARK");
     unsetenv("DYNREC_TEST_SECRET");
     unsetenv("DYNREC_TEST_PORT");

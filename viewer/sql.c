@@ -244,6 +244,8 @@ static int single_statement(sqlite3 *db, const char *tail) {
 }
 
 static int sql_error(DrTrace *t, int rc, DrError *err) {
+    /* The query budget (schema/trace.c) says so itself: exit 65. */
+    if ((rc & 0xff) == SQLITE_INTERRUPT) return dr_trace_sql_error(t, rc, "running the query", err);
     sqlite3 *db = dr_trace_sqlite(t);
     const char *msg = sqlite3_errmsg(db);
     int code = (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB ? DR_ERR_CORRUPT
