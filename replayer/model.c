@@ -398,6 +398,7 @@ static int load_output(DrModel *m) {
         size_t len = 0;
         if (dr_trace_read_blob(m->trace, blob, 4u << 20, &raw, &len, NULL) != DR_OK) continue;
         m->output[i] = dr_model_mask(m, &m->arena, raw, 0);
+        m->output_kept[i] = (long)len;
         free(raw);
         if (!m->output[i]) return DR_ERR_NOMEM;
         snprintf(key, sizeof key, "output.%s_bytes", names[i]);

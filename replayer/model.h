@@ -56,6 +56,7 @@ struct DrModel {
     DrStrVec config_start; /* "name = value", sorted */
     char *output[2];       /* stdout, stderr as kept (masked); NULL when not recorded */
     long output_bytes[2];  /* bytes written in all */
+    long output_kept[2];   /* bytes of it the trace kept (output[] before masking) */
     DrMap frame_map, code_map, compile_map, file_map;
     DrMap mask_map;        /* raw text -> index into masked */
     DrStrVec masked;
