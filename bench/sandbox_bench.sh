@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp examples/quickstart.py "$tmp/"
 (cd "$tmp" && "$bin" run -q -o t.db quickstart.py >/dev/null)
-ms() { date +%s%N | awk '{printf "%d", $1 / 1000000}'; }
+ms() { date +%s%3N; }
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 : >"$tmp/conf"
 : >"$tmp/free"
