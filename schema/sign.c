@@ -196,9 +196,10 @@ static const char *const SIGNED[] = {
     "SELECT p.text, r.text, f.size, b.data FROM files f LEFT JOIN strings p ON p.id = f.path_id"
     " LEFT JOIN strings r ON r.id = f.role_id LEFT JOIN blobs b ON b.id = f.blob_id"
     " ORDER BY f.id",
-    "SELECT e.seq, e.num, c.text, d.text, b.data FROM events e JOIN strings k ON k.id = e.kind_id"
+    "SELECT e.seq, e.num, c.text, d.text, b.data FROM events e"
     " LEFT JOIN strings c ON c.id = e.compile_id LEFT JOIN strings d ON d.id = e.data_id"
-    " LEFT JOIN blobs b ON b.id = e.blob_id WHERE k.text = 'capture' ORDER BY e.seq",
+    " LEFT JOIN blobs b ON b.id = e.blob_id"
+    " WHERE e.kind_id = (SELECT id FROM strings WHERE text = 'capture') ORDER BY e.seq",
     "SELECT v.capture, v.node, k.text, y.text, v.value, b.data FROM value_nodes v"
     " LEFT JOIN strings k ON k.id = v.kind_id LEFT JOIN strings y ON y.id = v.type_id"
     " LEFT JOIN blobs b ON b.id = v.blob_id ORDER BY v.capture, v.node",
