@@ -20,7 +20,7 @@ LIBS    := -lsqlite3 -lzstd -lseccomp -lpthread
 
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c schema/text.c schema/ident.c schema/sign.c \
                 schema/mask.c
-RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c
+RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c recorder/around.c
 VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c viewer/report.c viewer/pack.c
 # The terminal viewer is the only user of ncurses: only dynrec links it.
 VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
@@ -32,7 +32,7 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
                 tests/e2e_util.c tests/test_sandbox.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
                 tests/test_replay.c tests/test_pack.c tests/test_tools.c tests/test_view.c \
                 tests/test_repro.c tests/test_mask.c tests/test_identity.c tests/test_sanitize.c \
-                tests/test_hostile_values.c tests/test_hostile_trace.c \
+                tests/test_hostile_values.c tests/test_hostile_trace.c tests/test_identical.c \
                 viewer/view_text.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
@@ -40,13 +40,13 @@ HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BU
 .PHONY: all setup demo test check unit asan bench clean format fuzz
 
 all: setup
-	@$(MAKE) --no-print-directory $(BUILD)/dynrec
+	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/dynrec_sqlite.so
 
 setup:
 	@tools/setup.sh
 
 demo: setup
-	@$(MAKE) --no-print-directory $(BUILD)/dynrec
+	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/dynrec_sqlite.so
 	$(BUILD)/dynrec run -o $(BUILD)/demo.db examples/quickstart.py
 	$(BUILD)/dynrec show $(BUILD)/demo.db
 

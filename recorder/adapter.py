@@ -50,20 +50,27 @@ def _patch_set_eval_frame():
 
 
 class _HookedLoader:
-    """Runs a module with its own loader, then after(module)."""
+    """Runs a module with its own loader, then after(module).  The loader's
+    exec_module is called through _dynrec.around (around.c): no frame of
+    dynrec's is in the traceback of an import that fails."""
 
     def __init__(self, loader, name, after):
         self.loader, self.name, self.after = loader, name, after
+        self.exec_module = _dynrec.around(loader.exec_module, self._before, self._after)
 
     def create_module(self, spec):
         return self.loader.create_module(spec)
 
-    def exec_module(self, module):
+    def _before(self, module):
         # The module sees its own loader, never this wrapper.
         module.__loader__ = self.loader
         if getattr(module, "__spec__", None) is not None:
             module.__spec__.loader = self.loader
-        self.loader.exec_module(module)
+        return module
+
+    def _after(self, module, result, exc):
+        if exc is not None:
+            return
         try:
             self.after(sys.modules.get(self.name, module))
         except Exception as exc:
@@ -198,8 +205,9 @@ def _dynamo_loaded(dynamo):
         _dynrec.meta("hook.reset", "missing: torch._dynamo.reset_frame_count")
         return
 
-    def reset_frame_count(*args, **kwargs):
-        result = orig(*args, **kwargs)
+    def after(state, result, exc):
+        if exc is not None:
+            return
         global reset_epoch
         try:
             reset_epoch += 1
@@ -207,9 +215,9 @@ def _dynamo_loaded(dynamo):
                           None, "reset %d" % reset_epoch)
         except Exception as exc:
             _record_error("reset", exc)
-        return result
 
-    dynamo.reset_frame_count = reset_frame_count
+    # around.c: no frame of dynrec's on the stack while the original runs.
+    dynamo.reset_frame_count = _dynrec.around(orig, None, after)
     _dynrec.meta("hook.reset", "active")
 
 

@@ -3,9 +3,11 @@
 Compiled into the dynrec binary and run in the _dynrec namespace the first
 time Dynamo installs its frame function (by then torch._dynamo is fully
 imported), followed by dynamo_spec.py (higher-order-op speculation and side
-effects); then the recorder calls install().  Every hook is a wrapper that takes *args/**kwargs, calls the
-original, returns its result unchanged and re-raises its exceptions; the
-recording part is guarded so that a failure is recorded as a recorder_error
+effects); then the recorder calls install().  Every hook is a
+_dynrec.around wrapper (around.c): it calls the original from C, so no frame
+of dynrec's shows in a traceback or a stack torch captures, returns its result
+unchanged and lets its exceptions pass as they are; the
+recording part (its before and after) is guarded so that a failure is recorded as a recorder_error
 and switches that hook off, never reaching the user's program.
 
 Events (kind: what, the view that reads it):
@@ -35,6 +37,7 @@ import threading
 import time
 import traceback
 import types
+import weakref
 
 import torch
 import torch._dynamo
@@ -50,9 +53,19 @@ _guard = _dynrec.guard  # noqa: F821
 _now = _dynrec.now_ns  # noqa: F821
 _tls = threading.local()
 _hooks = {}
+# Every wrapper below is _dynrec.around(orig, before, after) (around.c): the
+# original is called from C, so no frame of dynrec's is on the stack or in a
+# traceback while it runs.  before(*args, **kwargs) returns the state that
+# after(state, result, exc) gets, or None for no after.
+_around = _dynrec.around  # noqa: F821
 # The script's own text is already stored (role "script") by the runner.
 _stored_files = {os.path.realpath(sys.argv[0])} if sys.argv and sys.argv[0] else set()
-_linked_codes = {}  # id -> compiled code object, kept alive
+# id -> compiled code object, weakly: a strong reference here would keep
+# Dynamo's compiled code alive until _dynrec's namespace is cleared, late in
+# finalization, after torch's modules; the weakref callbacks Dynamo put on
+# that code (CleanupManager) would then run against cleared globals and
+# print "Exception ignored" where plain python prints nothing.
+_linked_codes = weakref.WeakValueDictionary()
 _torch_dir = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
 _stdlib_dir = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
 
@@ -106,13 +119,26 @@ def record_error(where, exc):
         pass
 
 
+def _inductor_dir():
+    """Inductor's cache directory, where its generated code lives, as
+    torch._inductor.runtime.cache_dir_utils.cache_dir() finds it (without
+    calling it: it creates the directory and sets the environment)."""
+    d = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if d:
+        return os.path.realpath(d) + os.sep
+    return None
+
+
 def is_library(filename):
-    """torch, the standard library, site-packages and generated code."""
+    """torch, the standard library, site-packages and generated code
+    (inductor's, in its cache directory: /tmp/torchinductor_<user> by default)."""
     if not filename or filename.startswith("<"):
         return True
     f = os.path.realpath(filename)
+    ind = _inductor_dir()
     return (f.startswith(_torch_dir) or f.startswith(_stdlib_dir)
-            or os.sep + "site-packages" + os.sep in f)
+            or os.sep + "site-packages" + os.sep in f
+            or os.sep + "torchinductor_" in f or (ind is not None and f.startswith(ind)))
 
 
 def _callable_name(obj):
@@ -157,9 +183,7 @@ def store_source(filename):
     if not filename or filename.startswith("<"):
         return
     filename = os.path.realpath(filename)
-    if (filename in _stored_files
-            or filename.startswith(_torch_dir) or filename.startswith(_stdlib_dir)
-            or os.sep + "site-packages" + os.sep in filename):
+    if filename in _stored_files or is_library(filename):
         return
     _stored_files.add(filename)
     try:
@@ -256,8 +280,8 @@ def _record_callback(code, before, result, exc, t0, pending):
         # returns; its compiled code is the guarded code returned here.
         gc = result.guarded_code
         ccode = getattr(gc, "code", None)
-        if ccode is not None and id(ccode) not in _linked_codes:
-            _linked_codes[id(ccode)] = ccode  # by identity, kept alive
+        if ccode is not None and _linked_codes.get(id(ccode)) is not ccode:
+            _linked_codes[id(ccode)] = ccode  # by identity, while it lives
             gcid = getattr(gc, "compile_id", None)
             ecid = str(gcid) if gcid is not None else None
             emit("cache_entry", code=code, code2=ccode, cid=ecid,
@@ -265,9 +289,9 @@ def _record_callback(code, before, result, exc, t0, pending):
 
 
 def _wrap_callback(orig):
-    def __call__(self, frame, cache_entry, frame_state, *args, **kwargs):
+    def before(self, frame, cache_entry, frame_state, *args, **kwargs):
         if not _cb_guard.on:
-            return orig(self, frame, cache_entry, frame_state, *args, **kwargs)
+            return None
         code = frame.f_code
         before = 0
         try:
@@ -280,18 +304,14 @@ def _wrap_callback(orig):
             pass
         outer = getattr(_tls, "pending", None)
         _tls.pending = pending = []
-        t0 = _now()
-        try:
-            result = orig(self, frame, cache_entry, frame_state, *args, **kwargs)
-        except BaseException as exc:
-            _tls.pending = outer
-            _cb_guard(_record_callback, code, before, None, exc, t0, pending)
-            raise
-        _tls.pending = outer
-        _cb_guard(_record_callback, code, before, result, None, t0, pending)
-        return result
+        return code, before, outer, pending, _now()
 
-    return __call__
+    def after(state, result, exc):
+        code, before, outer, pending, t0 = state
+        _tls.pending = outer
+        _cb_guard(_record_callback, code, before, result, exc, t0, pending)
+
+    return _around(orig, before, after)
 
 
 # ---- 2. compiles -----------------------------------------------------------
@@ -337,9 +357,9 @@ _name_guard = Guarded("frame_name")
 
 
 def _wrap_compile(orig):
-    def _compile(code, *args, **kwargs):
+    def before(code, *args, **kwargs):
         if not _compile_guard.on:
-            return orig(code, *args, **kwargs)
+            return None
         if _overrides:
             _apply_overrides()
         cid = kwargs.get("compile_id")
@@ -353,15 +373,13 @@ def _wrap_compile(orig):
         if len(args) >= 4:
             st["display"] = _name_guard(frame_display, code, args[1], args[3])
         _tls.__dict__.setdefault("compiles", {})[cid] = st
-        try:
-            result = orig(code, *args, **kwargs)
-        except BaseException as exc:
-            _compile_guard(_record_compile, code, cid, cache_entries, None, exc, t0)
-            raise
-        _compile_guard(_record_compile, code, cid, cache_entries, result, None, t0)
-        return result
+        return code, cid, cache_entries, t0
 
-    return _compile
+    def after(state, result, exc):
+        code, cid, cache_entries, t0 = state
+        _compile_guard(_record_compile, code, cid, cache_entries, result, exc, t0)
+
+    return _around(orig, before, after)
 
 
 def compile_state():
@@ -392,24 +410,25 @@ def _record_guard_failure(reason, failed_cid):
 
 
 def _wrap_get_guard_fail_reason(orig):
-    def get_guard_fail_reason(guard_manager, code, f_locals, compile_id, *args, **kwargs):
-        reason = orig(guard_manager, code, f_locals, compile_id, *args, **kwargs)
-        if _gf_guard.on:
-            _gf_guard(_record_guard_failure, reason, compile_id)
-        return reason
+    def before(guard_manager, code, f_locals, compile_id, *args, **kwargs):
+        return (compile_id,)
 
-    return get_guard_fail_reason
+    def after(state, reason, exc):
+        if exc is None and _gf_guard.on:
+            _gf_guard(_record_guard_failure, reason, state[0])
+
+    return _around(orig, before, after)
 
 
 def _wrap_recompilation_reasons(orig):
-    def get_and_maybe_log_recompilation_reasons(cache_entries, frame, *args, **kwargs):
+    def before(cache_entries, frame, *args, **kwargs):
         _tls.reason_code = getattr(frame, "f_code", None)
-        try:
-            return orig(cache_entries, frame, *args, **kwargs)
-        finally:
-            _tls.reason_code = None
+        return True
 
-    return get_and_maybe_log_recompilation_reasons
+    def after(state, result, exc):
+        _tls.reason_code = None
+
+    return _around(orig, before, after)
 
 
 # ---- 4. graph breaks -------------------------------------------------------
@@ -437,12 +456,11 @@ def _record_graph_break(tx, reason, exc):
 
 
 def _wrap_log_graph_break(orig):
-    def log_graph_break(self, code_options, reason, exc, *args, **kwargs):
+    def before(self, code_options, reason, exc, *args, **kwargs):
         if _gb_guard.on and not getattr(exc, "logged", False):
             _gb_guard(_record_graph_break, self, reason, exc)
-        return orig(self, code_options, reason, exc, *args, **kwargs)
 
-    return log_graph_break
+    return _around(orig, before)
 
 
 # ---- 5. backend calls ------------------------------------------------------
@@ -502,19 +520,16 @@ def _record_graph(og, gm, example_inputs, t0, exc):
 
 
 def _wrap_call_user_compiler(orig):
-    def call_user_compiler(self, gm, example_inputs, *args, **kwargs):
+    def before(self, gm, example_inputs, *args, **kwargs):
         if not _graph_guard.on:
-            return orig(self, gm, example_inputs, *args, **kwargs)
-        t0 = _now()
-        try:
-            out = orig(self, gm, example_inputs, *args, **kwargs)
-        except BaseException as exc:
-            _graph_guard(_record_graph, self, gm, example_inputs, t0, exc)
-            raise
-        _graph_guard(_record_graph, self, gm, example_inputs, t0, None)
-        return out
+            return None
+        return self, gm, example_inputs, _now()
 
-    return call_user_compiler
+    def after(state, out, exc):
+        self, gm, example_inputs, t0 = state
+        _graph_guard(_record_graph, self, gm, example_inputs, t0, exc)
+
+    return _around(orig, before, after)
 
 
 # ---- 6. speculation: tracing attempts, restarts, rollbacks ---------------------
@@ -545,17 +560,16 @@ def _record_restart(exc):
 
 
 def _wrap_transform_code_object(orig):
-    def transform_code_object(code, transformations, *args, **kwargs):
+    def before(code, transformations, *args, **kwargs):
         if _spec_guard.on:
             _spec_guard(_record_attempt_start)
-        try:
-            return orig(code, transformations, *args, **kwargs)
-        except torch._dynamo.exc.RestartAnalysis as exc:
-            if _spec_guard.on:
-                _spec_guard(_record_restart, exc)
-            raise
+        return True
 
-    return transform_code_object
+    def after(state, result, exc):
+        if isinstance(exc, torch._dynamo.exc.RestartAnalysis) and _spec_guard.on:
+            _spec_guard(_record_restart, exc)
+
+    return _around(orig, before, after)
 
 
 def _record_rollback(entry):
@@ -572,12 +586,11 @@ def _record_rollback(entry):
 
 
 def _wrap_fail_and_restart(orig):
-    def fail_and_restart_analysis(self, *args, **kwargs):
+    def before(self, *args, **kwargs):
         if _spec_guard.on:
             _spec_guard(_record_rollback, self)
-        return orig(self, *args, **kwargs)
 
-    return fail_and_restart_analysis
+    return _around(orig, before)
 
 
 # ---- 7. config ---------------------------------------------------------------
@@ -719,15 +732,15 @@ def attach_trace_handler():
 def _wrap_guard_code(orig):
     """CheckFunctionManager.__init__: tells the guard events their frame."""
 
-    def __init__(self, f_code, *args, **kwargs):
+    def before(self, f_code, *args, **kwargs):
         prev = getattr(_tls, "guard_code", None)
         _tls.guard_code = f_code
-        try:
-            return orig(self, f_code, *args, **kwargs)
-        finally:
-            _tls.guard_code = prev
+        return (prev,)
 
-    return __init__
+    def after(state, result, exc):
+        _tls.guard_code = state[0]
+
+    return _around(orig, before, after)
 
 
 # ---- installing ----------------------------------------------------------------

@@ -283,19 +283,19 @@ def _hop_name(subtracer):
 
 
 def _wrap_hop_call(orig, roles):
-    def _call_function(self, tx, *args, **kwargs):
+    def before(self, tx, *args, **kwargs):
         if not _hop_se_guard.on:
-            return orig(self, tx, *args, **kwargs)
+            return None
         hops = _spec_tls("spec_hops", list)
         branches = _spec_tls("spec_branches", list)
         hops.append({"hop": getattr(self, "_HOP_NAME", None) or type(self).__name__,
                      "roles": roles, "n": 0, "depth": len(branches), "tx": tx})
-        try:
-            return orig(self, tx, *args, **kwargs)
-        finally:
-            hops.pop()
+        return (hops,)
 
-    return _call_function
+    def after(state, result, exc):
+        state[0].pop()
+
+    return _around(orig, before, after)  # noqa: F821 -- dynamo.py
 
 
 # ---- 2. one speculated branch: checkpoint, restore -------------------------------
@@ -372,24 +372,19 @@ def _branch_end(frame, exc):
 
 
 def _wrap_trace_hop_function(orig):
-    def trace_hop_function(*args, **kwargs):
+    def before(*args, **kwargs):
         if not _hop_se_guard.on:
-            return orig(*args, **kwargs)
-        frame = _hop_se_guard(
+            return None
+        return _hop_se_guard(
             _branch_start, _arg(args, kwargs, 0, "f"), _arg(args, kwargs, 1, "tx"),
             _arg(args, kwargs, 2, "subtracer"),
             _arg(args, kwargs, 4, "restore_side_effects"))
-        try:
-            out = orig(*args, **kwargs)
-        except BaseException as exc:
-            if frame is not None and _hop_se_guard.on:
-                _hop_se_guard(_branch_end, frame, exc)
-            raise
-        if frame is not None and _hop_se_guard.on:
-            _hop_se_guard(_branch_end, frame, None)
-        return out
 
-    return trace_hop_function
+    def after(frame, out, exc):
+        if _hop_se_guard.on:
+            _hop_se_guard(_branch_end, frame, exc)
+
+    return _around(orig, before, after)  # noqa: F821
 
 
 # ---- 3. merging the branches ---------------------------------------------------
@@ -420,13 +415,14 @@ def _record_merge(args, kwargs, result):
 
 
 def _wrap_merge_graph_inputs(orig):
-    def _merge_graph_inputs(*args, **kwargs):
-        result = orig(*args, **kwargs)
-        if _hop_se_guard.on:
-            _hop_se_guard(_record_merge, args, kwargs, result)
-        return result
+    def before(*args, **kwargs):
+        return args, kwargs
 
-    return _merge_graph_inputs
+    def after(state, result, exc):
+        if exc is None and _hop_se_guard.on:
+            _hop_se_guard(_record_merge, state[0], state[1], result)
+
+    return _around(orig, before, after)  # noqa: F821
 
 
 # ---- 4. side effects refused inside a branch -------------------------------------
@@ -460,15 +456,14 @@ def _record_refused(se, item, exc):
 
 
 def _wrap_check_allowed(orig):
-    def check_allowed_side_effect(self, item, *args, **kwargs):
-        try:
-            return orig(self, item, *args, **kwargs)
-        except Exception as exc:
-            if _dropped_guard.on:
-                _dropped_guard(_record_refused, self, item, exc)
-            raise
+    def before(self, item, *args, **kwargs):
+        return self, item
 
-    return check_allowed_side_effect
+    def after(state, result, exc):
+        if isinstance(exc, Exception) and _dropped_guard.on:
+            _dropped_guard(_record_refused, state[0], state[1], exc)
+
+    return _around(orig, before, after)  # noqa: F821
 
 
 # ---- 5. side effects applied after the graph --------------------------------------
@@ -502,17 +497,18 @@ def _record_applied(se, entries):
 
 
 def _wrap_codegen_update_mutated(orig):
-    def codegen_update_mutated(self, cg, *args, **kwargs):
+    def before(self, cg, *args, **kwargs):
         final = bool(_arg(args, kwargs, 0, "log_side_effects"))
         entries = None
         if final and _applied_guard.on:
             entries = _applied_guard(_applied_candidates, self)
-        out = orig(self, cg, *args, **kwargs)
-        if entries and _applied_guard.on:
-            _applied_guard(_record_applied, self, entries)
-        return out
+        return (self, entries) if entries else None
 
-    return codegen_update_mutated
+    def after(state, out, exc):
+        if exc is None and _applied_guard.on:
+            _applied_guard(_record_applied, state[0], state[1])
+
+    return _around(orig, before, after)  # noqa: F821
 
 
 # ---- 6. a failed tracing attempt ---------------------------------------------------
@@ -526,12 +522,11 @@ def _stash_failed_attempt(og):
 
 
 def _wrap_output_graph_cleanup(orig):
-    def cleanup(self, *args, **kwargs):
+    def before(self, *args, **kwargs):
         if _dropped_guard.on and sys.exc_info()[0] is not None:  # noqa: F821
             _dropped_guard(_stash_failed_attempt, self)
-        return orig(self, *args, **kwargs)
 
-    return cleanup
+    return _around(orig, before)  # noqa: F821
 
 
 def _record_attempt_dropped(exc):
@@ -555,23 +550,23 @@ _ATTEMPT_STATE = ("spec_reported", "spec_branches", "spec_hops", "spec_failed")
 
 
 def _wrap_trace_frame(orig):
-    def trace_frame(*args, **kwargs):
+    def before(*args, **kwargs):
         outer = [getattr(_tls, name, None) for name in _ATTEMPT_STATE]  # noqa: F821
         _tls.spec_reported = set()  # noqa: F821
         _tls.spec_branches = []  # noqa: F821
         _tls.spec_hops = []  # noqa: F821
         _tls.spec_failed = None  # noqa: F821
+        return outer
+
+    def after(outer, result, exc):
         try:
-            return orig(*args, **kwargs)
-        except Exception as exc:
-            if _dropped_guard.on:
+            if isinstance(exc, Exception) and _dropped_guard.on:
                 _dropped_guard(_record_attempt_dropped, exc)
-            raise
         finally:
             for name, val in zip(_ATTEMPT_STATE, outer):
                 setattr(_tls, name, val)  # noqa: F821
 
-    return trace_frame
+    return _around(orig, before, after)  # noqa: F821
 
 
 # ---- installing -------------------------------------------------------------------

@@ -35,6 +35,7 @@
 #include "../schema/trace.h"
 #include "../replayer/sandbox.h"
 #include "adapter_py.h"
+#include "around.h"
 #include "capture_py.h"
 #include "default_dict.h"
 #include "dynamo_py.h"
@@ -555,7 +556,11 @@ static struct PyModuleDef dynrec_module = {
     PyModuleDef_HEAD_INIT, "_dynrec", "dynrec's recorder, built into the dynrec binary.", -1,
     dynrec_methods, NULL, NULL, NULL, NULL};
 
-static PyObject *init_dynrec_module(void) { return PyModule_Create(&dynrec_module); }
+static PyObject *init_dynrec_module(void) {
+    PyObject *mod = PyModule_Create(&dynrec_module);
+    if (mod && dr_around_add(mod) < 0) Py_CLEAR(mod);
+    return mod;
+}
 
 /* _dynrec.seeds = {"random": n, "numpy": m} and, under --rerun-of,
  * _dynrec.rerun = {"of": path, "config_start": json or None,

@@ -277,9 +277,14 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     "(SELECT x.code2_id, min(s.text) AS cid FROM events x JOIN strings s ON s.id = "        \
     "x.compile_id WHERE x.kind_id = (SELECT id FROM strings WHERE text = 'cache_entry') "  \
     "GROUP BY x.code2_id) e ON e.code2_id = fc.code_id "
+/* Library code: generated ("<string>"), installed, the standard library, and
+ * inductor's generated code in its cache directory (torch's default
+ * /tmp/torchinductor_<user>, or TORCHINDUCTOR_CACHE_DIR as recorded). */
 #define LIBRARY_CODE                                                                        \
     "(c.filename LIKE '<%%' OR c.filename LIKE '%%/site-packages/%%' OR "                   \
-    "c.filename LIKE '%%/lib/python3.%%')"
+    "c.filename LIKE '%%/lib/python3.%%' OR c.filename LIKE '%%/torchinductor_%%' OR "      \
+    "c.filename LIKE ifnull((SELECT value FROM meta WHERE key = "                            \
+    "'env.TORCHINDUCTOR_CACHE_DIR'), '<none>') || '/%%')"
     char sql[1024];
     snprintf(sql, sizeof sql, CODE_SQL "ORDER BY fc.calls + fc.resumes DESC, c.qualname LIMIT %d",
              top_lib);
