@@ -880,7 +880,8 @@ static const TableSpec table_specs[] = {
      NULL},
     {"value_nodes", 2, "capture node", "capture node kind_id type_id", "blob_id", NULL, "value",
      NULL, NULL, NULL},
-    {"event_counts", 2, "kind_id", "kind_id n", NULL, NULL, NULL, NULL, NULL, NULL},
+    /* optional: version-2 files of dynrec 0.3.0 have none (counted at open) */
+    {"event_counts", 0, "kind_id", "kind_id n", NULL, NULL, NULL, NULL, NULL, NULL},
     {"guard_fields", 3, "seq", "seq", "source_id location_id text_id masked_id", NULL, NULL,
      NULL, NULL, NULL},
     /* written by dynrec pack only */

@@ -262,6 +262,15 @@ Test(hostile_trace, old_traces_still_open) {
         E2eProc *p = dynrec((const char *[]){"show", data_file(names[i]), NULL});
         e2e_assert_exit(p, 0, names[i]);
     }
+    /* Version 2 as dynrec 0.3.0 wrote it: no event_counts table. */
+    char *v2 = e2e_fmt("%s/../tests/fuzz/corpus/trace/hot_loop.db", e2e_examples);
+    E2eProc *p = dynrec((const char *[]){"show", v2, NULL});
+    e2e_assert_exit(p, 0, "hot_loop.db (version 2, no event_counts)");
+    DrTrace *t = e2e_open(v2);
+    char *snap = e2e_path("snap.db");
+    DrError err = {0};
+    cr_assert_eq(dr_trace_snapshot(t, snap, &err), DR_OK, "%s", err.msg);
+    e2e_close(t);
 }
 
 Test(hostile_trace, snapshot_is_private_consistent_and_checked_again) {
