@@ -481,16 +481,21 @@ typedef struct {
     DrStrVec *env;
 } EnvCtx;
 
+/* Adds NAME=VALUE (kept in r's arena) to env. */
+static void push_env(Rerun *r, DrStrVec *env, const char *name, const char *value) {
+    DrBuf b = {0};
+    dr_buf_printf(&b, "%s=%s", name, value);
+    if (!b.failed) dr_vec_push(env, dr_arena_strdup(&r->arena, b.s));
+    dr_buf_free(&b);
+}
+
 static int env_row(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     EnvCtx *c = ud;
     if (n < 2 || !v[0] || !v[1] || !*v[0] || strchr(v[0], '=') || keep_callers(v[0]) ||
         !dr_run_is_recorded_env(v[0]))
         return 0;
-    DrBuf b = {0};
-    dr_buf_printf(&b, "%s=%s", v[0], v[1]);
-    if (!b.failed) dr_vec_push(c->env, dr_arena_strdup(&c->r->arena, b.s));
-    dr_buf_free(&b);
+    push_env(c->r, c->env, v[0], v[1]);
     return 0;
 }
 
@@ -567,10 +572,7 @@ static int replay_env_row(void *ud, int n, const char *const *names, const char 
         }
         return 0;
     }
-    DrBuf b = {0};
-    dr_buf_printf(&b, "%s=%s", v[0], v[1]);
-    if (!b.failed) dr_vec_push(c->env, dr_arena_strdup(&c->r->arena, b.s));
-    dr_buf_free(&b);
+    push_env(c->r, c->env, v[0], v[1]);
     return 0;
 }
 
