@@ -3,7 +3,7 @@
 # build in a sub-make that can ask the venv's Python for its flags.
 
 VENV    ?= .venv
-PY      := $(VENV)/bin/python
+PY      ?= $(VENV)/bin/python
 BUILD   ?= build
 CC      ?= cc
 
@@ -15,12 +15,15 @@ PY_LDFLAGS = $(shell $(PYCONFIG) --embed --ldflags 2>/dev/null) -Wl,-rpath,$(she
 WARN    := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
 SAN     :=
-ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -I$(BUILD) -DDR_DEFAULT_VENV='"$(abspath $(VENV))"'
+# The venv a `run` uses when VIRTUAL_ENV is unset; empty for `pip install`,
+# whose binary finds the environment it is installed in (recorder/run.c).
+DEFAULT_VENV ?= $(abspath $(VENV))
+ALL_CFLAGS = $(WARN) $(CFLAGS) $(SAN) -I$(BUILD) -DDR_DEFAULT_VENV='"$(DEFAULT_VENV)"'
 LIBS    := -lsqlite3 -lzstd -lseccomp -lpthread
 
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c schema/text.c schema/ident.c schema/sign.c \
                 schema/mask.c
-RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c recorder/around.c
+RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c recorder/around.c recorder/pycompat.c
 VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c viewer/report.c viewer/pack.c
 # The terminal viewer is the only user of ncurses: only dynrec links it.
 VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c

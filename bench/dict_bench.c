@@ -18,7 +18,7 @@
  *
  *   dict_bench $(find torch/_dynamo torch/fx -name '*.py' | sort | head -200)
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * Times dr_trace_open alone and dr_trace_open + dr_show (to /dev/null),
  * RUNS times each (default 5), and prints the medians.  `make bench` runs
  * it on the 1M-event trace writer_bench writes (bench/out/writer_bench_a.db). */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -8,7 +8,7 @@
  *   B. the trace writer alone (dr_trace_add_event in transactions of 10^4);
  * and the bytes per event of each resulting file.  Usage:
  *   writer_bench [N] [dir] */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -556,4 +556,4 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
     # tells what the frame was called with.
     _dynrec.values(no, [r for r in c.rows if r is not None])  # noqa: F821
     emit("capture", code=code, cid=cid, num=no, text=reason, data=data,  # noqa: F821
-         payload=payload, key="capture %s %s" % (cid, code.co_qualname))
+         payload=payload, key="capture %s %s" % (cid, _qualname(code)))

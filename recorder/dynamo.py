@@ -49,6 +49,7 @@ from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
 
 _event = _dynrec.event  # noqa: F821 -- this file runs in _dynrec's namespace
 _mask = _dynrec.mask  # noqa: F821
+_qualname = _dynrec.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
 _guard = _dynrec.guard  # noqa: F821
 _now = _dynrec.now_ns  # noqa: F821
 _tls = threading.local()
@@ -166,7 +167,7 @@ def frame_display(code, f_locals, closure):
             target = None
     if target is None and isinstance(f_locals, dict):
         target = f_locals.get("fn", f_locals.get("self"))
-    what = _callable_name(target) if target is not None else code.co_qualname
+    what = _callable_name(target) if target is not None else _qualname(code)
     f = sys._getframe(1)
     while f is not None and is_library(f.f_code.co_filename):
         f = f.f_back
@@ -260,7 +261,7 @@ def _record_callback(code, before, result, exc, t0, pending):
     if skip:
         data["skip_reason"] = skip
     emit("callback", code=code, num=before, text=skip, data=data,
-         key="callback %s %s %s" % (code.co_qualname, outcome, mask(skip or "")))
+         key="callback %s %s %s" % (_qualname(code), outcome, mask(skip or "")))
     # Errors seen inside the compile: suppressed unless one escaped here (as
     # itself, or as the cause of what escaped; else the last one did).
     raised = None
@@ -349,7 +350,7 @@ def _record_compile(code, cid, cache_entries, result, exc, t0):
         data["user_location"] = where
     emit("compile", code=code, cid=cid, num=graphs, text=reason, data=data,
          key="compile %s %s %s graphs=%d recompile=%d attempts=%d" % (
-             cid, code.co_qualname, outcome, graphs, recompile, data["attempts"]))
+             cid, _qualname(code), outcome, graphs, recompile, data["attempts"]))
     config_changes(cid)
 
 

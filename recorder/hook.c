@@ -12,9 +12,13 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#if PY_VERSION_HEX < 0x030B0000
+#include <frameobject.h>
+#else
 #define Py_BUILD_CORE
 #include <internal/pycore_frame.h>
 #undef Py_BUILD_CORE
+#endif
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,8 +27,31 @@
 
 #include "hook.h"
 
-#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030D0000
-#error "dynrec's frame hook supports CPython 3.11 and 3.12"
+#if PY_VERSION_HEX < 0x030A0000 || PY_VERSION_HEX >= 0x030E0000
+#error "dynrec's frame hook supports CPython 3.10 to 3.13 (see DESIGN.md, hook points)"
+#endif
+
+/* What the frame function is given, its code object, and whether the
+ * evaluation starts the frame (a call) or continues it (a generator or
+ * coroutine resumed).  Each version's own frame initialisation says what a
+ * fresh frame looks like:
+ *   3.10  PyFrameObject, f_code, f_lasti == -1          (frameobject.c)
+ *   3.11  _PyInterpreterFrame, f_code, prev_instr == code - 1   (pycore_frame.h)
+ *   3.12  as 3.11
+ *   3.13  _PyInterpreterFrame, f_executable (a code object, or None for a
+ *         shim frame, which is passed on uncounted), instr_ptr == code */
+#if PY_VERSION_HEX < 0x030B0000
+typedef PyFrameObject DrFrame;
+#define DR_FRAME_CODE(f) ((f)->f_code)
+#define DR_FRAME_IS_CALL(f, co) ((f)->f_lasti < 0)
+#elif PY_VERSION_HEX < 0x030D0000
+typedef _PyInterpreterFrame DrFrame;
+#define DR_FRAME_CODE(f) ((f)->f_code)
+#define DR_FRAME_IS_CALL(f, co) ((f)->prev_instr == _PyCode_CODE(co) - 1)
+#else
+typedef _PyInterpreterFrame DrFrame;
+#define DR_FRAME_CODE(f) (PyCode_Check((f)->f_executable) ? (PyCodeObject *)(f)->f_executable : NULL)
+#define DR_FRAME_IS_CALL(f, co) ((f)->instr_ptr == _PyCode_CODE(co))
 #endif
 
 typedef struct {
@@ -138,7 +165,11 @@ static Slot *insert(PyCodeObject *co) {
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
     char *fn = utf8_copy(co->co_filename);
+#if PY_VERSION_HEX >= 0x030B0000
     char *qn = utf8_copy(co->co_qualname);
+#else
+    char *qn = utf8_copy(co->co_name); /* 3.10 code objects carry no qualname */
+#endif
     Slot *s = NULL;
     pthread_mutex_lock(&H.lock);
     if (!fn || !qn) goto fail;
@@ -171,9 +202,9 @@ fail:
     return NULL;
 }
 
-static PyObject *dr_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
-    if (__builtin_expect(H.counting, 1)) {
-        PyCodeObject *co = f->f_code;
+static PyObject *dr_eval_frame(PyThreadState *ts, DrFrame *f, int throwflag) {
+    PyCodeObject *co;
+    if (__builtin_expect(H.counting, 1) && (co = DR_FRAME_CODE(f)) != NULL) {
         size_t j = slot_of(co, H.mask);
         Slot *s;
         for (;;) {
@@ -187,7 +218,7 @@ static PyObject *dr_eval_frame(PyThreadState *ts, _PyInterpreterFrame *f, int th
         }
         if (s) {
             _Atomic uint64_t *c =
-                f->prev_instr == _PyCode_CODE(co) - 1 ? &s->calls : &s->resumes;
+                DR_FRAME_IS_CALL(f, co) ? &s->calls : &s->resumes;
             atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
                                   memory_order_relaxed);
         }

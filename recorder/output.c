@@ -10,7 +10,7 @@
  * signal handler such as faulthandler's) is not kept and the output is
  * marked incomplete.  Children the program starts write with their own
  * copies of the library and are not kept. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "output.h"
 
 #include <dlfcn.h>

@@ -12,7 +12,7 @@
  * an uncaught KeyboardInterrupt makes CPython kill itself with SIGINT after
  * finalizing, a Py_AtExit callback closes it first.  SIGTERM is handled by
  * the writer thread (writer.c). */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -43,15 +43,13 @@
 #include "hook.h"
 #include "output.h"
 #include "replay_py.h"
+#include "pycompat.h"
 #include "writer.h"
 
 #ifndef DR_DEFAULT_VENV
 #define DR_DEFAULT_VENV ""
 #endif
 
-/* Set by CPython when the script died of an uncaught KeyboardInterrupt;
- * Py_RunMain then re-raises SIGINT after finalizing. */
-extern int _Py_UnhandledKeyboardInterrupt;
 
 static struct {
     DrRecorder *rec;
@@ -529,6 +527,24 @@ PyObject *dr_run_py_safe(PyObject *self, PyObject *text) {
     return res;
 }
 
+PyDoc_STRVAR(qualname_doc, "qualname(code): a code object's qualified name (its plain name on 3.10).");
+/* The one name a code object goes by in a trace, on every Python: 3.10's
+ * code objects have no co_qualname, and Dynamo names them by co_name.
+ * Ownership: code is borrowed; returns a new reference, or NULL with
+ * TypeError for what is not a code object. */
+PyObject *dr_run_py_qualname(PyObject *self, PyObject *code) {
+    (void)self;
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "qualname(code) takes a code object");
+        return NULL;
+    }
+#if PY_VERSION_HEX >= 0x030B0000
+    return Py_NewRef(((PyCodeObject *)code)->co_qualname);
+#else
+    return Py_NewRef(((PyCodeObject *)code)->co_name);
+#endif
+}
+
 PyDoc_STRVAR(installed_doc, "hook_installed(): whether dynrec's frame hook is installed now.");
 static PyObject *m_hook_installed(PyObject *self, PyObject *noargs) {
     (void)self;
@@ -550,6 +566,7 @@ static PyMethodDef dynrec_methods[] = {
     {"hook_installed", m_hook_installed, METH_NOARGS, installed_doc},
     {"mask", (PyCFunction)(void (*)(void))m_mask, METH_FASTCALL, mask_doc},
     {"safe", dr_run_py_safe, METH_O, safe_doc},
+    {"qualname", dr_run_py_qualname, METH_O, qualname_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef dynrec_module = {
@@ -670,7 +687,7 @@ static void finish_recording(int status, int sig) {
 }
 
 static void at_python_exit(void) {
-    if (_Py_UnhandledKeyboardInterrupt) finish_recording(128 + SIGINT, SIGINT);
+    if (dr_py_unhandled_keyboard_interrupt()) finish_recording(128 + SIGINT, SIGINT);
 }
 
 /* SystemExit ends the process inside Py_RunMain (Py_Exit calls exit), so
@@ -822,17 +839,46 @@ static char *default_trace_path(const char *target) {
     return NULL;
 }
 
+/* The environment a pip-installed binary lives in: for
+ * PREFIX/lib/pythonX.Y/site-packages/dynrec/_bin/dynrec, a malloc'd PREFIX
+ * when PREFIX/bin/python is there (a venv, or a Python's own prefix);
+ * NULL for a binary anywhere else (the Makefile's build/dynrec). */
+static char *installed_prefix(void) {
+    char *exe = realpath("/proc/self/exe", NULL);
+    if (!exe) return NULL;
+    static const char tail[] = "/site-packages/dynrec/_bin/dynrec";
+    size_t n = strlen(exe), nt = sizeof tail - 1;
+    char *lib = NULL;
+    if (n > nt && strcmp(exe + n - nt, tail) == 0) {
+        exe[n - nt] = 0; /* PREFIX/lib/pythonX.Y */
+        char *slash = strrchr(exe, '/');
+        if (slash && strncmp(slash, "/python", 7) == 0 && slash - exe >= 4 &&
+            strncmp(slash - 4, "/lib", 4) == 0) {
+            slash[-4] = 0;
+            lib = exe;
+        }
+    }
+    if (!lib) free(exe);
+    return lib;
+}
+
 /* The python whose environment the script runs in: $VIRTUAL_ENV, else the
- * venv dynrec was built for, else the interpreter it links. */
+ * environment a pip-installed dynrec is installed in, else the venv dynrec
+ * was built for, else the interpreter it links. */
 char *dr_run_choose_python(void) {
-    const char *venvs[] = {getenv("VIRTUAL_ENV"), DR_DEFAULT_VENV};
-    for (size_t i = 0; i < 2; i++) {
+    char *prefix = installed_prefix();
+    const char *venvs[] = {getenv("VIRTUAL_ENV"), prefix, DR_DEFAULT_VENV};
+    for (size_t i = 0; i < 3; i++) {
         if (!venvs[i] || !*venvs[i]) continue;
         char *p = NULL;
-        if (asprintf(&p, "%s/bin/python", venvs[i]) < 0) return NULL;
-        if (access(p, X_OK) == 0) return p;
+        if (asprintf(&p, "%s/bin/python", venvs[i]) < 0) break;
+        if (access(p, X_OK) == 0) {
+            free(prefix);
+            return p;
+        }
         free(p);
     }
+    free(prefix);
     return NULL;
 }
 

@@ -47,6 +47,8 @@ const char *dr_run_python_version(void);
  * function, in _dynrec and in repro's _dynrec_repro.  Ownership: returns a
  * new reference, or NULL with an exception set (TypeError, MemoryError). */
 PyObject *dr_run_py_safe(PyObject *self, PyObject *text);
+/* qualname(code) for the same two modules: co_qualname, or co_name on 3.10. */
+PyObject *dr_run_py_qualname(PyObject *self, PyObject *code);
 #endif
 
 #endif

@@ -6,7 +6,7 @@
  * (commands from the runner and the SIGTERM handler, which may only write(2))
  * or every DR_FLUSH_MS.  A write error stops all further writing; it is kept
  * and reported once by dr_rec_finish, and the user's program goes on. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "writer.h"
 
 #include <errno.h>

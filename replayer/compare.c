@@ -5,7 +5,7 @@
  * Each difference becomes one divergence with a rank (the compile's place
  * in its trace's order) so that the report can name the first one; the
  * rules are written down once in replayer/COMPARE.md. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "compare.h"
 
 #include <stdarg.h>

@@ -6,7 +6,7 @@
  * equality.  The rules for what is masked and how frames and compiles are
  * matched are in replayer/COMPARE.md; the masking is schema/mask.c's, the
  * matching this file's and compare.c's alone. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "model.h"
 
 #include "../schema/ident.h"

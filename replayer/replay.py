@@ -44,6 +44,7 @@ import _dynrec
 
 _R = _dynrec.replay  # set by the runner
 _query = _dynrec.source_query  # noqa: F821
+_qualname = _dynrec.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
 _blob = _dynrec.source_blob  # noqa: F821
 _TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
 # Inside the replay sandbox (bubblewrap + seccomp: no exec, no network, the
@@ -287,7 +288,7 @@ class _Sources:
         stack = [code]
         while stack:
             c = stack.pop()
-            self.codes.setdefault((c.co_filename, c.co_qualname, c.co_firstlineno), c)
+            self.codes.setdefault((c.co_filename, _qualname(c), c.co_firstlineno), c)
             stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
 
     def fill(self, module, path):
@@ -1306,7 +1307,7 @@ def _find_code(cap, frame, sources, modules):
             codes = [getattr(v, "__code__", None)] + [
                 getattr(c, "cell_contents", None) for c in (getattr(v, "__closure__", None) or ())]
             for c in codes:
-                if isinstance(c, types.CodeType) and c.co_qualname == cap["qualname"] and (
+                if isinstance(c, types.CodeType) and _qualname(c) == cap["qualname"] and (
                         c.co_firstlineno == cap["line"]):
                     found = c
         if found is not None:
@@ -1325,7 +1326,7 @@ def _find_code(cap, frame, sources, modules):
         for v in list(vars(mod).values()):
             for f in [v] + (list(vars(v).values()) if isinstance(v, type) else []):
                 c = getattr(getattr(f, "__func__", f), "__code__", None)
-                if c is not None and (c.co_filename, c.co_qualname, c.co_firstlineno) == key:
+                if c is not None and (c.co_filename, _qualname(c), c.co_firstlineno) == key:
                     return c
     return _unmarshal(cap["blob"], "%s (%s:%d)" % (cap["qualname"], cap["filename"], cap["line"]))
 

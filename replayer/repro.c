@@ -8,7 +8,7 @@
  * functions of the built-in module _dynrec_repro below.  The trace is
  * opened read-only by schema/trace.c, which checks it is a trace first: a
  * junk file is refused naming it, before Python starts. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -101,6 +101,7 @@ static PyMethodDef repro_methods[] = {
     {"blob", (PyCFunction)(void (*)(void))m_blob, METH_FASTCALL,
      "blob(id, max_len): a blob of the trace, decoded; OSError when bad or too long"},
     {"safe", dr_run_py_safe, METH_O, "safe(text): text made safe to print on a terminal"},
+    {"qualname", dr_run_py_qualname, METH_O, "qualname(code): co_qualname, or co_name on 3.10"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef repro_module = {

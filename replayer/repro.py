@@ -14,6 +14,8 @@ import pprint
 import textwrap
 import types
 
+_qualname = _dynrec_repro.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
+
 # Modules of plain data a script may name besides torch and the recorded
 # program's (a class or enum of theirs as a value; collections and typing
 # for the factories definitions.py admits).
@@ -136,7 +138,7 @@ class Source:
         stack = [compile(text, path, "exec", dont_inherit=True)]
         while stack:
             c = stack.pop()
-            self.codes.setdefault((c.co_qualname, c.co_firstlineno), c)
+            self.codes.setdefault((_qualname(c), c.co_firstlineno), c)
             stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
 
     def _walk(self, body, prefix, outer):

@@ -15,7 +15,7 @@
  * recorded cwd and the script; a stored name with a ".." component is
  * refused, and files outside that directory are left out.  That executes
  * code that came in a file, so it needs --trust. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "rerun.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
  * The child loads the filter itself: bwrap loads a --seccomp program just
  * before it execs the command, so a filter denying execve would deny the
  * child too. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "sandbox.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* util.c -- the replayer's small containers (see util.h). */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "util.h"
 
 #include <stdarg.h>

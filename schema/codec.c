@@ -10,7 +10,7 @@
  * bytes, and a dictionary blob is only decoded with the dictionary whose id
  * it names.  Every libzstd call is checked; nothing here prints or exits, and
  * no state is shared between calls, so threads may use one DrDict at once. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "codec.h"
 
 #include <stdlib.h>

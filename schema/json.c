@@ -4,7 +4,7 @@
  * what JSON requires, C1 controls, bidi controls and U+2028/2029 are
  * written as \uXXXX (dr_text_is_hidden, text.c), so a reader gets the same
  * string and a terminal no control. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "json.h"
 
 #include <stdlib.h>

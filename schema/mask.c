@@ -17,7 +17,7 @@
  * whole, so "s15" or "x2" never has its digits taken for a number.
  * Masking a masked text changes nothing (tests/test_mask.c checks it on
  * every row; only contrived joins such as "pid:1.py/a.py" break it). */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "mask.h"
 
 #include <ctype.h>

@@ -1,6 +1,6 @@
 /* sign.c -- the trace signature (sign.h): SHA-256, HMAC, the per-user key
  * and the digest of what a trace would make dynrec execute. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "sign.h"
 
 #include <errno.h>

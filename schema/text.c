@@ -6,7 +6,7 @@
  * sql, rerun).  Widths come from wcwidth in the caller's locale; a process
  * that never chose a UTF-8 locale (the CLI commands) gets C.UTF-8's, so a
  * printable accented name passes there too instead of being escaped. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "text.h"
 
 #include <locale.h>

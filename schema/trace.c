@@ -8,7 +8,7 @@
  * sees it, opens it read-only with the defensive flags on, runs
  * quick_check, and checks blob lengths before decoding.  The DDL and its
  * version history live in DDL_V1 below and in schema/SCHEMA.md. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "trace.h"
 
 #include <errno.h>

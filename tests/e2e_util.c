@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* e2e_util.c -- what the end-to-end tests share: children, files, traces.
  *
  * The end-to-end test files (test_e2e.c, test_dynamo.c) run the real dynrec

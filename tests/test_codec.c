@@ -8,7 +8,7 @@
  * the wrong size.  Run it under -fsanitize=address,undefined as well: a
  * decoder that allocated a declared 1 PiB, or read past a truncated frame,
  * aborts there. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_compare.c -- end-to-end tests of `dynrec diff` and `dynrec rerun`.
  *
  * Real torch, the real binary: each example is recorded twice, in two

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_dynamo.c -- end-to-end tests of what dynrec records about Dynamo.
  *
  * Each test records one script of examples/ with `dynrec run`, runs it under

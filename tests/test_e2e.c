@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_e2e.c -- end-to-end tests: the real dynrec binary on real scripts.
  *
  * Each test gets a fresh mkdtemp directory, copies the scripts it needs

@@ -9,7 +9,7 @@
  * must refuse such a file with exit 65 and a message naming it, quickly
  * (replay and repro before Python starts), and never hang or write a giant
  * file.  The in-process tests use the public API of trace.h. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>

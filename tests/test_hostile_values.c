@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_hostile_values.c -- traces edited to attack `dynrec replay` and
  * `dynrec repro` through what a value tree or a capture may name.
  *

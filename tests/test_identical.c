@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_identical.c -- recording never changes the program: what a user sees
  * under `dynrec run` (stdout, stderr, tracebacks, exit status) is what plain
  * python shows, where the two used to differ.

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_identity.c -- end-to-end tests of compile identity and masking: "the
  * same decision" across torch._dynamo.reset(), object ids and addresses.
  *

@@ -5,7 +5,7 @@
  * as it is; every row is also checked to be a fixed point (masking a
  * masked text changes nothing: the readers mask the recorder's keys
  * again). */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_pack.c -- `dynrec pack`: a trace made into a bug-report attachment.
  *
  * A real program is recorded from a home directory with a token in a

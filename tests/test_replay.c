@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_replay.c -- end-to-end tests of `dynrec replay`.
  *
  * Real torch, the real binary: each example and each scenario script under

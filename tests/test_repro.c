@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_repro.c -- end-to-end tests of `dynrec repro`.
  *
  * Real torch, the real binary: an example (or a scenario script of

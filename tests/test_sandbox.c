@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_sandbox.c -- `dynrec replay` of a trace whose stored definitions
  * are hostile, confined by bubblewrap and seccomp (replayer/sandbox.c).
  *

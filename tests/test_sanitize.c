@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_sanitize.c -- the one terminal sanitizer (schema/text.c) and every
  * command that prints trace text through it.
  *

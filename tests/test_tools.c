@@ -1,4 +1,4 @@
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 /* test_tools.c -- the readers that hand a trace to other tools: `dynrec sql`
  * and its SQLite extension, `dynrec export` (Perfetto, TORCH_TRACE) and
  * `dynrec report` (Markdown).

@@ -6,7 +6,7 @@
  * The bad-file tests check both the status code and that the message names
  * the file, since that message is what the user sees.  Each test works in its
  * own mkdtemp directory, removed by the fixture. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>

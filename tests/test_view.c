@@ -6,7 +6,7 @@
  * The pane runs `dynrec view ...; echo "view exited $?"; sleep`, so that a
  * test sees the exit status and what the terminal shows after the viewer
  * left.  Tests skip, saying why, only when tmux is not installed. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

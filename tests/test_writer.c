@@ -7,7 +7,7 @@
  * hook (hook.c needs Python).  What landed is read back through the public
  * reader API and the v_* views.  Waits are bounded polls, or one sleep of a
  * few flush periods where the point is that no one asked for a flush. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <limits.h>

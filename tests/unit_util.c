@@ -1,5 +1,5 @@
 /* unit_util.c -- query helpers for the unit tests (see unit_util.h). */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "unit_util.h"
 
 #include <criterion/criterion.h>

@@ -4,13 +4,15 @@
 # Debian packages (compiler, SQLite, zstd, Criterion; ncurses and tmux for
 # the viewer and its tests) with apt-get, and a project virtualenv (.venv)
 # holding torch==2.13.0, the CPU build.  Prints nothing when everything is
-# already there.
+# already there.  `setup.sh --packages` installs the Debian packages only
+# (what `pip install .` needs).  tools/compat.sh calls it with VENV, PYTHON, TORCH_VERSION
+# and NUMPY_VERSION set, for each venv of its matrix.
 set -eu
 cd "$(dirname "$0")/.."
 
 VENV=${VENV:-.venv}
-TORCH_VERSION=2.13.0
-NUMPY_VERSION=2.4.6
+TORCH_VERSION=${TORCH_VERSION:-2.13.0}
+NUMPY_VERSION=${NUMPY_VERSION:-2.4.6}
 TLPARSE_VERSION=0.4.3
 PYTEST_VERSION=9.2.0
 EXPECTTEST_VERSION=0.3.0
@@ -39,14 +41,21 @@ if [ -n "$need" ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need >/dev/null
 fi
 
+# --packages: the system packages only (what `pip install .` needs to build).
+[ "${1:-}" = "--packages" ] && exit 0
+
 if [ ! -x "$VENV/bin/python" ]; then
     echo "setup: creating the virtualenv $VENV" >&2
     "$PYTHON" -m venv "$VENV"
 fi
-# Always pinned: an unpinned torch pulls a multi-GB CUDA build.
+# Always pinned: an unpinned torch pulls a multi-GB CUDA build.  Where pip
+# is capped at the releases on this disk (/etc/xdg/pip), a newer pinned
+# release is asked for with the cap lifted for this one install.
 if ! "$VENV/bin/python" -c "import torch, numpy, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION')" >/dev/null 2>&1; then
-    echo "setup: installing torch==$TORCH_VERSION (CPU) into $VENV" >&2
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    echo "setup: installing torch==$TORCH_VERSION into $VENV" >&2
+    cap=""
+    case "$TORCH_VERSION" in 2.1[3-4].*) ;; *) cap="/dev/null" ;; esac
+    ${cap:+env PIP_CONSTRAINT=$cap} "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
         "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION" >&2
 fi
 # Test-only: tlparse reads the TORCH_TRACE logs that `dynrec export` writes.

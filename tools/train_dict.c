@@ -6,7 +6,7 @@
  * workloads: structured-trace payloads, FX graph code, guard trees, sources)
  * and writes a 16 KiB dictionary trained on them.  tools/train_dict.sh makes
  * those traces and runs this; the result is schema/default.dict. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -22,7 +22,7 @@
  * recorded: "dynrec_export.py:SEQ" stands in (SEQ the event's seq).
  * Everything from the trace is untrusted: metadata that is not one JSON
  * object on one line is left out and counted. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "export.h"
 
 #include <errno.h>

@@ -10,7 +10,7 @@
  * are decoded and re-encoded with the trace's own dictionary; a payload
  * that cannot be decoded, or binary data (marshalled code, tensor data)
  * holding a redacted string, is replaced by a short note saying so. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "pack.h"
 
 #include <ctype.h>

@@ -15,7 +15,7 @@
  * characters and invalid UTF-8 shown escaped), as a report is read on a
  * terminal as often as pasted.  Long lists are cut with a line saying how to see the rest
  * (`dynrec show`, `dynrec sql`). */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "report.h"
 
 #include <stdarg.h>

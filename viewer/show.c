@@ -4,7 +4,7 @@
  * dr_text_safe / dr_safe (schema/text.c), which escape control characters,
  * bidi controls and invalid UTF-8 so a hostile trace cannot drive the
  * terminal, and JSON output through dr_json_string. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "show.h"
 
 #include <signal.h>

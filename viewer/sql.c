@@ -11,7 +11,7 @@
  * on stdout.  Text from the trace is untrusted: on a terminal, and in
  * aligned columns anywhere, it goes through the shared sanitizer
  * (dr_text_safe, schema/text.c); only a pipe gets the exact text. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "sql.h"
 
 #include <math.h>

@@ -14,7 +14,7 @@
  * naming the blob, nothing is allocated for it), and the zstd dictionary is
  * read once per connection from main.dicts.  A missing blob id is an error,
  * a NULL id gives NULL. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #ifdef DR_SQLITE_EXTENSION
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1

@@ -9,7 +9,7 @@
  * id, no view that scans the whole trace per row) and its columns; only
  * the rows around the cursor are held.  Every string from the trace is
  * sanitised (dr_safe, schema/text.c) before it is put in the buffer. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include "view.h"
 
 #include <curses.h>

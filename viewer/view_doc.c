@@ -8,7 +8,7 @@
  * guard that failed and where it came from in the user's code (with the
  * source stored in the trace), the guarded value across the frame's
  * compiles, and a hint from one table of known patterns. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * else escaped (^[ for ESC, \xff for a byte that is not UTF-8, \u202e for
  * a bidi override); outside a UTF-8 locale it passes ASCII only.  A
  * document holds sanitised lines only. */
-#define _GNU_SOURCE
+#define _GNU_SOURCE 1
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
