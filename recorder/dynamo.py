@@ -27,6 +27,7 @@ Events (kind: what, the view that reads it):
   reset         torch._dynamo.reset(): a new epoch of compile ids begins
 """
 
+import hashlib
 import json
 import linecache
 import logging
@@ -673,10 +674,37 @@ class TraceHandler(logging.Handler):
     def __init__(self):
         super().__init__(logging.DEBUG)
         self.on = True
+        self.version = None  # None: not yet; True: the torch_version artifact is in
 
     def emit(self, record):
         if not self.on:
             return
+        self._record(record)
+        if self.version is None:
+            self._torch_version()
+            self.version = True
+
+    def _torch_version(self):
+        """TORCH_TRACE's file holds, after its first record, the
+        torch_version artifact its handler logs (torch/_logging/_internal.py,
+        _log_torch_version): the same record, for this trace only."""
+        try:
+            internal = sys.modules.get("torch._logging._internal")
+            if internal is None or not hasattr(internal, "_log_torch_version"):
+                return  # a torch that logs none
+            from torch._environment import is_fbcode
+            from torch._utils_internal import get_torch_source_version
+
+            payload = json.dumps({"pytorch_version": torch.__version__,
+                                  "commit": get_torch_source_version(),
+                                  "oss": not is_fbcode()}, indent=0)
+            md = {"artifact": {"name": "torch_version", "encoding": "json"},
+                  "has_payload": hashlib.md5(payload.encode("utf-8"), usedforsecurity=False).hexdigest()}
+            self._record(types.SimpleNamespace(metadata=md, payload=payload))
+        except Exception as exc:
+            record_error("structured trace: torch_version", exc)
+
+    def _record(self, record):
         try:
             md = getattr(record, "metadata", None)
             if not isinstance(md, dict) or not md:
@@ -684,6 +712,9 @@ class TraceHandler(logging.Handler):
             payload = getattr(record, "payload", None)
             name = next(iter(md))
             body = md[name]
+            if (self.version and name == "artifact" and isinstance(body, dict)
+                    and body.get("name") == "torch_version"):
+                return  # TORCH_TRACE's own handler logging it too: in already
             if name == "str" and isinstance(body, (list, tuple)) and len(body) == 2:
                 # Dynamo interns every file name of its user stacks: the
                 # files it traced, inlined functions' included.
@@ -727,7 +758,17 @@ def attach_trace_handler():
     if _trace_handler not in log.handlers:
         log.setLevel(logging.DEBUG)
         log.propagate = False
-        log.addHandler(_trace_handler)
+        # First in the list: torch's LazyTraceHandler removes itself from
+        # the list while the first record is handed round when TORCH_TRACE is
+        # unset, and a handler after it misses that record (the "dynamo"
+        # begin event of the first compile).
+        # logging's module lock, which addHandler takes (3.10 to 3.13).
+        lock = getattr(logging, "_lock", None)
+        if lock is None:
+            log.addHandler(_trace_handler)
+        else:
+            with lock:
+                log.handlers.insert(0, _trace_handler)
 
 
 def _wrap_guard_code(orig):

@@ -488,6 +488,50 @@ Test(tools, export_torch_trace_reads_in_tlparse_like_the_real_log) {
     }
 }
 
+/* A plain python run logged by TORCH_TRACE, and a dynrec recording of the
+ * same script without it, exported: the same record kinds, as many of each
+ * (the torch_version artifact and the first compile's "dynamo" begin event
+ * included), the first records in the same order.  The recording is made
+ * as users make it, TORCH_TRACE unset, where torch's own trace handler
+ * removes itself at the first record. */
+Test(tools, export_torch_trace_has_the_records_of_a_plain_torch_trace_run) {
+    const char *scripts[] = {"graph_breaks.py", "shape_recompiles.py"};
+    for (int i = 0; i < 2; i++) {
+        char *real = e2e_path(e2e_fmt("plain%d", i));
+        char *trace = e2e_fmt("t%d.db", i);
+        unsetenv("TORCH_TRACE");
+        record(scripts[i], trace, 0);
+        char *ours = e2e_path(e2e_fmt("ours%d", i));
+        E2eProc *p = dynrec((const char *[]){"export", "--format", "torch-trace", "-o", ours,
+                                             trace, NULL});
+        e2e_assert_exit(p, 0, "export --format torch-trace");
+        char *got = python(
+            "import collections, json, os, subprocess, sys\n"
+            "script, real, ours = sys.argv[1:4]\n"
+            "env = dict(os.environ, TORCH_TRACE=real)\n"
+            "r = subprocess.run([sys.executable, script], env=env, capture_output=True)\n"
+            "assert r.returncode == 0, r.stderr[-2000:]\n"
+            "def kinds(d):\n"
+            "    (f,) = os.listdir(d)\n"
+            "    out = []\n"
+            "    for line in open(os.path.join(d, f)):\n"
+            "        if line.startswith('\\t') or '] {' not in line: continue\n"
+            "        md = json.loads(line.split('] ', 1)[1])\n"
+            "        k = next(iter(md))\n"
+            "        if k == 'artifact': k += ':' + md[k]['name']\n"
+            "        out.append(k)\n"
+            "    return out\n"
+            "a, b = kinds(real), kinds(ours)\n"
+            "assert 'artifact:torch_version' in a, a[:5]\n"
+            "assert collections.Counter(a) == collections.Counter(b), "
+            "(collections.Counter(a) - collections.Counter(b), collections.Counter(b) - collections.Counter(a))\n"
+            "assert a[:6] == b[:6], (a[:6], b[:6])\n"
+            "print(len(a))\n",
+            (const char *[]){e2e_path(scripts[i]), real, ours, NULL});
+        cr_assert_gt(atoi(got), 20, "%s: %s records", scripts[i], got);
+    }
+}
+
 /* ---- report ---------------------------------------------------------------- */
 
 /* Occurrences of needle in hay. */
