@@ -680,7 +680,10 @@ static void finish_recording(int status, int sig) {
     store_output(rec);
     DrError err = {0};
     const char *path = R.opts->trace_path;
-    if (dr_rec_finish(rec, status, sig, &err) != DR_OK)
+    int rc = dr_rec_finish(rec, status, sig, &err);
+    if (rc == DR_ERR_WAL_KEPT)
+        fprintf(stderr, "dynrec: %s\n", err.msg);
+    else if (rc != DR_OK)
         fprintf(stderr, "dynrec: the trace %s is incomplete: %s\n", path, err.msg);
     else if (!R.opts->quiet)
         fprintf(stderr, "dynrec: trace written to %s\n", path);

@@ -499,8 +499,10 @@ static void close_trace(DrRecorder *r, int exit_status, int exit_signal) {
         else
             dr_trace_rollback(r->trace);
     }
-    if (dr_trace_close(r->trace, !r->failed, &e) != DR_OK) fail(r, &e);
+    /* The space held back goes to the close: folding the WAL into the
+     * file is the last write, and the one that grows the file most. */
     release_reserve(r);
+    if (dr_trace_close(r->trace, !r->failed, &e) != DR_OK) fail(r, &e);
     r->trace = NULL;
     atomic_store(&r->state, ST_CLOSED);
 }

@@ -29,6 +29,7 @@ const char *dr_strerror(int code) {
     case DR_ERR_BLOB: return "corrupt blob";
     case DR_ERR_SQL: return "sqlite error";
     case DR_ERR_FULL: return "disk full";
+    case DR_ERR_WAL_KEPT: return "complete, last pages in the -wal file";
     }
     return "unknown error";
 }

@@ -18,6 +18,7 @@ typedef enum {
     DR_ERR_BLOB,       /* one blob is corrupt or oversized (that item only) */
     DR_ERR_SQL,        /* any other SQLite failure */
     DR_ERR_FULL,       /* the disk (or the file system's quota) is full */
+    DR_ERR_WAL_KEPT,   /* closed complete, but its last pages stay in PATH-wal */
     /* Adding a code: update dr_strerror in error.c. */
 } DrStatus;
 

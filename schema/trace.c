@@ -673,7 +673,18 @@ int dr_trace_close(DrTrace *t, int complete, DrError *err) {
             }
             /* No fsync: the run is over and waiting for the disk would only
              * delay the user's shell; the OS writes the pages out. */
-            rc = exec(t, "PRAGMA synchronous=OFF; PRAGMA journal_mode=DELETE", err);
+            DrError ce = {0};
+            rc = exec(t, "PRAGMA synchronous=OFF; PRAGMA journal_mode=DELETE", &ce);
+            /* Everything is committed (to the WAL) by now: a disk that fills
+             * while the WAL is folded in leaves a complete trace in two
+             * files, which SQLite (every reader) opens as one. */
+            if (complete && (rc == DR_ERR_FULL || rc == DR_ERR_IO))
+                rc = dr_error(err, DR_ERR_WAL_KEPT,
+                              "%s is complete, but the disk filled as it was closed: its last "
+                              "pages are in %s-wal; keep both files together (every reader "
+                              "opens them as one)", t->path, t->path);
+            else if (rc != DR_OK && err)
+                *err = ce;
         }
     }
     dr_trace_free(t);

@@ -603,6 +603,76 @@ Test(e2e, full_disk_keeps_a_readable_trace) {
     assert_stopped_readable("t.db");
 }
 
+/* The disk fills at the very end, while the trace is closed: with the
+ * last commit in the WAL and no room to fold it into the file, the trace is
+ * complete in two files.  stderr and show say the same thing, whichever of
+ * the outcomes a given amount of free space gives; among the amounts tried,
+ * one leaves the last pages in t.db-wal (the WAL is a few MB, the space
+ * left a few hundred KB), and the copied pair reads whole. */
+Test(e2e, disk_full_at_close_leaves_a_complete_trace_and_says_where) {
+    if (geteuid() != 0) {
+        printf("e2e.disk_full_at_close: skipped: mounting a tmpfs needs root\n");
+        return;
+    }
+    e2e_copy_script("fill_disk_at_exit.py");
+    char *mnt = e2e_path("small");
+    cr_assert_eq(mkdir(mnt, 0755), 0);
+    const char *leaves[] = {"131072", "196608", "262144", "393216"};
+    int kept = 0;
+    for (size_t i = 0; i < 4 && !kept; i++) {
+        E2eProc *m = e2e_run_in((const char *[]){"/bin/mount", "-t", "tmpfs", "-o", "size=8m",
+                                                 "tmpfs", mnt, NULL}, NULL, 10000);
+        if (m->status != 0) {
+            printf("e2e.disk_full_at_close: skipped: cannot mount a tmpfs here (%s)\n",
+                   m->err.data);
+            return;
+        }
+        setenv("FILL_LEAVE", leaves[i], 1);
+        setenv("FILL_DIR", mnt, 1);
+        E2eProc *dr = e2e_run_in((const char *[]){e2e_bin, "run", "-q", "-o", "small/t.db",
+                                                  "fill_disk_at_exit.py", NULL}, NULL,
+                                 E2E_TORCH_TIMEOUT_MS);
+        E2eProc *cp = e2e_run_in(
+            (const char *[]){"/bin/sh", "-c",
+                             "rm -f t.db t.db-wal t.db-shm; rm small/ballast; cp small/t.db* . ; "
+                             "umount small", NULL}, NULL, 10000);
+        unsetenv("FILL_LEAVE");
+        unsetenv("FILL_DIR");
+        e2e_assert_exit(cp, 0, "copying the trace off the tmpfs and unmounting it");
+        e2e_assert_exit(dr, 0, "dynrec run filling its disk at exit");
+        cr_assert_str_eq(dr->out.data, "done\n", "the program's output changed");
+        E2eProc *s = e2e_run((const char *[]){e2e_bin, "show", "t.db", NULL});
+        e2e_assert_exit(s, 0, "dynrec show");
+        int said_kept = strstr(dr->err.data, "t.db is complete, but the disk filled as it was "
+                                             "closed: its last pages are in small/t.db-wal; keep "
+                                             "both files together") != NULL;
+        int said_incomplete = strstr(dr->err.data, "is incomplete") != NULL;
+        cr_assert(!(said_kept && said_incomplete), "%s", dr->err.data);
+        if (said_kept) {
+            kept = 1;
+            cr_assert_eq(access(e2e_path("t.db-wal"), F_OK), 0, "no t.db-wal beside t.db");
+            cr_assert_not_null(strstr(s->out.data, "recording    complete (its last pages are "
+                                                   "in t.db-wal: keep both files together)"),
+                               "show disagrees with stderr (%s):\n%s", dr->err.data,
+                               s->out.data);
+            DrTrace *t = e2e_open(e2e_path("t.db"));
+            cr_assert_eq(dr_trace_is_complete(t), 1);
+            cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles"), 38);
+            cr_assert_not_null(e2e_meta(t, "exit_status"));
+            e2e_close(t);
+        } else if (said_incomplete) {
+            cr_assert_not_null(strstr(s->out.data, "recording    INCOMPLETE"),
+                               "show disagrees with stderr (%s):\n%s", dr->err.data,
+                               s->out.data);
+        } else {
+            cr_assert_str_eq(dr->err.data, "", "stderr: %s", dr->err.data);
+            cr_assert_not_null(strstr(s->out.data, "recording    complete\n"), "%s",
+                               s->out.data);
+        }
+    }
+    cr_assert(kept, "no amount of free space left the last pages in the WAL");
+}
+
 /* Compiling a module or a builtin compiles torch's wrapper
  * (wrap_inline.<locals>.inner in torch/_dynamo/external_utils.py): the views
  * and show name each compile by what the user compiled and where they

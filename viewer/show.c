@@ -8,6 +8,8 @@
 #include "show.h"
 
 #include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -339,7 +341,20 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     if (!complete && !stopped)
         dr_trace_query_text(t, "SELECT printf('%.3f', max(t_ns) / 1e9) FROM events", &last, NULL);
     if (complete) {
-        fprintf(out, "%-12s complete\n", "recording");
+        /* A disk that filled at the close leaves the last pages in -wal
+         * (the recorder said so on stderr); SQLite reads the two as one. */
+        char *wal = NULL;
+        struct stat wsb;
+        int has_wal = asprintf(&wal, "%s-wal", dr_trace_path(t)) >= 0 && stat(wal, &wsb) == 0 &&
+                      S_ISREG(wsb.st_mode) && wsb.st_size > 0;
+        fprintf(out, "%-12s complete", "recording");
+        if (has_wal) {
+            fputs(" (its last pages are in ", out);
+            dr_text_safe(out, wal);
+            fputs(": keep both files together)", out);
+        }
+        fputc('\n', out);
+        free(wal);
     } else if (stopped) {
         /* The recorder's own word: "2.3 s: the disk was full". */
         fprintf(out, "%-12s INCOMPLETE: recording stopped at ", "recording");
