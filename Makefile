@@ -40,7 +40,7 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
 
-.PHONY: all setup demo test check unit asan bench clean format fuzz
+.PHONY: all setup demo test check unit asan bench clean format fuzz test-compat
 
 all: setup
 	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/dynrec_sqlite.so
@@ -112,6 +112,15 @@ $(BUILD)/dynrec_sqlite.so: viewer/sqlfuncs.c schema/codec.c schema/error.c viewe
 $(BUILD)/tests: $(TEST_SRC) $(TEST_LIB_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) $(ALL_CFLAGS) -Ischema -Irecorder -Wno-strict-prototypes -o $@ $(TEST_SRC) $(TEST_LIB_SRC) -lcriterion $(LIBS)
+
+# The compatibility matrix (tools/compat.sh): dynrec built for each CPython
+# 3.10-3.13 x torch (tools/requirements-compat.txt) that installs here, in
+# cached venvs outside the checkout, and the end-to-end suites run against
+# each.  COMPAT='py3.12:2.13.0 ...' picks combinations.  Downloads several
+# GB the first time; not part of `make test`.
+test-compat: setup
+	@$(MAKE) --no-print-directory $(BUILD)/tests
+	tools/compat.sh $(COMPAT)
 
 bench: setup
 	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/writer_bench $(BUILD)/open_bench

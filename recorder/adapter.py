@@ -262,6 +262,12 @@ def _install():
     import atexit
 
     atexit.register(_finish)
+    if sys.version_info >= (3, 12):
+        # 3.12 warns at os.fork when the process has more than one OS
+        # thread; dynrec's writer is stopped for the fork (run.c).
+        import os
+
+        os.register_at_fork(before=_dynrec.fork_before, after_in_parent=_dynrec.fork_parent)
 
 
 _install()

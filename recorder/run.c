@@ -545,6 +545,33 @@ PyObject *dr_run_py_qualname(PyObject *self, PyObject *code) {
 #endif
 }
 
+/* os.register_at_fork hooks (adapter.py, on 3.12 and newer): CPython
+ * warns of a fork in a process with more than one OS thread, counting them
+ * as os.fork returns, after the after_in_parent hooks.  The writer thread
+ * is stopped before the fork and a new one started from a pending call,
+ * which runs once os.fork has returned. */
+static int resume_writer(void *arg) {
+    (void)arg;
+    if (R.rec) dr_rec_resume(R.rec);
+    return 0;
+}
+
+PyDoc_STRVAR(fork_before_doc, "fork_before(): stop the trace writer thread for a fork.");
+static PyObject *m_fork_before(PyObject *self, PyObject *noargs) {
+    (void)self;
+    (void)noargs;
+    if (R.rec) dr_rec_pause(R.rec);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(fork_parent_doc, "fork_parent(): start the trace writer again once os.fork returns.");
+static PyObject *m_fork_parent(PyObject *self, PyObject *noargs) {
+    (void)self;
+    (void)noargs;
+    if (R.rec && Py_AddPendingCall(resume_writer, NULL) != 0) dr_rec_resume(R.rec);
+    Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(installed_doc, "hook_installed(): whether dynrec's frame hook is installed now.");
 static PyObject *m_hook_installed(PyObject *self, PyObject *noargs) {
     (void)self;
@@ -567,6 +594,8 @@ static PyMethodDef dynrec_methods[] = {
     {"mask", (PyCFunction)(void (*)(void))m_mask, METH_FASTCALL, mask_doc},
     {"safe", dr_run_py_safe, METH_O, safe_doc},
     {"qualname", dr_run_py_qualname, METH_O, qualname_doc},
+    {"fork_before", m_fork_before, METH_NOARGS, fork_before_doc},
+    {"fork_parent", m_fork_parent, METH_NOARGS, fork_parent_doc},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef dynrec_module = {

@@ -81,6 +81,7 @@ struct DrRecorder {
     DrSnapshotFn snapshot;
     pthread_t thread;
     int thread_started;
+    int paused; /* dr_rec_pause: no writer thread until dr_rec_resume */
     int pipe_r, pipe_w;
     pthread_mutex_t lock;
     Arena active, spare;
@@ -620,6 +621,28 @@ fail:
     free(r->path);
     free(r);
     return NULL;
+}
+
+int dr_rec_pause(DrRecorder *r) {
+    if (!r || !r->thread_started || atomic_load(&r->state) != ST_RUNNING) return 0;
+    ssize_t n = write(r->pipe_w, "S", 1);
+    (void)n;
+    pthread_join(r->thread, NULL);
+    r->thread_started = 0;
+    r->paused = 1;
+    return 1;
+}
+
+void dr_rec_resume(DrRecorder *r) {
+    if (!r || !r->paused) return;
+    r->paused = 0;
+    if (pthread_create(&r->thread, NULL, writer_main, r) == 0) {
+        r->thread_started = 1;
+        return;
+    }
+    DrError e = {0};
+    dr_error(&e, DR_ERR_IO, "cannot restart the trace writer thread after a fork");
+    fail(r, &e);
 }
 
 int dr_rec_finish(DrRecorder *r, int exit_status, int exit_signal, DrError *err) {

@@ -97,4 +97,11 @@ int dr_rec_handle_sigterm(DrRecorder *r);
  * SIGTERM path already closed the trace. */
 int dr_rec_finish(DrRecorder *r, int exit_status, int exit_signal, DrError *err);
 
+/* Around os.fork (CPython 3.12 and newer warn of a fork in a process with
+ * more than one OS thread, and the writer is one): dr_rec_pause flushes and
+ * stops the writer thread, returning 1 when it did; dr_rec_resume starts a
+ * new one.  Records appended meanwhile wait in the buffer.  GIL held. */
+int dr_rec_pause(DrRecorder *r);
+void dr_rec_resume(DrRecorder *r);
+
 #endif
