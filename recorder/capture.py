@@ -545,6 +545,10 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
             "thread_name": threading.current_thread().name}  # noqa: F821
     if reason is not None:
         data["reason"] = reason
+    if "torch_dynamo_resume_in_" in code.co_name:
+        # Two resume functions (the branches of a data-dependent jump) share
+        # a name and a line: replay tells them apart by their bytecode.
+        data["code_digest"] = code_digest(code)
     payload = None
     if not user:
         try:

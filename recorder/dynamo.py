@@ -51,6 +51,7 @@ from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
 _event = _dynrec.event  # noqa: F821 -- this file runs in _dynrec's namespace
 _mask = _dynrec.mask  # noqa: F821
 _qualname = _dynrec.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
+code_digest = _dynrec.code_digest  # noqa: F821 -- capture.py records it, replay.py matches it
 _guard = _dynrec.guard  # noqa: F821
 _now = _dynrec.now_ns  # noqa: F821
 _tls = threading.local()

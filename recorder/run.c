@@ -31,6 +31,7 @@
 
 #include "../schema/json.h"
 #include "../schema/mask.h"
+#include "../schema/sign.h"
 #include "../schema/text.h"
 #include "../schema/trace.h"
 #include "../replayer/sandbox.h"
@@ -572,6 +573,36 @@ static PyObject *m_fork_parent(PyObject *self, PyObject *noargs) {
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(code_digest_doc,
+             "code_digest(code): the first 16 hex digits of SHA-256 of code.co_code.");
+/* What tells two resume functions of one name and line apart (the branches
+ * of a data-dependent jump): the recorder stores it in a resume function's
+ * capture, the replay picks the rebuilt resume function that has it.
+ * Ownership: code is borrowed; returns a new str, or NULL with an error. */
+static PyObject *m_code_digest(PyObject *self, PyObject *code) {
+    (void)self;
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "code_digest(code) takes a code object");
+        return NULL;
+    }
+    PyObject *bytes = PyObject_GetAttrString(code, "co_code");
+    if (!bytes) return NULL;
+    if (!PyBytes_Check(bytes)) {
+        Py_DECREF(bytes);
+        PyErr_SetString(PyExc_TypeError, "co_code is not bytes");
+        return NULL;
+    }
+    DrSha256 s;
+    uint8_t out[32];
+    dr_sha256_init(&s);
+    dr_sha256_add(&s, PyBytes_AS_STRING(bytes), (size_t)PyBytes_GET_SIZE(bytes));
+    dr_sha256_done(&s, out);
+    Py_DECREF(bytes);
+    char hex[17];
+    for (int i = 0; i < 8; i++) snprintf(hex + 2 * i, 3, "%02x", out[i]);
+    return PyUnicode_FromStringAndSize(hex, 16);
+}
+
 PyDoc_STRVAR(installed_doc, "hook_installed(): whether dynrec's frame hook is installed now.");
 static PyObject *m_hook_installed(PyObject *self, PyObject *noargs) {
     (void)self;
@@ -595,6 +626,7 @@ static PyMethodDef dynrec_methods[] = {
     {"safe", dr_run_py_safe, METH_O, safe_doc},
     {"qualname", dr_run_py_qualname, METH_O, qualname_doc},
     {"fork_before", m_fork_before, METH_NOARGS, fork_before_doc},
+    {"code_digest", m_code_digest, METH_O, code_digest_doc},
     {"fork_parent", m_fork_parent, METH_NOARGS, fork_parent_doc},
     {NULL, NULL, 0, NULL}};
 

@@ -45,6 +45,7 @@ import _dynrec
 _R = _dynrec.replay  # set by the runner
 _query = _dynrec.source_query  # noqa: F821
 _qualname = _dynrec.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
+_code_digest = _dynrec.code_digest  # noqa: F821 -- what capture.py recorded
 _blob = _dynrec.source_blob  # noqa: F821
 _TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
 # Inside the replay sandbox (bubblewrap + seccomp: no exec, no network, the
@@ -299,31 +300,66 @@ class _Sources:
             self.notes.append("%s does not parse: %s" % (path, exc))
             return
         flags = future_flags(tree.body)
+        # One compile of all the definitions, as the file was compiled: the
+        # compiler reads the whole module (names bound by an import are
+        # called with LOAD_ATTR, not LOAD_METHOD, from 3.11), so the
+        # functions' bytecode is the recorded one -- and with it Dynamo's
+        # resume functions.  Each statement runs in a try of its own: one
+        # that fails (an import of a file not stored, a decorator) is a note
+        # and the rest go on.  A factory statement (namedtuple/TypeVar of
+        # literals) is made by the real factory, never by the name the
+        # source binds, at its place in the order.
+        base = os.path.basename(path)
+        made_by = []
+        body = []
         for st in definitions(tree.body):
+            if isinstance(st, ast.ImportFrom) and st.module == "__future__":
+                body.append(st)
+                continue
             made = factory(st)
             if made is not None:
-                # namedtuple/TypeVar of literals: made by the real factory,
-                # never by the name the source binds.
-                name, (modname, fname), args, kw = made
-                try:
-                    fn = getattr(importlib.import_module(modname), fname)
-                    if fname == "namedtuple":
-                        kw["module"] = module.__name__
-                    module.__dict__[name] = fn(*args, **kw)
-                    if fname == "NamedTuple":
-                        module.__dict__[name].__module__ = module.__name__
-                except Exception as exc:
-                    self.notes.append("%s:%d: %s: %s" % (os.path.basename(path), st.lineno,
-                                                          type(exc).__name__, exc))
-                continue
-            code = compile(ast.Module(body=[st], type_ignores=[]), path, "exec",
-                           flags=flags, dont_inherit=True)
-            self.index(code)
-            try:
-                exec(code, module.__dict__)
-            except Exception as exc:  # an import of a file not stored, a decorator
-                self.notes.append("%s:%d: %s: %s" % (os.path.basename(path), st.lineno,
-                                                      type(exc).__name__, exc))
+                made_by.append(made)
+                inner = [ast.Expr(ast.Call(ast.Name("__dynrec_factory__", ast.Load()),
+                                           [ast.Constant(len(made_by) - 1)], []))]
+            else:
+                inner = [st]
+            wrap = ast.Try(body=inner, handlers=[ast.ExceptHandler(
+                type=ast.Name("Exception", ast.Load()), name="__dynrec_exc__",
+                body=[ast.Expr(ast.Call(ast.Name("__dynrec_failed__", ast.Load()),
+                                        [ast.Constant(st.lineno),
+                                         ast.Name("__dynrec_exc__", ast.Load())], []))])],
+                orelse=[], finalbody=[])
+            body.append(ast.copy_location(wrap, st))
+        ast.fix_missing_locations(body_mod := ast.Module(body=body, type_ignores=[]))
+
+        def failed(lineno, exc):
+            self.notes.append("%s:%d: %s: %s" % (base, lineno, type(exc).__name__, exc))
+
+        def make(i):
+            name, (modname, fname), args, kw = made_by[i]
+            fn = getattr(importlib.import_module(modname), fname)
+            if fname == "namedtuple":
+                kw["module"] = module.__name__
+            module.__dict__[name] = fn(*args, **kw)
+            if fname == "NamedTuple":
+                module.__dict__[name].__module__ = module.__name__
+
+        body.sort(key=lambda st: not (isinstance(st, ast.ImportFrom) and st.module == "__future__"))
+        try:
+            code = compile(body_mod, path, "exec", flags=flags, dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            self.notes.append("%s: its definitions do not compile: %s" % (base, exc))
+            return
+        self.index(code)
+        ns = module.__dict__
+        ns["__dynrec_failed__"], ns["__dynrec_factory__"] = failed, make
+        try:
+            exec(code, ns)
+        except Exception as exc:  # a `from __future__` import, the only statement outside a try
+            self.notes.append("%s: %s: %s" % (base, type(exc).__name__, exc))
+        finally:
+            for k in ("__dynrec_failed__", "__dynrec_factory__", "__dynrec_exc__"):
+                ns.pop(k, None)
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -1299,6 +1335,7 @@ def _find_code(cap, frame, sources, modules):
     g = frame["globals_ns"]
     if "torch_dynamo_resume_in_" in cap["qualname"]:
         found = None
+        want = cap["data"].get("code_digest")
         for name, v in list(g.items()):
             if not name.startswith("__resume_at_"):
                 continue
@@ -1309,9 +1346,17 @@ def _find_code(cap, frame, sources, modules):
             for c in codes:
                 if isinstance(c, types.CodeType) and _qualname(c) == cap["qualname"] and (
                         c.co_firstlineno == cap["line"]):
-                    found = c
-        if found is not None:
+                    # The recorded bytecode picks one of two branches' resume
+                    # functions (traces of 0.6 and older have no digest).
+                    if not isinstance(want, str) or _code_digest(c) == want:
+                        found = c
+                    elif found is None:
+                        found = False
+        if found:
             return found
+        if found is False:
+            raise NotReplayable("no resume function here has the recorded bytecode of %s "
+                                "(another torch makes different ones)" % cap["qualname"])
     # Code of an installed library: from its module, only under --trust or
     # in the sandbox.  Dynamo runs a frame it does not trace (no tensor in
     # it, a skipped file, a config that disables it) for real, so a trace

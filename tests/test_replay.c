@@ -117,7 +117,7 @@ static void scenario(const char *script) {
                                       "opaque_arg.py", "marks.py", "singletons.py",
                                       "wrapmod.py", "uses_wraps.py", "objects.py",
                                       "numpy_values.py", "generator.py", "local_class.py",
-                                      "same_names.py"};
+                                      "same_names.py", "branch_after_break.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -151,6 +151,26 @@ Test(replay, closures_graph_breaks_dynamic) {
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_gt(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname LIKE "
                                 "'%torch_dynamo_resume_in_step%'"), 0);
+}
+
+/* The two branches' resume functions share a name and a line: each replays
+ * as itself (its graph calls add, the other's sub), with or without
+ * --trust, because the stored source compiles to the recorded bytecode. */
+Test(replay, resume_functions_of_two_branches) {
+    scenario("branch_after_break.py");
+    assert_reproduced("replay", "branch_after_break.py");
+    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/r2.db", "replay/t.db", NULL});
+    e2e_assert_exit(r, 0, "replay without --trust");
+    cr_assert_not_null(strstr(r->out.data, "reproduced 4/4 compiles"), "%s", r->out.data);
+    E2eProc *q = dynrec((const char *[]){
+        "sql", "--csv", "replay/r2.db",
+        "SELECT group_concat(compile_id || ':' || (instr(code, 'torch.add') > 0) || "
+        "(instr(code, 'torch.sub') > 0), ' ') FROM (SELECT compile_id, "
+        "group_concat(dynrec_text(code_blob)) AS code FROM v_graphs GROUP BY compile_id "
+        "ORDER BY compile_id)", NULL});
+    e2e_assert_exit(q, 0, "dynrec sql");
+    cr_assert_not_null(strstr(q->out.data, "0/0:00 1/0:00 2/0:10 3/0:01"),
+                       "graphs per compile (add, sub): %s", q->out.data);
 }
 
 /* mark_dynamic, maybe_mark_dynamic, mark_static and the flag they set: each
