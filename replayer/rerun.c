@@ -1356,15 +1356,6 @@ int dr_replay(const DrReplayOptions *o) {
     r->cwd = ma->cwd ? ma->cwd : "/";
     r->python_version = ma->python_version;
     r->torch_version = ma->torch_version;
-    int rmaj, rmin, maj, min;
-    if (python_minor(r->python_version, &rmaj, &rmin) == 0 &&
-        python_minor(dr_run_python_version(), &maj, &min) == 0 && (rmaj != maj || rmin != min)) {
-        fprintf(stderr, "dynrec replay: %s was recorded with Python %d.%d; this dynrec runs "
-                        "Python %d.%d: replay it with a dynrec built for Python %d.%d\n",
-                o->trace, rmaj, rmin, maj, min, rmaj, rmin);
-        rc = DR_RERUN_EX_UNAVAILABLE;
-        goto done;
-    }
     char *ncap = NULL;
     dr_trace_query_text(r->t, "SELECT count(*) FROM v_captures", &ncap, NULL);
     long ncaptures = ncap ? atol(ncap) : 0;
@@ -1385,6 +1376,16 @@ int dr_replay(const DrReplayOptions *o) {
                             "nothing in that run\n", o->trace);
         free(ncap);
         rc = DR_RERUN_EX_NOINPUT;
+        goto done;
+    }
+    /* After the captures: a trace no dynrec can replay says so first. */
+    int rmaj, rmin, maj, min;
+    if (python_minor(r->python_version, &rmaj, &rmin) == 0 &&
+        python_minor(dr_run_python_version(), &maj, &min) == 0 && (rmaj != maj || rmin != min)) {
+        fprintf(stderr, "dynrec replay: %s was recorded with Python %d.%d; this dynrec runs "
+                        "Python %d.%d: replay it with a dynrec built for Python %d.%d\n",
+                o->trace, rmaj, rmin, maj, min, rmaj, rmin);
+        rc = DR_RERUN_EX_UNAVAILABLE;
         goto done;
     }
     if (load_files(r, &files, &err) != DR_OK) {

@@ -93,7 +93,7 @@ for c in $combos; do
             tools/setup.sh >"$log" 2>&1; then
         status=skipped detail="torch $tv did not install for Python $py (see $log)"
     elif ! make --no-print-directory VENV="$v" BUILD="build/compat/$name" \
-            "build/compat/$name/dynrec" >>"$log" 2>&1; then
+            "build/compat/$name/dynrec" "build/compat/$name/dynrec_sqlite.so" >>"$log" 2>&1; then
         status=FAILED detail="the build failed (see $log)"
     else
         echo "compat: $name: running the end-to-end suites ($log)" >&2
