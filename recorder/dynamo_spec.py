@@ -399,18 +399,28 @@ def _n_outputs(graph):
 
 
 def _record_merge(args, kwargs, result):
-    l_graph, l_name = _arg(args, kwargs, 0, "l_graph"), _arg(args, kwargs, 2, "l_name")
-    r_graph, r_name = _arg(args, kwargs, 3, "r_graph"), _arg(args, kwargs, 5, "r_name")
-    _lg, _rg, l_shared, _r_shared, unique_l, unique_r = result
+    first = _arg(args, kwargs, 0, "graphs")
+    if isinstance(first, (list, tuple)):
+        # torch 2.14 and newer: (graphs, lifted_freevars, names) -> (shared,
+        # unique_per_branch), for N branches (torch.cond, torch.switch).
+        graphs, names = list(first), list(_arg(args, kwargs, 2, "names") or ())
+        shared, unique = result
+    else:
+        # torch 2.13: (l_graph, l_lifted, l_name, r_graph, r_lifted, r_name)
+        # -> (l_graph, r_graph, l_shared, r_shared, unique_l, unique_r).
+        graphs = [_arg(args, kwargs, 0, "l_graph"), _arg(args, kwargs, 3, "r_graph")]
+        names = [_arg(args, kwargs, 2, "l_name"), _arg(args, kwargs, 5, "r_name")]
+        _lg, _rg, shared, _r_shared, unique_l, unique_r = result
+        unique = [unique_l, unique_r]
     hops = _spec_tls("spec_hops", list)
     hop = hops[-1]["hop"] if hops else None
-    data = {"scope": "branch", "hop": hop, "branches": [l_name, r_name],
-            "shared_inputs": len(l_shared), "unique_inputs": [len(unique_l), len(unique_r)],
-            "branch_nodes": [len(l_graph.nodes), len(r_graph.nodes)],
-            "branch_outputs": [_n_outputs(l_graph), _n_outputs(r_graph)]}
+    data = {"scope": "branch", "hop": hop, "branches": names,
+            "shared_inputs": len(shared), "unique_inputs": [len(u) for u in unique],
+            "branch_nodes": [len(g.nodes) for g in graphs],
+            "branch_outputs": [_n_outputs(g) for g in graphs]}
     if hops and hops[-1].get("tx") is not None:
         data.update(_counts(hops[-1]["tx"]))
-    speculation("merge", "%s: branches %s and %s merged" % (hop or "HOP", l_name, r_name),  # noqa: F821
+    speculation("merge", "%s: branches %s merged" % (hop or "HOP", " and ".join(map(str, names))),  # noqa: F821
                 data)
 
 

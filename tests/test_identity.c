@@ -195,7 +195,19 @@ Test(identity, a_version_3_trace_compares_and_replays) {
     e2e_write_file(e2e_path("old.db"), data, len);
     e2e_copy_example("shape_recompiles.py");
     record("", "new.db", "shape_recompiles.py");
-    assert_diff_identical("old.db", "new.db", "the 0.4.0 trace");
+    DrTrace *n = e2e_open(e2e_path("new.db"));
+    char *tv = e2e_meta(n, "torch_version");
+    e2e_close(n);
+    if (tv && strncmp(tv, "2.13.0", 6) == 0) {
+        assert_diff_identical("old.db", "new.db", "the 0.4.0 trace");
+    } else {
+        /* Another torch (tools/compat.sh): its own frames and config
+         * defaults differ from 2.13.0's; the decisions do not. */
+        E2eProc *d = dynrec((const char *[]){"diff", "--ignore", "frames,config", "old.db",
+                                             "new.db", NULL});
+        cr_assert_eq(d->status, 0, "the 0.4.0 trace on torch %s:\n%s%s", tv, d->out.data,
+                     d->err.data);
+    }
     DrTrace *t = e2e_open(e2e_path("old.db"));
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles WHERE epoch = 0"), 4);
     e2e_close(t);
