@@ -1078,9 +1078,11 @@ def _stub(code):
         consts.append(None)
     i = next(k for k, c in enumerate(consts) if c is None)
     op = dis.opmap
-    body = bytes([op["RESUME"], 0, op["LOAD_CONST"], i, op["RETURN_VALUE"], 0])
-    return code.replace(co_code=body, co_consts=tuple(consts), co_linetable=b"",
-                        co_exceptiontable=b"")
+    body = bytes([op["LOAD_CONST"], i, op["RETURN_VALUE"], 0])
+    if "RESUME" not in op:  # 3.10: no RESUME, no exception table
+        return code.replace(co_code=body, co_consts=tuple(consts), co_linetable=b"")
+    return code.replace(co_code=bytes([op["RESUME"], 0]) + body, co_consts=tuple(consts),
+                        co_linetable=b"", co_exceptiontable=b"")
 
 
 def _install_stub():

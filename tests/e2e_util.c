@@ -426,6 +426,17 @@ void e2e_wait(E2eProc *p, int timeout_ms) {
     e2e_proc_close_fds(p);
 }
 
+int e2e_python_minor(void) {
+    static int minor = -1;
+    if (minor < 0) {
+        E2eProc *p = e2e_run((const char *[]){e2e_python, "-c",
+                                              "import sys; print(sys.version_info[1])", NULL});
+        e2e_assert_exit(p, 0, "python's version");
+        minor = atoi(p->out.data);
+    }
+    return minor;
+}
+
 /* Runs argv to the end (see e2e_spawn, e2e_wait). */
 E2eProc *e2e_run_in(const char *const *argv, const char *in_text, int timeout_ms) {
     E2eProc *p = e2e_spawn(argv, in_text);

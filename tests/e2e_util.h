@@ -58,6 +58,10 @@ extern char e2e_dir[PATH_MAX];      /* this test's working directory */
 extern char e2e_scripts[PATH_MAX];  /* tests/scripts, absolute */
 extern char e2e_examples[PATH_MAX]; /* examples/, absolute; "" when missing */
 extern const char *e2e_bin, *e2e_python, *e2e_venv;
+
+/* The minor version of DYNREC_PYTHON (10 for 3.10), asked of it once.  On
+ * 3.10 code objects have no qualname: frames go by their plain name. */
+int e2e_python_minor(void);
 extern int e2e_asan;
 
 /* ---- fixture ------------------------------------------------------------ */

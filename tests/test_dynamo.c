@@ -363,7 +363,9 @@ Test(dynamo, inductor_model_graph_goes_to_inductor) {
     char *compiles = e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || qualname || ' ' ||"
                                             " outcome FROM v_compiles WHERE filename LIKE %Q",
                                    file);
-    cr_assert_str_eq(compiles, "0/0 Mlp.forward compiled\n", "v_compiles");
+    cr_assert_str_eq(compiles, e2e_python_minor() == 10 ? "0/0 forward compiled\n"
+                                                        : "0/0 Mlp.forward compiled\n",
+                     "v_compiles");
     /* The view names the backend as torch.compile(backend="inductor") does. */
     char *graphs = e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || backend FROM v_graphs");
     cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_graphs WHERE compile_id = '0/0'"

@@ -695,7 +695,10 @@ Test(e2e, torch_wrappers_are_named_by_what_the_user_compiled) {
                           "Linear via cl(torch.randn(2, 4)) | ", "torch.sin via print("};
     for (size_t i = 0; i < 3; i++)
         cr_assert_not_null(strstr(rows, want[i]), "no '%s' in\n%s", want[i], rows);
-    cr_assert_not_null(strstr(rows, "wrap_inline.<locals>.inner"), "%s", rows);
+    /* Python 3.10's code objects have no qualname: Dynamo's and ours say inner. */
+    cr_assert_not_null(strstr(rows, e2e_python_minor() == 10 ? "0/0 inner | "
+                                                              : "wrap_inline.<locals>.inner"),
+                       "%s", rows);
     cr_assert_not_null(strstr(rows, "compile_module.py:10\n"), "the call site: %s", rows);
     char *gf = e2e_sql(t, "SELECT display_name || ' ' || user_location FROM v_guard_failures"
                           " WHERE compile_id = '0/1'");
