@@ -693,6 +693,21 @@ static int python_minor(const char *v, int *maj, int *min) {
     return v && sscanf(v, "%d.%d", maj, min) == 2 ? 0 : -1;
 }
 
+/* A trace recorded with another Python minor version than this dynrec
+ * embeds (marshalled code and bytecode are per minor version): says so for
+ * `dynrec CMD` and returns 1; 0 when the versions agree or are unknown. */
+static int other_python(const char *cmd, const char *verb, const char *trace,
+                        const char *recorded) {
+    int rmaj, rmin, maj, min;
+    if (python_minor(recorded, &rmaj, &rmin) != 0 ||
+        python_minor(dr_run_python_version(), &maj, &min) != 0 || (rmaj == maj && rmin == min))
+        return 0;
+    fprintf(stderr, "dynrec %s: %s was recorded with Python %d.%d; this dynrec runs Python "
+                    "%d.%d: %s it with a dynrec built for Python %d.%d\n",
+            cmd, trace, rmaj, rmin, maj, min, verb, rmaj, rmin);
+    return 1;
+}
+
 static char *default_out(Rerun *r, const char *trace) {
     const char *base = strrchr(trace, '/');
     base = base ? base + 1 : trace;
@@ -919,12 +934,7 @@ int dr_rerun(const DrRerunOptions *o) {
         rc = DR_RERUN_EX_DATAERR;
         goto done;
     }
-    int rmaj, rmin, maj, min;
-    if (python_minor(r->python_version, &rmaj, &rmin) == 0 &&
-        python_minor(dr_run_python_version(), &maj, &min) == 0 && (rmaj != maj || rmin != min)) {
-        fprintf(stderr, "dynrec rerun: %s was recorded with Python %d.%d; this dynrec runs "
-                        "Python %d.%d: re-run it with a dynrec built for Python %d.%d\n",
-                o->trace, rmaj, rmin, maj, min, rmaj, rmin);
+    if (other_python("rerun", "re-run", o->trace, r->python_version)) {
         rc = DR_RERUN_EX_UNAVAILABLE;
         goto done;
     }
@@ -1379,12 +1389,7 @@ int dr_replay(const DrReplayOptions *o) {
         goto done;
     }
     /* After the captures: a trace no dynrec can replay says so first. */
-    int rmaj, rmin, maj, min;
-    if (python_minor(r->python_version, &rmaj, &rmin) == 0 &&
-        python_minor(dr_run_python_version(), &maj, &min) == 0 && (rmaj != maj || rmin != min)) {
-        fprintf(stderr, "dynrec replay: %s was recorded with Python %d.%d; this dynrec runs "
-                        "Python %d.%d: replay it with a dynrec built for Python %d.%d\n",
-                o->trace, rmaj, rmin, maj, min, rmaj, rmin);
+    if (other_python("replay", "replay", o->trace, r->python_version)) {
         rc = DR_RERUN_EX_UNAVAILABLE;
         goto done;
     }
