@@ -20,8 +20,16 @@ may set (those that change Dynamo's or Inductor's decisions; never
 script must never bind."""
 import __future__
 import ast
+import sys
 
 _MAX_LITERAL_DEPTH = 20
+
+
+def code_name(qualname):
+    """The part of a qualified name that a code object of the stored
+    sources carries, to find it again by: all of it from 3.11 on; on 3.10,
+    whose code objects have only co_name, the last part."""
+    return qualname if sys.version_info >= (3, 11) else qualname.rsplit(".", 1)[-1]
 
 
 def _literal(node, depth=0):

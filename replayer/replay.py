@@ -45,6 +45,7 @@ import _dynrec
 _R = _dynrec.replay  # set by the runner
 _query = _dynrec.source_query  # noqa: F821
 _qualname = _dynrec.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
+
 _code_digest = _dynrec.code_digest  # noqa: F821 -- what capture.py recorded
 _blob = _dynrec.source_blob  # noqa: F821
 _TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
@@ -946,7 +947,7 @@ class _Builder:
         if not (isinstance(where[0], str) and isinstance(where[1], str) and
                 type(where[2]) is int and isinstance(v.get("name"), str)):
             raise self.fail(n, "function without a file, qualname, first line and name")
-        code = self.sources.codes.get(where)
+        code = self.sources.codes.get((where[0], code_name(where[1]), where[2]))
         if code is None:
             code = _unmarshal(blob, "function %s" % v.get("qualname"))
         # Its globals: those of the module its code ran in (recorded apart

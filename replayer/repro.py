@@ -147,7 +147,7 @@ class Source:
                 q = prefix + st.name
                 first = min([st.lineno] + [d.lineno for d in st.decorator_list])
                 if not isinstance(st, ast.ClassDef):
-                    self.funcs[(q, first)] = (st, outer)
+                    self.funcs[(code_name(q), first)] = (st, outer)
                     self._walk(st.body, q + ".<locals>.", outer + [st])
                 else:
                     self._walk(st.body, q + ".", outer)
@@ -297,8 +297,9 @@ class Generator:
             f = self.factories[where]
             return f[0], f[1]
         src = self.sources.get(os.path.normpath(where[0]))
-        found = src.funcs.get((where[1], where[2])) if src is not None else None
-        code = src.codes.get((where[1], where[2])) if src is not None else None
+        key = (code_name(where[1]), where[2])
+        found = src.funcs.get(key) if src is not None else None
+        code = src.codes.get(key) if src is not None else None
         if found is None or code is None:
             return None
         node, outer = found
@@ -622,8 +623,8 @@ def generate(opts):
     gen = Generator(meta, sources, key, sel, trace)
     filename, qualname, line = key
     src = sources.get(os.path.normpath(filename))
-    code = src.codes.get((qualname, line)) if src is not None else None
-    found = src.funcs.get((qualname, line)) if src is not None else None
+    code = src.codes.get((code_name(qualname), line)) if src is not None else None
+    found = src.funcs.get((code_name(qualname), line)) if src is not None else None
     if code is None or found is None:
         raise Usage("frame %s (%s:%d) is not a function of the sources stored in %s: a repro "
                     "needs its source" % (qualname, filename, line, trace))

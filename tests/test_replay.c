@@ -282,6 +282,17 @@ Test(replay, classes_defined_inside_functions) {
  * function, not another test's frame of the same short name. */
 Test(replay, frame_by_exact_qualname) {
     scenario("same_names.py");
+    if (e2e_python_minor() == 10) {
+        /* 3.10 code objects carry no qualname and frames go by their plain
+         * name, as Dynamo names them there: `--frame fn` is both fn frames
+         * and their resume functions, never another name's. */
+        E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db", "--frame",
+                                             "fn", "replay/t.db", NULL});
+        cr_assert_eq(r->status, 0, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                     r->err.data);
+        cr_assert_not_null(strstr(r->out.data, "reproduced 4/4 compiles"), "%s", r->out.data);
+        return;
+    }
     E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db", "--frame",
                                          "T.test_a.<locals>.fn", "replay/t.db", NULL});
     cr_assert_eq(r->status, 0, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
