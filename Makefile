@@ -30,15 +30,17 @@ VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
 VIEW_LIBS    := -lncursesw
 REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c replayer/sandbox.c \
                 replayer/repro.c
-DYNREC_SRC   := dynrec.c $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(VIEW_SRC) $(REPLAYER_SRC)
+# The command line: one file per command, and the option parser.
+CLI_SRC      := $(wildcard cli/*.c)
+DYNREC_SRC   := dynrec.c $(CLI_SRC) $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(VIEW_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
                 tests/e2e_util.c tests/test_sandbox.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
                 tests/test_replay.c tests/test_pack.c tests/test_tools.c tests/test_view.c \
                 tests/test_repro.c tests/test_mask.c tests/test_identity.c tests/test_sanitize.c \
-                tests/test_hostile_values.c tests/test_hostile_trace.c tests/test_identical.c \
+                tests/test_hostile_values.c tests/test_hostile_trace.c tests/test_identical.c tests/test_cli.c \
                 viewer/view_text.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
-HEADERS      := $(wildcard schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
+HEADERS      := $(wildcard cli/*.h schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
 
 .PHONY: all setup demo test check unit asan bench clean format fuzz test-compat
 
@@ -175,7 +177,7 @@ fuzz:
 	done
 
 format:
-	clang-format -i dynrec.c schema/*.[ch] recorder/*.[ch] viewer/*.[ch] replayer/*.[ch] tests/*.[ch] bench/*.c
+	clang-format -i dynrec.c cli/*.[ch] schema/*.[ch] recorder/*.[ch] viewer/*.[ch] replayer/*.[ch] tests/*.[ch] bench/*.c
 
 clean:
 	rm -rf $(BUILD)

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../cli/exit.h"
 #include "../schema/json.h"
 #include "../schema/mask.h"
 #include "../schema/sign.h"
@@ -651,7 +652,7 @@ static int set_run_attrs(PyObject *mod) {
     int rc = PyObject_SetAttrString(mod, "seeds", seeds);
     Py_DECREF(seeds);
     if (rc < 0) return -1;
-    PyObject *cv = PyLong_FromLong(o->capture_values >= 0 ? o->capture_values : 4096);
+    PyObject *cv = PyLong_FromLongLong(o->capture_values >= 0 ? o->capture_values : 4096);
     if (!cv) return -1;
     rc = PyObject_SetAttrString(mod, "capture_values", cv);
     Py_DECREF(cv);
@@ -1015,7 +1016,7 @@ int dr_run(const DrRunOptions *o) {
         DrSandboxMode mode = dr_sandbox_mode_of(opts.sandboxed);
         if (mode == DR_SBX_NONE) {
             fprintf(stderr, "dynrec run: --sandboxed: unknown mode %s\n", opts.sandboxed);
-            return 2;
+            return DR_EX_USAGE;
         }
         if (dr_sandbox_lockdown(mode, why, sizeof why) != 0) {
             fprintf(stderr, "dynrec run: --sandboxed: %s\n", why);
@@ -1041,7 +1042,7 @@ int dr_run(const DrRunOptions *o) {
             free(module);
             dr_trace_free(R.source);
             R.source = NULL;
-            return 2;
+            return DR_EX_USAGE;
         }
         static char *replay_target; /* lives as long as opts */
         free(replay_target);
@@ -1069,7 +1070,7 @@ int dr_run(const DrRunOptions *o) {
         if (!src) {
             fprintf(stderr, "dynrec run: cannot open script %s: %s\n", opts.target,
                     strerror(errno));
-            return 2;
+            return DR_EX_USAGE;
         }
     }
     path = opts.trace_path ? strdup(opts.trace_path) : default_trace_path(opts.target);
@@ -1077,7 +1078,7 @@ int dr_run(const DrRunOptions *o) {
         fprintf(stderr, "dynrec run: cannot pick a trace name in the current directory; "
                         "give one with -o\n");
         free(src);
-        return 73;
+        return DR_EX_CANTCREAT;
     }
     opts.trace_path = path;
     R.opts = &opts;
@@ -1089,7 +1090,7 @@ int dr_run(const DrRunOptions *o) {
     if (opts.rerun_of && read_rerun_of(opts.rerun_of, recorded) != 0) {
         free(path);
         free(src);
-        return 2;
+        return DR_EX_USAGE;
     }
     const char *env_seed = getenv("PYTHONHASHSEED");
     unsigned long seed = 0;

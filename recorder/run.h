@@ -2,6 +2,8 @@
 #ifndef DR_RUN_H
 #define DR_RUN_H
 
+#include <stdint.h>
+
 typedef struct DrRunOptions {
     const char *trace_path; /* -o; NULL picks a fresh name in the cwd */
     int quiet;              /* -q: no closing line on stderr */
@@ -15,7 +17,7 @@ typedef struct DrRunOptions {
     const char *rerun_of;   /* --rerun-of: a trace whose seeds and start config to use */
     int nset;               /* --set NAME=VALUE overrides of the Dynamo config */
     char **set;
-    long capture_values;    /* --capture-values: tensor data kept per tensor, bytes (-1: 4096) */
+    int64_t capture_values; /* --capture-values: tensor data kept per tensor, bytes (-1: 4096) */
     const char *replay_of;  /* --replay-of: replay trace T's captured frames, not a script */
     const char *replay_backend; /* --replay-backend: recorded (NULL), eager or a name */
     const char *replay_frame;   /* --replay-frame: only frames of this qualname */

@@ -131,9 +131,9 @@ static int write_script(const char *path, const char *text, size_t len) {
 
 /* Runs the generator's main(opts).  Returns the exit status; on success
  * *text is a malloc'd copy of the script.  Prints a Python error (a bug in
- * the generator) and returns DR_REPRO_EX_SOFTWARE. */
+ * the generator) and returns DR_EX_SOFTWARE. */
 static int run_generator(const DrReproOptions *o, char **text, size_t *len) {
-    int status = DR_REPRO_EX_SOFTWARE;
+    int status = DR_EX_SOFTWARE;
     PyObject *mod = NULL, *res = NULL, *opts = NULL, *ret = NULL;
     mod = PyModule_New("dynrec_repro");
     if (!mod) goto error;
@@ -187,7 +187,7 @@ int dr_repro(const DrReproOptions *o) {
     g_trace = dr_trace_open(o->trace, &err);
     if (!g_trace) {
         fprintf(stderr, "dynrec repro: %s\n", err.msg);
-        return DR_REPRO_EX_DATAERR;
+        return DR_EX_DATAERR;
     }
     char *python = dr_run_choose_python();
     PyConfig config;
@@ -207,13 +207,13 @@ int dr_repro(const DrReproOptions *o) {
                 st.func ? ": " : "", st.err_msg ? st.err_msg : "");
         dr_trace_free(g_trace);
         g_trace = NULL;
-        return DR_REPRO_EX_SOFTWARE;
+        return DR_EX_SOFTWARE;
     }
     char *text = NULL;
     size_t len = 0;
     int status = run_generator(o, &text, &len);
-    if (Py_FinalizeEx() < 0 && status == 0) status = DR_REPRO_EX_SOFTWARE;
-    if (text && write_script(o->out, text, len) != 0) status = DR_REPRO_EX_CANTCREAT;
+    if (Py_FinalizeEx() < 0 && status == 0) status = DR_EX_SOFTWARE;
+    if (text && write_script(o->out, text, len) != 0) status = DR_EX_CANTCREAT;
     else if (text && o->out)
         fprintf(stderr, "dynrec repro: %s\n", o->out);
     free(text);

@@ -3,6 +3,8 @@
 #ifndef DR_REPRO_H
 #define DR_REPRO_H
 
+#include "../cli/exit.h"
+
 typedef struct {
     const char *trace;   /* the recording */
     const char *out;     /* -o: the script to write; NULL writes it to stdout */
@@ -10,12 +12,10 @@ typedef struct {
     const char *compile; /* --compile ID: that compile's frame, up to that compile */
 } DrReproOptions;
 
-/* Exit codes of dr_repro besides 0 and 2 (usage, an unknown frame or compile). */
-#define DR_REPRO_EX_PARTIAL 3   /* written, but some values could not be rebuilt */
-#define DR_REPRO_EX_DATAERR 65  /* not a readable trace, or a malformed value tree */
-#define DR_REPRO_EX_NOINPUT 66  /* the trace holds no captured frames */
-#define DR_REPRO_EX_CANTCREAT 73 /* the script cannot be written */
-#define DR_REPRO_EX_SOFTWARE 70 /* the generator failed (a bug in dynrec) */
+/* Exit statuses of dr_repro (cli/exit.h): 0; 2 (usage, an unknown frame or
+ * compile); 3 (written, but some values could not be rebuilt); 65 (not a
+ * readable trace, or a malformed value tree); 66 (no captured frames); 70
+ * (the generator failed); 73 (the script cannot be written). */
 
 /* Writes the repro; prints its notes and errors to stderr.  Returns the
  * exit status for the command. */

@@ -339,19 +339,19 @@ static int lay_out(Rerun *r, Files *f) {
     if (!r->cwd || r->cwd[0] != '/') {
         fprintf(stderr, "dynrec rerun: %s records no absolute working directory; cannot lay "
                         "out its sources\n", dr_trace_path(r->t));
-        return DR_RERUN_EX_DATAERR;
+        return DR_EX_DATAERR;
     }
     for (long i = 0; i < f->path.n; i++)
         if (has_dotdot(f->path.v[i]) || strchr(f->path.v[i], '\n')) {
             fprintf(stderr, "dynrec rerun: refusing %s: its stored file name '%s' would "
                             "escape the temporary directory\n",
                     dr_trace_path(r->t), safe(r, f->path.v[i], 300));
-            return DR_RERUN_EX_DATAERR;
+            return DR_EX_DATAERR;
         }
     if (r->script && has_dotdot(r->script)) {
         fprintf(stderr, "dynrec rerun: refusing %s: its script name '%s' would escape the "
                         "temporary directory\n", dr_trace_path(r->t), safe(r, r->script, 300));
-        return DR_RERUN_EX_DATAERR;
+        return DR_EX_DATAERR;
     }
     /* The directory holding both the cwd and the script. */
     char *cwd = dr_path_normalize(&r->arena, NULL, r->cwd);
@@ -427,7 +427,7 @@ static int lay_out(Rerun *r, Files *f) {
         if (!r->run_target || stat(r->run_target, &sb) != 0 || !S_ISREG(sb.st_mode)) {
             fprintf(stderr, "dynrec rerun: %s does not store its script %s; nothing to run "
                             "from the trace\n", dr_trace_path(r->t), safe(r, r->script, 300));
-            return DR_RERUN_EX_DATAERR;
+            return DR_EX_DATAERR;
         }
     }
     note(r, "running the %ld file%s stored in the trace from %s%s", written,
@@ -643,7 +643,7 @@ static int check_sets(const DrRerunOptions *o) {
     if (!python) {
         fprintf(stderr, "dynrec rerun: no virtualenv Python to check --set with; set "
                         "VIRTUAL_ENV\n");
-        return DR_RERUN_EX_USAGE;
+        return DR_EX_USAGE;
     }
     char **argv = calloc((size_t)o->nset + 4, sizeof *argv);
     if (!argv) return 1;
@@ -679,7 +679,7 @@ static int check_sets(const DrRerunOptions *o) {
             fprintf(stderr, "dynrec rerun: cannot check --set with %s (it failed to import "
                             "torch)\n", python);
         }
-        rc = DR_RERUN_EX_USAGE;
+        rc = DR_EX_USAGE;
     }
     dr_buf_free(&out);
     free(argv);
@@ -810,7 +810,7 @@ static int load_recording(const char *what, const char *path, DrTrace **t, DrMod
     if (*t) *m = dr_model_load(*t, &err);
     if (!*t || !*m) {
         fprintf(stderr, "dynrec %s: %s\n", what, err.msg);
-        return DR_RERUN_EX_DATAERR;
+        return DR_EX_DATAERR;
     }
     return 0;
 }
@@ -823,11 +823,11 @@ static int load_result(const char *what, const char *run, const char *path, DrTr
     *nt = dr_trace_open(path, &err);
     if (!*nt) {
         fprintf(stderr, "dynrec %s: the %s left no readable trace: %s\n", what, run, err.msg);
-        return DR_RERUN_EX_DATAERR;
+        return DR_EX_DATAERR;
     }
     if (!(*mb = dr_model_load(*nt, &err))) {
         fprintf(stderr, "dynrec %s: %s\n", what, err.msg);
-        return DR_RERUN_EX_DATAERR;
+        return DR_EX_DATAERR;
     }
     return 0;
 }
@@ -931,17 +931,17 @@ int dr_rerun(const DrRerunOptions *o) {
         parse_string_array(&r->arena, argv_json, &r->args) != 0) {
         fprintf(stderr, "dynrec rerun: %s does not record a command to re-run (script, cwd and "
                         "argv in meta); record one with 'dynrec run'\n", o->trace);
-        rc = DR_RERUN_EX_DATAERR;
+        rc = DR_EX_DATAERR;
         goto done;
     }
     if (other_python("rerun", "re-run", o->trace, r->python_version)) {
-        rc = DR_RERUN_EX_UNAVAILABLE;
+        rc = DR_EX_UNAVAILABLE;
         goto done;
     }
     if (o->from_trace && !o->trust) {
         fprintf(stderr, "dynrec rerun: --from-trace runs the code stored in %s; nothing was run. "
                         "If you trust where the file came from, add --trust\n", o->trace);
-        rc = DR_RERUN_EX_NOPERM;
+        rc = DR_EX_NOPERM;
         goto done;
     }
     /* A re-run executes the recorded command line and environment, which
@@ -953,7 +953,7 @@ int dr_rerun(const DrRerunOptions *o) {
                         "its recorded command line and environment; nothing was run. If you "
                         "trust where the file came from, add --trust\n", o->trace,
                 dr_sig_text(sig));
-        rc = DR_RERUN_EX_NOPERM;
+        rc = DR_EX_NOPERM;
         goto done;
     }
     /* Confined: what came in the trace (--from-trace), or a stranger's
@@ -993,7 +993,7 @@ int dr_rerun(const DrRerunOptions *o) {
         snprintf(child_out, sizeof child_out, "%s/out/rerun.db", sbx_dir);
         if (dr_trace_snapshot(r->t, copy, &err) != DR_OK) {
             fprintf(stderr, "dynrec rerun: %s\n", err.msg);
-            rc = DR_RERUN_EX_DATAERR;
+            rc = DR_EX_DATAERR;
             goto done;
         }
         run_of = copy;
@@ -1005,7 +1005,7 @@ int dr_rerun(const DrRerunOptions *o) {
     if (o->nset && (rc = check_sets(o)) != 0) goto done;
     if (load_files(r, &files, &err) != DR_OK) {
         fprintf(stderr, "dynrec rerun: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
+        rc = DR_EX_DATAERR;
         goto done;
     }
     const char *outp = o->out ? o->out : default_out(r, o->trace);
@@ -1034,7 +1034,7 @@ int dr_rerun(const DrRerunOptions *o) {
                 fprintf(stderr, "dynrec rerun: the recorded script %s is not there (%s); to run "
                                 "the copy stored in the trace, use --from-trace --trust\n",
                         safe(r, abs ? abs : r->script, 0), strerror(errno));
-                rc = DR_RERUN_EX_NOINPUT;
+                rc = DR_EX_NOINPUT;
                 goto done;
             }
             if (r->run_cwd != r->cwd) r->run_target = abs;
@@ -1052,7 +1052,7 @@ int dr_rerun(const DrRerunOptions *o) {
     dr_buf_free(&left);
     if (erc != DR_OK) {
         fprintf(stderr, "dynrec rerun: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
+        rc = DR_EX_DATAERR;
         goto done;
     }
     if (box.bwrap) {
@@ -1354,7 +1354,7 @@ int dr_replay(const DrReplayOptions *o) {
     snprintf(copy, sizeof copy, "%s/in/trace.db", r->tmpdir);
     if (dr_trace_snapshot(r->t, copy, &err) != DR_OK) {
         fprintf(stderr, "dynrec replay: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
+        rc = DR_EX_DATAERR;
         goto done;
     }
     dr_model_free(ma);
@@ -1385,17 +1385,17 @@ int dr_replay(const DrReplayOptions *o) {
             fprintf(stderr, "dynrec replay: %s holds no captured frames: Dynamo compiled "
                             "nothing in that run\n", o->trace);
         free(ncap);
-        rc = DR_RERUN_EX_NOINPUT;
+        rc = DR_EX_NOINPUT;
         goto done;
     }
     /* After the captures: a trace no dynrec can replay says so first. */
     if (other_python("replay", "replay", o->trace, r->python_version)) {
-        rc = DR_RERUN_EX_UNAVAILABLE;
+        rc = DR_EX_UNAVAILABLE;
         goto done;
     }
     if (load_files(r, &files, &err) != DR_OK) {
         fprintf(stderr, "dynrec replay: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
+        rc = DR_EX_DATAERR;
         goto done;
     }
     /* Confined, the stored definitions run whoever wrote the trace;
@@ -1432,7 +1432,7 @@ int dr_replay(const DrReplayOptions *o) {
             fprintf(stderr, "dynrec replay: %s, and the replay cannot be confined here: %s; "
                             "nothing was run. If you trust where %s came from, add --trust "
                             "to replay it unconfined\n", why, sbx_why, o->trace);
-        rc = DR_RERUN_EX_NOPERM;
+        rc = DR_EX_NOPERM;
         goto done;
     }
     if (o->nset) {
@@ -1454,7 +1454,7 @@ int dr_replay(const DrReplayOptions *o) {
     dr_buf_free(&left);
     if (erc != DR_OK) {
         fprintf(stderr, "dynrec replay: %s\n", err.msg);
-        rc = DR_RERUN_EX_DATAERR;
+        rc = DR_EX_DATAERR;
         goto done;
     }
     char child_out[4200];
@@ -1474,7 +1474,7 @@ int dr_replay(const DrReplayOptions *o) {
                 st != -1 && WIFSIGNALED(st) ? " (killed by a signal)" : "");
         goto done;
     }
-    if (WEXITSTATUS(st) == DR_RERUN_EX_DATAERR || WEXITSTATUS(st) == DR_RERUN_EX_USAGE) {
+    if (WEXITSTATUS(st) == DR_EX_DATAERR || WEXITSTATUS(st) == DR_EX_USAGE) {
         rc = WEXITSTATUS(st); /* the child said why */
         goto done;
     }
@@ -1603,7 +1603,7 @@ int dr_replay(const DrReplayOptions *o) {
     }
     dr_vec_free(&note_lines);
     dr_vec_free(&skip_all);
-    rc = !dr_diff_identical(d) ? 1 : sk.names.n ? DR_REPLAY_EX_PARTIAL : 0;
+    rc = !dr_diff_identical(d) ? 1 : sk.names.n ? DR_EX_PARTIAL : 0;
     if (fflush(stdout) != 0) rc = 1;
 done:
     free(new_torch);

@@ -3,6 +3,8 @@
 #ifndef DR_RERUN_H
 #define DR_RERUN_H
 
+#include "../cli/exit.h"
+
 typedef struct {
     const char *trace;    /* the recording to re-run */
     const char *out;      /* -o: the new trace (default <trace>-rerun.db) */
@@ -16,12 +18,9 @@ typedef struct {
     const char *self;     /* the dynrec binary to run (`dynrec run --rerun-of`) */
 } DrRerunOptions;
 
-/* Exit codes of dr_rerun besides 0 (identical) and 1 (different). */
-#define DR_RERUN_EX_USAGE 2
-#define DR_RERUN_EX_DATAERR 65   /* the trace is unreadable, or a stored name escapes */
-#define DR_RERUN_EX_NOINPUT 66   /* the recorded script is gone (use --from-trace) */
-#define DR_RERUN_EX_UNAVAILABLE 69 /* another Python minor version */
-#define DR_RERUN_EX_NOPERM 77    /* --from-trace without --trust */
+/* Exit statuses of dr_rerun (cli/exit.h): 0 identical, 1 different, 2, 65,
+ * 66 (the recorded script is gone: use --from-trace), 69 (another Python
+ * minor version), 77 (--from-trace without --trust). */
 
 /* Re-runs, records and compares; prints its notes to stderr and the report
  * to stdout.  Returns the exit status for the command. */
@@ -45,8 +44,8 @@ typedef struct {
     const char *self;
 } DrReplayOptions;
 
-/* Exit codes of dr_replay besides those of dr_rerun. */
-#define DR_REPLAY_EX_PARTIAL 3   /* identical, but some frames could not be replayed */
+/* Exit statuses of dr_replay: those of dr_rerun, and 3 (identical, but
+ * some frames could not be replayed). */
 
 int dr_replay(const DrReplayOptions *o);
 

@@ -105,7 +105,7 @@ for c in $combos; do
         fi
         detail=$(grep -E '^\[====\] Synthesis' "$log" | tail -1 | sed 's/^\[====\] Synthesis: //')
         if [ "$status" = FAILED ]; then
-            bad=$(grep -E '^\[(FAIL|----)\]' "$log" | grep -oE '[a-z0-9_]+::[a-zA-Z0-9_]+' | sort -u | head -8 | tr '\n' ' ')
+            bad=$(grep -E '^\[FAIL\]' "$log" | grep -oE '[a-z0-9_]+::[a-zA-Z0-9_]+' | sort -u | head -8 | tr '\n' ' ')
             detail="$detail; failing: $bad"
         fi
     fi
