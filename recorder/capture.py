@@ -561,3 +561,73 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
     _dynrec.values(no, [r for r in c.rows if r is not None])  # noqa: F821
     emit("capture", code=code, cid=cid, num=no, text=reason, data=data,  # noqa: F821
          payload=payload, key="capture %s %s" % (cid, _qualname(code)))
+
+
+# Guard sources that read an attribute of another module: Dynamo names the
+# module G['__import_<name with . as _dot_>'] in the frame's globals.
+_IMPORT_ATTR = re.compile(r"G\['(__import_[A-Za-z0-9_]+)'\]\.([A-Za-z_][A-Za-z0-9_]*)")  # noqa: F821
+_STATE_TYPES = (dict, list, set, bool, int, float, str)
+
+
+def capture_module_state(code, output_graph):
+    """After a compile's guards are built (CheckFunctionManager), before its
+    code runs: the attributes of other modules the guards read
+    (G['__import_m'].attr) whose value is data -- a dict, list, set, number
+    or string, such as a registry a library fills while the program runs,
+    which a fresh import in the replay would not hold.  One capture_state
+    event per compile, its value tree a frame node whose `state` is a list
+    of [module, attribute, value] lists."""
+    scope = getattr(output_graph, "global_scope", None)
+    guards = getattr(output_graph, "guards", None)
+    if not isinstance(scope, dict) or guards is None:
+        return
+    found = {}
+    for g in list(guards):
+        name = getattr(g, "name", None)
+        if not isinstance(name, str) or "__import_" not in name:
+            continue
+        for imp, attr in _IMPORT_ATTR.findall(name):
+            m = scope.get(imp)
+            if isinstance(m, types.ModuleType) and not attr.startswith("__"):
+                found.setdefault((m.__name__, attr), m)
+    if not found:
+        return
+    c = _Capture(_capture_bytes)
+    c.soft = True  # what cannot be captured is left out, never blocking the replay
+    c.rows.append(None)
+    items = []
+    for (mname, attr), m in sorted(found.items(), key=lambda kv: kv[0]):
+        v = vars(m).get(attr)  # never a module __getattr__
+        # A container subclass (a registry class over dict) by its items.
+        for base in (dict, list, set):
+            if isinstance(v, base) and type(v) is not base:
+                v = base(v)
+        if type(v) not in _STATE_TYPES:
+            continue
+        mark = len(c.rows)
+        try:
+            n = len(c.rows)
+            c.rows.append(None)
+            kids = [c.node(mname, "name"), c.node(attr, "name"),
+                    c.node(v, "%s.%s" % (mname, attr))]
+            c.rows[n] = (n, "list", "builtins.list", json.dumps(kids), None)  # noqa: F821
+            items.append(n)
+        except (_TooBig, RecursionError):
+            del c.rows[mark:]
+            c.memo = {k: i for k, i in c.memo.items() if i < mark}
+    if not items:
+        return
+    n = len(c.rows)
+    c.rows.append((n, "list", "builtins.list", json.dumps(items), None))  # noqa: F821
+    c.rows[0] = (0, "frame", "frame", json.dumps({"module": None, "state": n}), None)  # noqa: F821
+    _capture_count[0] += 1
+    no = _capture_count[0]
+    cid = None
+    try:
+        cur = torch._guards.CompileContext.current_compile_id()  # noqa: F821
+        cid = str(cur) if cur is not None else None
+    except Exception:
+        pass
+    _dynrec.values(no, [r for r in c.rows if r is not None])  # noqa: F821
+    emit("capture_state", code=code, cid=cid, num=no, data={"attributes": len(items)},  # noqa: F821
+         key="capture_state %s %s" % (cid, _qualname(code)))

@@ -778,10 +778,13 @@ def _wrap_guard_code(orig):
     def before(self, f_code, *args, **kwargs):
         prev = getattr(_tls, "guard_code", None)
         _tls.guard_code = f_code
-        return (prev,)
+        return (prev, f_code, args[0] if args else kwargs.get("output_graph"))
 
     def after(state, result, exc):
         _tls.guard_code = state[0]
+        if exc is None and state[2] is not None and _cap_guard.on:  # noqa: F821 -- capture.py
+            # dynrec replay: the other modules' state these guards read.
+            _cap_guard(capture_module_state, state[1], state[2])  # noqa: F821
 
     return _around(orig, before, after)
 

@@ -72,6 +72,12 @@ struct DrDiff {
      * (drift_a) or only b (drift_b) has, sorted, and both in one map; they
      * are named in a note and not compared (see COMPARE.md). */
     DrStrVec drift_a, drift_b;
+    /* Keys of the GLOBAL_STATE guard's object (torch's global state) that
+     * only one torch version has (2.15's cuda_matmul_precision), sorted
+     * and unique: left out of the guard when the versions differ. */
+    DrStrVec gs_drift;
+    DrMap gs_drift_map;
+    int versions_differ; /* the two torch versions are known and differ */
     DrStrVec unset; /* o.config_unset keys, in drift too (value 2) */
     DrMap drift;
     DrArena arena;
@@ -297,6 +303,105 @@ whole:
     return s;
 }
 
+#define GS_PREFIX "GLOBAL_STATE: ___check_global_state() against {"
+
+/* The index of v's GLOBAL_STATE guard, or -1. */
+static long global_state_index(const DrStrVec *v) {
+    for (long i = 0; i < v->n; i++)
+        if (strncmp(v->v[i], GS_PREFIX, sizeof GS_PREFIX - 1) == 0) return i;
+    return -1;
+}
+
+/* Calls fn(key, start, end, arg) for each "key": value of the flat JSON
+ * object at p ('{'), start..end the whole member; 0, or -1 when p is not
+ * such an object. */
+static int each_member(const char *p, void (*fn)(const char *, const char *, const char *, void *),
+                       void *arg) {
+    char key[256];
+    p = skip_ws(p);
+    if (*p != '{') return -1;
+    for (p = skip_ws(p + 1); *p != '}';) {
+        const char *k = p, *ke = *p == '"' ? skip_string(p) : NULL;
+        if (!ke || *(p = skip_ws(ke)) != ':') return -1;
+        p = skip_ws(p + 1);
+        const char *ve = skip_value(p);
+        if (!ve || ve == p) return -1;
+        snprintf(key, sizeof key, "%.*s", (int)(ke - k - 2), k + 1);
+        fn(key, k, ve, arg);
+        p = skip_ws(ve);
+        if (*p == ',') p = skip_ws(p + 1);
+        else if (*p != '}') return -1;
+    }
+    return *skip_ws(p + 1) ? -1 : 0;
+}
+
+static void put_key(const char *key, const char *s, const char *e, void *m) {
+    (void)s, (void)e;
+    dr_map_put(m, key, 1);
+}
+
+typedef struct {
+    DrDiff *d;
+    const DrMap *other;
+    DrBuf b;
+    long kept, dropped;
+} GsKeep;
+
+static void keep_shared(const char *key, const char *s, const char *e, void *arg) {
+    GsKeep *k = arg;
+    if (dr_map_get(k->other, key) < 0) {
+        k->dropped++;
+        if (dr_map_get(&k->d->gs_drift_map, key) < 0) {
+            char *c = dr_arena_strdup(&k->d->arena, key);
+            if (!c || dr_vec_push(&k->d->gs_drift, c) != 0 ||
+                dr_map_put(&k->d->gs_drift_map, key, 1) != 0)
+                k->d->failed = 1;
+        }
+        return;
+    }
+    if (k->kept++) dr_buf_puts(&k->b, ",");
+    dr_buf_add(&k->b, s, (size_t)(e - s));
+}
+
+/* Two traces of two torch versions: the guards of a compile on each side
+ * with the GLOBAL_STATE guard's members that only one side's has left out
+ * (a key torch added or removed), into ox and oy (borrowed strings, or the
+ * arena's).  Nothing changes when a side has no such guard or it does not
+ * parse: it is compared whole. */
+static void global_state_without_drift(DrDiff *d, const DrStrVec *x, const DrStrVec *y,
+                                       DrStrVec *ox, DrStrVec *oy) {
+    long ix = global_state_index(x), iy = global_state_index(y);
+    const DrStrVec *in[2] = {x, y};
+    DrStrVec *out[2] = {ox, oy};
+    const char *gs[2] = {NULL, NULL};
+    DrMap keys[2] = {{0}, {0}};
+    if (ix >= 0 && iy >= 0 &&
+        each_member(x->v[ix] + sizeof GS_PREFIX - 2, put_key, &keys[0]) == 0 &&
+        each_member(y->v[iy] + sizeof GS_PREFIX - 2, put_key, &keys[1]) == 0) {
+        long at[2] = {ix, iy};
+        for (int s = 0; s < 2; s++) {
+            GsKeep k = {d, &keys[!s], {0}, 0, 0};
+            dr_buf_puts(&k.b, GS_PREFIX);
+            each_member(in[s]->v[at[s]] + sizeof GS_PREFIX - 2, keep_shared, &k);
+            dr_buf_puts(&k.b, "}");
+            gs[s] = !k.dropped ? in[s]->v[at[s]] : k.b.failed ? NULL
+                                                             : dr_arena_strdup(&d->arena, k.b.s);
+            if (!gs[s]) d->failed = 1, gs[s] = in[s]->v[at[s]];
+            dr_buf_free(&k.b);
+        }
+    }
+    dr_map_free(&keys[0]);
+    dr_map_free(&keys[1]);
+    for (int s = 0; s < 2; s++) {
+        for (long i = 0; i < in[s]->n; i++) {
+            const char *g = gs[s] && i == (s ? iy : ix) ? gs[s] : in[s]->v[i];
+            d->failed |= dr_vec_push(out[s], (char *)g) != 0;
+        }
+        dr_vec_sort(out[s]);
+    }
+    dr_vec_sort(&d->gs_drift);
+}
+
 /* A compile's config changes without the drift keys, into out. */
 static void config_changes_without_drift(DrDiff *d, const DrStrVec *v, DrStrVec *out) {
     for (long i = 0; i < v->n; i++) {
@@ -347,6 +452,7 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
     }
     DrStrVec cx = {0}, cy = {0}; /* config changes without drift keys */
     DrStrVec gx = {0}, gy = {0}; /* a replay's graphs without backends */
+    DrStrVec sx = {0}, sy = {0}; /* guards without global state drift keys */
     for (int cat = DR_CAT_GUARDS; cat <= DR_CAT_CONFIG; cat++) {
         if (ign & (1u << cat)) continue;
         const DrStrVec *xa = &x->items[cat], *yb = &y->items[cat];
@@ -354,6 +460,10 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
             config_changes_without_drift(d, xa, &cx);
             config_changes_without_drift(d, yb, &cy);
             xa = &cx, yb = &cy;
+        }
+        if (cat == DR_CAT_GUARDS && d->versions_differ) {
+            global_state_without_drift(d, xa, yb, &sx, &sy);
+            xa = &sx, yb = &sy;
         }
         if (cat == DR_CAT_GRAPHS && d->o.replay) {
             graphs_without_backend(d, xa, &gx);
@@ -400,6 +510,8 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
     dr_vec_free(&cy);
     dr_vec_free(&gx);
     dr_vec_free(&gy);
+    dr_vec_free(&sx);
+    dr_vec_free(&sy);
     d->skipped_cross_thread += x->cross_thread_failures + y->cross_thread_failures;
 }
 
@@ -598,6 +710,8 @@ DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o
     if (!d->o.label_a) d->o.label_a = a->path;
     if (!d->o.label_b) d->o.label_b = b->path;
     DrStrVec start_a = {0}, start_b = {0}; /* the config at start without drift keys */
+    d->versions_differ = a->torch_version && b->torch_version &&
+                         strcmp(a->torch_version, b->torch_version) != 0;
     if (!(d->o.ignore & (1u << DR_CAT_CONFIG))) find_config_drift(d);
     for (long i = 0; i < d->o.nconfig_unset; i++) {
         const char *k = d->o.config_unset[i];
@@ -650,6 +764,8 @@ void dr_diff_free(DrDiff *d) {
     free(d->divs);
     dr_vec_free(&d->drift_a);
     dr_vec_free(&d->drift_b);
+    dr_vec_free(&d->gs_drift);
+    dr_map_free(&d->gs_drift_map);
     dr_vec_free(&d->unset);
     dr_map_free(&d->drift);
     dr_arena_free(&d->arena);
@@ -838,6 +954,12 @@ static int diff_notes(const DrDiff *d, DrArena *a, DrStrVec *out) {
     const char *ta = d->a->torch_version, *tb = d->b->torch_version;
     if (ta && tb && strcmp(ta, tb) != 0) {
         dr_buf_printf(&b, "torch %.100s in a, torch %.100s in b", ta, tb);
+        NOTE();
+    }
+    if (d->gs_drift.n) {
+        dr_buf_puts(&b, "global state keys of one torch version only, not compared: ");
+        for (long i = 0; i < d->gs_drift.n && i < 20; i++)
+            dr_buf_printf(&b, "%s%.100s", i ? ", " : "", d->gs_drift.v[i]);
         NOTE();
     }
     if (d->o.ignore) {
@@ -1124,7 +1246,9 @@ int dr_diff_print_json_fields(const DrDiff *d, FILE *out) {
     json_vec(out, &d->drift_b, 100000);
     fputs(", \"not_set_by_replay\": ", out);
     json_vec(out, &d->unset, 100000);
-    fputs("},\n  \"notes\": ", out);
+    fputs("},\n  \"global_state_keys_not_compared\": ", out);
+    json_vec(out, &d->gs_drift, 100000);
+    fputs(",\n  \"notes\": ", out);
     DrArena na = {0};
     DrStrVec notes = {0};
     int nfailed = diff_notes(d, &na, &notes);

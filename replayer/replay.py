@@ -34,6 +34,7 @@ import importlib.util
 import json
 import linecache
 import marshal
+import re
 import math
 import os
 import sys
@@ -125,6 +126,77 @@ def _captures():
                      "blob": int(blob) if blob else None, "reason": text,
                      "seq": _int(seq, "a sequence number")})
     return caps
+
+
+def _states():
+    """compile id -> the capture numbers of the other modules' state its
+    guards read (capture_state events, from dynrec 0.7.1; none before)."""
+    out = {}
+    for num, cid in _query("SELECT num, compile_id FROM v_ev WHERE kind = 'capture_state'"
+                           " ORDER BY seq"):
+        out.setdefault(cid or "?", []).append(_int(num, "a capture number"))
+    return out
+
+
+_ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _state_items(no, sources, modules):
+    """A capture_state tree, checked: its builder and its [module,
+    attribute, value] list nodes."""
+    b = _Builder({"no": no}, sources, modules)
+    b.check()
+    root = b.rows[0][2]
+    st = root.get("state") if isinstance(root, dict) else None
+    if type(st) is not int or st not in b.rows or b.rows[st][0] != "list":
+        raise Refused("capture %d: module state without a list of attributes" % no)
+    items = []
+    for item in b.rows[st][2]:
+        row = b.rows.get(item) if type(item) is int else None
+        if row is None or row[0] != "list" or not isinstance(row[2], list) or len(row[2]) != 3:
+            raise Refused("capture %d node %r: not a [module, attribute, value] list" % (no, item))
+        mname, attr = b.child(item, row[2][0]), b.child(item, row[2][1])
+        if not (isinstance(mname, str) and isinstance(attr, str) and _ATTR_NAME.match(attr)
+                and not attr.startswith("__")):
+            raise Refused("capture %d node %r: not a module and attribute name" % (no, item))
+        items.append((item, row, mname, attr))
+    return b, items
+
+
+def _apply_state(no, sources, modules, notes):
+    """Puts back what the recording's modules held when a compile's guards
+    were built (a registry a library fills at run time): into modules this
+    replay has imported, an attribute that is data of the same type as now,
+    a dict, list or set updated in place (other modules hold it too).  A
+    module not imported here, another type, a value that cannot be rebuilt:
+    a note, never an import or a new kind of attribute."""
+    b, items = _state_items(no, sources, modules)
+    for item, row, mname, attr in items:
+        mod = sys.modules.get(mname)
+        if mod is None:
+            notes.add("module %s was not imported by the replay; its %s is not set" % (
+                mname, attr))
+            continue
+        cur = vars(mod).get(attr)
+        try:
+            new = b.child(item, row[2][2])
+        except NotReplayable as exc:
+            notes.add("%s.%s is not set: %s" % (mname, attr, exc))
+            continue
+        base = type(new)
+        if base in (dict, list, set) and isinstance(cur, base):
+            # In place, past a subclass's own __setitem__ (the recorder
+            # stored a registry subclass by its items).
+            if base is list:
+                list.__setitem__(cur, slice(None), new)
+            else:
+                base.clear(cur)
+                base.update(cur, new)
+        elif type(cur) is base and base in (bool, int, float, str):
+            setattr(mod, attr, new)
+        else:
+            notes.add("%s.%s is not set: a %s now, a %s in the recording" % (
+                mname, attr, type(cur).__name__, base.__name__))
 
 
 # ---- the user's modules, definitions only ---------------------------------------
@@ -526,7 +598,7 @@ _OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra"), "module": ("dict",),
     "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"),
     "method": ("self", "func"), "tensor": ("view_of", "grad"),
-    "frame": ("locals", "closure", "globals", "soft_globals"), "singleton": (),
+    "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
     "npscalar": (), "ndarray": (), "generator": (),
 }
 
@@ -1062,7 +1134,14 @@ def _unmarshal(blob, what):
         raise NotReplayable("%s: its stored code does not load (%s)" % (what, exc))
     if not isinstance(code, types.CodeType):
         raise NotReplayable("%s: its stored code is not a code object" % what)
-    return code
+    # One code object per recorded one: the compiles of a frame stored twice
+    # (a recompile of a decorator's wrapper, whose marshalled bytes differ
+    # with reference counts) share Dynamo's cache entries.
+    key = (code.co_filename, _qualname(code), code.co_firstlineno, _code_digest(code))
+    return _unmarshalled.setdefault(key, code)
+
+
+_unmarshalled = {}  # (file, qualname, first line, bytecode digest) -> code object
 
 
 # ---- running a compile ------------------------------------------------------------
@@ -1592,9 +1671,12 @@ def main():
     _dynrec.meta("replay.frames", json.dumps([list(k) + [n] for k, n in counts.items()]))  # noqa: F821
     if _R.get("frame") or _R.get("compile"):
         sel = _with_parents(caps, sel)
+    states = _states()
     for c in sel:  # a malformed tree stops the replay before anything runs
         if c["data"].get("replayable"):
             _Builder(c, None, None).check()
+            for no in states.get(c["cid"], ()):
+                _state_items(no, None, None)
     sources = _Sources(meta)
     global _SOURCES
     _SOURCES = sources
@@ -1618,18 +1700,19 @@ def main():
         if os.environ.get("DYNREC_REPLAY_FUZZ"):
             return _fuzz(caps, int(os.environ["DYNREC_REPLAY_FUZZ"]), sources, modules)
         _install_stub()
-        return _replay(sel, sources, modules, _resets())
+        return _replay(sel, sources, modules, _resets(), states)
     finally:
         if driver_main is not None:
             sys.modules["__main__"] = driver_main
 
 
-def _replay(caps, sources, modules, resets):
+def _replay(caps, sources, modules, resets, states):
     backends = _Backends(_R.get("backend"), sources, modules)
     threads = _Threads()
     start = torch._dynamo.config.get_config_copy()  # noqa: F821
     applied = {}  # thread name -> config names set there
     skipped_frames = {}
+    state_notes = set()
     tty = sys.stderr.isatty()
     replayed = 0
     resets = list(resets)
@@ -1680,6 +1763,8 @@ def _replay(caps, sources, modules, resets):
         def call(compiled=compiled, pos=pos, kw=kw, cap=cap):
             # Dynamo's config is per thread: set where the compile runs.
             _config(cap, applied.setdefault(tname, set()), start)
+            for no in states.get(cap["cid"], ()):
+                _apply_state(no, sources, modules, state_notes)
             try:
                 with _GlobalState(cap["data"].get("global_state")):
                     compiled(*pos, **kw)
@@ -1691,7 +1776,7 @@ def _replay(caps, sources, modules, resets):
     threads.stop()
     if tty:
         sys.stderr.write("\r\033[K")
-    notes = sources.notes + backends.notes + _config_notes
+    notes = sources.notes + backends.notes + _config_notes + sorted(state_notes)
     _dynrec.meta("replay.captures", str(len(caps)))  # noqa: F821
     _dynrec.meta("replay.replayed", str(replayed))  # noqa: F821
     _dynrec.meta("replay.notes", json.dumps(notes[:50]))  # noqa: F821

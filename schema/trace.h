@@ -36,7 +36,7 @@
  * trace.c, and a test that opens a file of the previous version. */
 #define DR_SCHEMA_VERSION 3
 
-#define DR_VERSION "0.7.0"
+#define DR_VERSION "0.7.1"
 
 typedef struct DrTrace DrTrace;
 

@@ -448,6 +448,44 @@ Test(compare, config_keys_of_one_torch_version_are_a_note) {
     cr_assert_eq(p->status, 1 << 8, "same torch: %s%s", p->out.data, p->err.data);
 }
 
+/* torch's global state (the GLOBAL_STATE guard's object) gains keys between
+ * versions (2.15's cuda_matmul_precision): across versions a key of one side
+ * only is a note, a shared key with another value still diverges; on one
+ * version the extra key diverges. */
+#define GS_ADD_KEY                                                                           \
+    "UPDATE strings SET text = replace(text, '\"num_threads\":', "                           \
+    "'\"dynrec_test_state\":0,\"num_threads\":') WHERE text LIKE 'GLOBAL_STATE: %';"
+#define GS_THREADS                                                                           \
+    "UPDATE strings SET text = replace(text, '\"num_threads\":', '\"num_threads\":9') "      \
+    "WHERE text LIKE 'GLOBAL_STATE: %';"
+
+Test(compare, global_state_keys_of_one_torch_version_are_a_note) {
+    copy_example_to("shape_recompiles.py", "a");
+    record_in("a", "shape_recompiles.py", "s.db");
+    DrTrace *t = e2e_open(e2e_path("s.db"));
+    cr_assert_not_null(e2e_sql(t, "SELECT 1 FROM strings WHERE text LIKE 'GLOBAL_STATE: %%'"
+                                  " AND text LIKE '%%\"num_threads\":%%'"),
+                       "no GLOBAL_STATE guard with num_threads: pick another key");
+    e2e_close(t);
+    edited_copy("s.db", "b.db", TORCH_2_14 GS_ADD_KEY);
+    E2eProc *p = dynrec((const char *[]){"diff", "s.db", "b.db", NULL});
+    cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "note: global state keys of one torch version only, "
+                                           "not compared: dynrec_test_state\n"),
+                       "%s", p->out.data);
+    E2eProc *j = dynrec((const char *[]){"diff", "--json", "s.db", "b.db", NULL});
+    cr_assert_not_null(strstr(j->out.data, "\"global_state_keys_not_compared\": "
+                                           "[\"dynrec_test_state\"]"), "%s", j->out.data);
+    edited_copy("s.db", "c.db", GS_ADD_KEY);
+    p = dynrec((const char *[]){"diff", "s.db", "c.db", NULL});
+    cr_assert_eq(p->status, 1 << 8, "same torch: %s%s", p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "first divergence in guards"), "%s", p->out.data);
+    edited_copy("s.db", "v.db", TORCH_2_14 GS_ADD_KEY GS_THREADS);
+    p = dynrec((const char *[]){"diff", "s.db", "v.db", NULL});
+    cr_assert_eq(p->status, 1 << 8, "a shared key changed: %s%s", p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "\"num_threads\":9"), "%s", p->out.data);
+}
+
 /* replay and rerun take diff's --ignore; --json lists what was ignored. */
 Test(compare, replay_and_rerun_take_ignore) {
     copy_example_to("shape_recompiles.py", "a");

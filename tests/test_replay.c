@@ -550,3 +550,39 @@ Test(replay, damaged_value_trees_never_crash_the_parser) {
     cr_assert_not_null(strstr(r->err.data, "fuzzed 100000 value trees"), "%s", r->err.data);
     cr_assert_not_null(strstr(r->err.data, ": 0 unexpected errors"), "%s", r->err.data);
 }
+
+/* ---- real models: transformers (tools/setup.sh pins it), tiny configs,
+ * random weights, nothing from the hub ------------------------------------ */
+
+static void model_replays(const char *script) {
+    if (e2e_asan) {
+        printf("replay.%s: skipped under ASan (transformers under ASan outlasts the timeout)\n",
+               script);
+        return;
+    }
+    setenv("HF_HUB_OFFLINE", "1", 1);
+    e2e_copy_script(e2e_fmt("models/%s", script));
+    record_and_hide("models", script);
+    assert_reproduced("models", script);
+}
+
+/* The registry transformers fills while the program runs is module state
+ * its guards read: captured (capture_state) and put back by the replay. */
+Test(replay, transformers_gpt2_over_three_lengths) {
+    model_replays("gpt2_lengths.py");
+    if (e2e_asan) return;
+    DrTrace *t = e2e_open(e2e_path("models/t.db"));
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_ev WHERE kind = 'capture_state'"), 0);
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'str' AND"
+                                " value = '\"_CAN_RECORD_REGISTRY\"'"), 0,
+                 "the output-capturing registry was not captured");
+    /* The recompile of the decorator's wrapper is one on the same code. */
+    DrTrace *r = e2e_open(e2e_path("models/r.db"));
+    cr_assert_eq(e2e_sql_int(r, "SELECT count(*) FROM v_compiles WHERE recompile = 1"),
+                 e2e_sql_int(t, "SELECT count(*) FROM v_compiles WHERE recompile = 1"));
+}
+Test(replay, transformers_bert_with_an_attention_mask) { model_replays("bert_mask.py"); }
+Test(replay, transformers_llama_training_step) { model_replays("llama_train.py"); }
+Test(replay, transformers_bert_in_a_user_module_with_graph_breaks) {
+    model_replays("user_module_bert.py");
+}

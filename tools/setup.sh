@@ -16,6 +16,7 @@ NUMPY_VERSION=${NUMPY_VERSION:-2.4.6}
 TLPARSE_VERSION=0.4.3
 PYTEST_VERSION=9.2.0
 EXPECTTEST_VERSION=0.3.0
+TRANSFORMERS_VERSION=5.24.0
 PYTHON=${PYTHON:-python3}
 
 need=""
@@ -51,10 +52,10 @@ fi
 # Always pinned: an unpinned torch pulls a multi-GB CUDA build.  Where pip
 # is capped at the releases on this disk (/etc/xdg/pip), a newer pinned
 # release is asked for with the cap lifted for this one install.
+cap=""
+case "$TORCH_VERSION" in 2.1[3-4].*) ;; *) cap="/dev/null" ;; esac
 if ! "$VENV/bin/python" -c "import torch, numpy, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION')" >/dev/null 2>&1; then
     echo "setup: installing torch==$TORCH_VERSION into $VENV" >&2
-    cap=""
-    case "$TORCH_VERSION" in 2.1[3-4].*) ;; *) cap="/dev/null" ;; esac
     ${cap:+env PIP_CONSTRAINT=$cap} "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
         "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION" >&2
 fi
@@ -63,6 +64,15 @@ if ! "$VENV/bin/tlparse" --version 2>/dev/null | grep -qx "tlparse $TLPARSE_VERS
     echo "setup: installing tlparse==$TLPARSE_VERSION into $VENV (for the tests)" >&2
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
         "tlparse==$TLPARSE_VERSION" >&2
+fi
+# Test-only: the replay tests record transformers models (tiny configs,
+# random weights, HF_HUB_OFFLINE=1: nothing is downloaded when they run).
+# Pinned; it works with the pinned torch and does not replace it.
+if ! "$VENV/bin/python" -c "import sys; from importlib.metadata import version; sys.exit(version('transformers') != '$TRANSFORMERS_VERSION')" >/dev/null 2>&1; then
+    echo "setup: installing transformers==$TRANSFORMERS_VERSION into $VENV (for the tests)" >&2
+    ${cap:+env PIP_CONSTRAINT=$cap} "$VENV/bin/python" -m pip install -q \
+        --disable-pip-version-check "transformers==$TRANSFORMERS_VERSION" \
+        "torch==$TORCH_VERSION" >&2
 fi
 # Test-only: the tests record pytest runs (`dynrec run -m pytest`) of test
 # files written as PyTorch's own are (torch._dynamo.test_case needs
