@@ -643,6 +643,49 @@ def _tensor_bytes(b, n, v):
     return shape, stride, offset, dt, numel, elsize, extent
 
 
+def _same_code(c, filename, qualname, line):
+    """c is the code at filename:line, of that qualname (None: any; a
+    functools.wraps function carries the wrapped one's)."""
+    return (isinstance(c, types.CodeType) and c.co_filename == filename and
+            c.co_firstlineno == line and (qualname is None or
+                                          _qualname(c) == code_name(qualname)))
+
+
+def _unwrapped_codes(obj):
+    """The code of obj and of the functions functools.wraps chains behind
+    it (__wrapped__), at most 20 deep."""
+    for _ in range(20):
+        f = getattr(obj, "__func__", obj)
+        c = getattr(f, "__code__", None) if isinstance(f, types.FunctionType) else None
+        if c is not None:
+            yield c
+        nxt = getattr(f, "__wrapped__", None) if isinstance(f, types.FunctionType) else None
+        if nxt is None:
+            return
+        obj = nxt
+
+
+def _library_code(module, path, filename, qualname, line):
+    """The code of a function an installed library defines, found where the
+    library put it: module.path (a qualname without <locals>), or behind the
+    decorators there (__wrapped__): the code comes from the library on disk,
+    never from the trace.  None when it is not there."""
+    mod = sys.modules.get(module) if isinstance(module, str) else None
+    if mod is None or not isinstance(path, str) or "<" in path:
+        return None
+    cur = mod
+    for part in path.split("."):
+        d = getattr(cur, "__dict__", None)
+        cur = d.get(part) if isinstance(d, (dict, types.MappingProxyType)) else None
+        if cur is None:
+            return None
+    for c in _unwrapped_codes(cur):
+        if _same_code(c, filename, qualname, line):
+            return c
+    return None
+
+
+
 class _Builder:
     def __init__(self, cap, sources, modules):
         self.cap = cap
@@ -1020,6 +1063,10 @@ class _Builder:
                 type(where[2]) is int and isinstance(v.get("name"), str)):
             raise self.fail(n, "function without a file, qualname, first line and name")
         code = self.sources.codes.get((where[0], code_name(where[1]), where[2]))
+        if code is None:
+            # A library's function behind its decorators (functools.wraps
+            # gave the wrapper its name): from the library itself.
+            code = _library_code(v.get("module"), where[1], where[0], None, where[2])
         if code is None:
             code = _unmarshal(blob, "function %s" % v.get("qualname"))
         # Its globals: those of the module its code ran in (recorded apart
@@ -1455,6 +1502,19 @@ def _find_code(cap, frame, sources, modules):
                 c = getattr(getattr(f, "__func__", f), "__code__", None)
                 if c is not None and (c.co_filename, _qualname(c), c.co_firstlineno) == key:
                     return c
+    # A method behind a decorator's wrapper (transformers' can_return_tuple):
+    # the wrapper's code, from the class of the frame's `self`.
+    # (Its `self`, or the first of a wrapper's *args.)
+    loc = frame["locals"] if isinstance(frame["locals"], dict) else {}
+    args = loc.get("args")
+    for me in (loc.get("self"), args[0] if isinstance(args, tuple) and args else None):
+        if me is None or cap["data"].get("user_code"):
+            continue
+        for klass in type(me).__mro__[:50]:
+            for v in list(vars(klass).values()):
+                for c in _unwrapped_codes(v):
+                    if _same_code(c, *key):
+                        return c
     return _unmarshal(cap["blob"], "%s (%s:%d)" % (cap["qualname"], cap["filename"], cap["line"]))
 
 

@@ -580,6 +580,11 @@ Test(replay, transformers_gpt2_over_three_lengths) {
     DrTrace *r = e2e_open(e2e_path("models/r.db"));
     cr_assert_eq(e2e_sql_int(r, "SELECT count(*) FROM v_compiles WHERE recompile = 1"),
                  e2e_sql_int(t, "SELECT count(*) FROM v_compiles WHERE recompile = 1"));
+    /* Without --trust (confined): the wrapper's code and the forward behind
+     * it come from the installed library, not from the trace. */
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "models/u.db", "models/t.db", NULL});
+    cr_assert_eq(u->status, 0, "untrusted replay: %s%s", u->out.data, u->err.data);
+    cr_assert_not_null(strstr(u->out.data, "reproduced 2/2 compiles"), "%s", u->out.data);
 }
 Test(replay, transformers_bert_with_an_attention_mask) { model_replays("bert_mask.py"); }
 Test(replay, transformers_llama_training_step) { model_replays("llama_train.py"); }
