@@ -5,9 +5,10 @@
  * string is one hash lookup.  All statements are prepared once; each call is
  * bind, step, reset, and every return code is checked.  The reader trusts
  * nothing in the file: it classifies it from the raw header before SQLite
- * sees it, opens it read-only with the defensive flags on, runs
- * quick_check, and checks blob lengths before decoding.  The DDL and its
- * version history live in DDL_V1 below and in schema/SCHEMA.md. */
+ * sees it, opens it read-only with the defensive flags on, checks the shape
+ * of every table and the values of the small ones (check_tables), and
+ * checks blob lengths before decoding.  The DDL and its version history
+ * live in DDL_V1 below and in schema/SCHEMA.md. */
 #define _GNU_SOURCE 1
 #include "trace.h"
 
@@ -38,9 +39,10 @@
     "  kind_id INTEGER NOT NULL REFERENCES strings, type_id INTEGER NOT NULL REFERENCES strings,\n" \
     "  value TEXT, blob_id INTEGER REFERENCES blobs, PRIMARY KEY(capture, node)) WITHOUT ROWID;\n"
 
-/* Version 1.  Tables may change with migrations; the views are the stable
- * read interface (see SCHEMA.md).  Changing this: bump DR_SCHEMA_VERSION,
- * add an upgrade step to migrations[], document it in SCHEMA.md. */
+/* Version 1.  Tables may change between versions; the views are the stable
+ * read interface (see SCHEMA.md).  Changing this: SCHEMA.md's "Changing the
+ * schema" (bump DR_SCHEMA_VERSION, the reader's step from the previous
+ * version, the version history, a test on a kept old file). */
 static const char DDL_V1[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;\n"
     "CREATE TABLE strings(id INTEGER PRIMARY KEY, text TEXT NOT NULL);\n"

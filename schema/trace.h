@@ -32,8 +32,9 @@
 
 /* The on-disk schema version (PRAGMA user_version), independent of the
  * release version.  Bump it only when an older reader would misread a newer
- * file; add the migration to schema/schema.sql's notes and to migrations[] in
- * trace.c, and a test that opens a file of the previous version. */
+ * file; then follow SCHEMA.md's "Changing the schema" (the reader's step
+ * from the previous version in trace.c, the version history, and a test
+ * that opens a kept file of the previous version). */
 #define DR_SCHEMA_VERSION 3
 
 #define DR_VERSION "0.7.1"
