@@ -604,17 +604,16 @@ def capture_module_state(code, output_graph):
                 v = base(v)
         if type(v) not in _STATE_TYPES:
             continue
-        mark = len(c.rows)
+        n = len(c.rows)
         try:
-            n = len(c.rows)
             c.rows.append(None)
             kids = [c.node(mname, "name"), c.node(attr, "name"),
                     c.node(v, "%s.%s" % (mname, attr))]
             c.rows[n] = (n, "list", "builtins.list", json.dumps(kids), None)  # noqa: F821
             items.append(n)
         except (_TooBig, RecursionError):
-            del c.rows[mark:]
-            c.memo = {k: i for k, i in c.memo.items() if i < mark}
+            del c.rows[n:]
+            c.memo = {k: i for k, i in c.memo.items() if i < n}
     if not items:
         return
     n = len(c.rows)

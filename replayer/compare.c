@@ -263,47 +263,82 @@ static const char *skip_value(const char *p) {
     return NULL;
 }
 
+#define GS_PREFIX "GLOBAL_STATE: ___check_global_state() against {"
+
+/* Calls fn(key, start, end, arg) for each "key": value of the flat JSON
+ * object at p ('{'), start..end the whole member, its trailing blanks left
+ * out; 0, or -1 when p is not such an object. */
+static int each_member(const char *p, void (*fn)(const char *, const char *, const char *, void *),
+                       void *arg) {
+    char key[1024];
+    p = skip_ws(p);
+    if (*p != '{') return -1;
+    for (p = skip_ws(p + 1); *p != '}';) {
+        const char *k = p, *ke = *p == '"' ? skip_string(p) : NULL;
+        if (!ke || *(p = skip_ws(ke)) != ':') return -1;
+        p = skip_ws(p + 1);
+        const char *ve = skip_value(p), *end = ve;
+        if (!ve || ve == p) return -1;
+        while (end > p && (end[-1] == ' ' || end[-1] == '\n')) end--;
+        snprintf(key, sizeof key, "%.*s", (int)(ke - k - 2), k + 1);
+        fn(key, k, end, arg);
+        p = skip_ws(ve);
+        if (*p == ',') p = skip_ws(p + 1);
+        else if (*p != '}') return -1;
+    }
+    return *skip_ws(p + 1) ? -1 : 0;
+}
+
+/* An object rewritten without the members drop() names. */
+typedef struct {
+    int (*drop)(void *arg, const char *key);
+    void *arg;
+    const char *sep; /* between the members kept */
+    DrBuf b;
+    long kept, dropped;
+} Without;
+
+static void keep_member(const char *key, const char *s, const char *e, void *arg) {
+    Without *w = arg;
+    if (w->drop(w->arg, key)) {
+        w->dropped++;
+        return;
+    }
+    if (w->kept++) dr_buf_puts(&w->b, w->sep);
+    dr_buf_add(&w->b, s, (size_t)(e - s));
+}
+
+/* The flat JSON object at obj (after prefix, which starts with pre bytes
+ * of s) without the members drop() names, in d's arena: s itself when it
+ * drops none or does not parse (then it is compared whole); "" when none
+ * is left. */
+static const char *object_without(DrDiff *d, const char *s, size_t pre, const char *sep,
+                                  int (*drop)(void *, const char *), void *arg) {
+    Without w = {drop, arg, sep, {0}, 0, 0};
+    dr_buf_add(&w.b, s, pre);
+    dr_buf_puts(&w.b, "{");
+    const char *r = s;
+    if (each_member(s + pre, keep_member, &w) == 0 && w.dropped) {
+        dr_buf_puts(&w.b, "}");
+        r = !w.kept ? "" : w.b.failed ? NULL : dr_arena_strdup(&d->arena, w.b.s);
+        if (!r) d->failed = 1, r = s;
+    }
+    dr_buf_free(&w.b);
+    return r;
+}
+
+static int is_drift_key(void *d, const char *key) {
+    return dr_map_get(&((DrDiff *)d)->drift, key) >= 0;
+}
+
 /* A compile's config change (the JSON object of the settings that changed,
  * '{"name": "value", ...}', as recorded) without its drift keys: s itself
  * when it has none or is not such an object (then it is compared whole),
  * NULL when nothing is left. */
 static const char *config_change_without_drift(DrDiff *d, const char *s) {
-    const char *p = skip_ws(s);
-    if (*p != '{') return s;
-    DrBuf b = {0};
-    long kept = 0, dropped = 0;
-    char key[1024];
-    dr_buf_puts(&b, "{");
-    for (p = skip_ws(p + 1); *p != '}';) {
-        const char *k = p, *ke = *p == '"' ? skip_string(p) : NULL;
-        if (!ke || *(p = skip_ws(ke)) != ':') goto whole;
-        p = skip_ws(p + 1);
-        const char *ve = skip_value(p), *end = ve;
-        if (!ve || ve == p) goto whole;
-        while (end > p && (end[-1] == ' ' || end[-1] == '\n')) end--;
-        snprintf(key, sizeof key, "%.*s", (int)(ke - k - 2), k + 1);
-        if (dr_map_get(&d->drift, key) >= 0) {
-            dropped++;
-        } else {
-            if (kept++) dr_buf_puts(&b, ", ");
-            dr_buf_add(&b, k, (size_t)(end - k));
-        }
-        p = skip_ws(ve);
-        if (*p == ',') p = skip_ws(p + 1);
-        else if (*p != '}') goto whole;
-    }
-    if (*skip_ws(p + 1) || !dropped) goto whole;
-    dr_buf_puts(&b, "}");
-    char *r = !kept ? NULL : b.failed ? NULL : dr_arena_strdup(&d->arena, b.s);
-    if (kept && !r) d->failed = 1;
-    dr_buf_free(&b);
-    return r;
-whole:
-    dr_buf_free(&b);
-    return s;
+    const char *r = object_without(d, s, (size_t)(skip_ws(s) - s), ", ", is_drift_key, d);
+    return *r ? r : NULL;
 }
-
-#define GS_PREFIX "GLOBAL_STATE: ___check_global_state() against {"
 
 /* The index of v's GLOBAL_STATE guard, or -1. */
 static long global_state_index(const DrStrVec *v) {
@@ -312,91 +347,56 @@ static long global_state_index(const DrStrVec *v) {
     return -1;
 }
 
-/* Calls fn(key, start, end, arg) for each "key": value of the flat JSON
- * object at p ('{'), start..end the whole member; 0, or -1 when p is not
- * such an object. */
-static int each_member(const char *p, void (*fn)(const char *, const char *, const char *, void *),
-                       void *arg) {
-    char key[256];
-    p = skip_ws(p);
-    if (*p != '{') return -1;
-    for (p = skip_ws(p + 1); *p != '}';) {
-        const char *k = p, *ke = *p == '"' ? skip_string(p) : NULL;
-        if (!ke || *(p = skip_ws(ke)) != ':') return -1;
-        p = skip_ws(p + 1);
-        const char *ve = skip_value(p);
-        if (!ve || ve == p) return -1;
-        snprintf(key, sizeof key, "%.*s", (int)(ke - k - 2), k + 1);
-        fn(key, k, ve, arg);
-        p = skip_ws(ve);
-        if (*p == ',') p = skip_ws(p + 1);
-        else if (*p != '}') return -1;
-    }
-    return *skip_ws(p + 1) ? -1 : 0;
-}
-
 static void put_key(const char *key, const char *s, const char *e, void *m) {
     (void)s, (void)e;
     dr_map_put(m, key, 1);
 }
 
+/* A global-state key the other side lacks: left out, and listed once in
+ * d->gs_drift. */
 typedef struct {
     DrDiff *d;
     const DrMap *other;
-    DrBuf b;
-    long kept, dropped;
-} GsKeep;
+} GsDrop;
 
-static void keep_shared(const char *key, const char *s, const char *e, void *arg) {
-    GsKeep *k = arg;
-    if (dr_map_get(k->other, key) < 0) {
-        k->dropped++;
-        if (dr_map_get(&k->d->gs_drift_map, key) < 0) {
-            char *c = dr_arena_strdup(&k->d->arena, key);
-            if (!c || dr_vec_push(&k->d->gs_drift, c) != 0 ||
-                dr_map_put(&k->d->gs_drift_map, key, 1) != 0)
-                k->d->failed = 1;
-        }
-        return;
+static int gs_one_side(void *arg, const char *key) {
+    GsDrop *g = arg;
+    if (dr_map_get(g->other, key) >= 0) return 0;
+    if (dr_map_get(&g->d->gs_drift_map, key) < 0) {
+        char *c = dr_arena_strdup(&g->d->arena, key);
+        if (!c || dr_vec_push(&g->d->gs_drift, c) != 0 ||
+            dr_map_put(&g->d->gs_drift_map, key, 1) != 0)
+            g->d->failed = 1;
     }
-    if (k->kept++) dr_buf_puts(&k->b, ",");
-    dr_buf_add(&k->b, s, (size_t)(e - s));
+    return 1;
 }
 
 /* Two traces of two torch versions: the guards of a compile on each side
  * with the GLOBAL_STATE guard's members that only one side's has left out
  * (a key torch added or removed), into ox and oy (borrowed strings, or the
- * arena's).  Nothing changes when a side has no such guard or it does not
- * parse: it is compared whole. */
+ * arena's), sorted.  Nothing changes when a side has no such guard or it
+ * does not parse: it is compared whole. */
 static void global_state_without_drift(DrDiff *d, const DrStrVec *x, const DrStrVec *y,
                                        DrStrVec *ox, DrStrVec *oy) {
-    long ix = global_state_index(x), iy = global_state_index(y);
+    const size_t pre = sizeof GS_PREFIX - 2; /* up to the '{' */
+    long at[2] = {global_state_index(x), global_state_index(y)};
     const DrStrVec *in[2] = {x, y};
     DrStrVec *out[2] = {ox, oy};
     const char *gs[2] = {NULL, NULL};
     DrMap keys[2] = {{0}, {0}};
-    if (ix >= 0 && iy >= 0 &&
-        each_member(x->v[ix] + sizeof GS_PREFIX - 2, put_key, &keys[0]) == 0 &&
-        each_member(y->v[iy] + sizeof GS_PREFIX - 2, put_key, &keys[1]) == 0) {
-        long at[2] = {ix, iy};
+    if (at[0] >= 0 && at[1] >= 0 && each_member(x->v[at[0]] + pre, put_key, &keys[0]) == 0 &&
+        each_member(y->v[at[1]] + pre, put_key, &keys[1]) == 0)
         for (int s = 0; s < 2; s++) {
-            GsKeep k = {d, &keys[!s], {0}, 0, 0};
-            dr_buf_puts(&k.b, GS_PREFIX);
-            each_member(in[s]->v[at[s]] + sizeof GS_PREFIX - 2, keep_shared, &k);
-            dr_buf_puts(&k.b, "}");
-            gs[s] = !k.dropped ? in[s]->v[at[s]] : k.b.failed ? NULL
-                                                             : dr_arena_strdup(&d->arena, k.b.s);
-            if (!gs[s]) d->failed = 1, gs[s] = in[s]->v[at[s]];
-            dr_buf_free(&k.b);
+            GsDrop g = {d, &keys[!s]};
+            gs[s] = object_without(d, in[s]->v[at[s]], pre, ",", gs_one_side, &g);
+            if (!*gs[s]) gs[s] = NULL; /* nothing shared: compared whole */
         }
-    }
     dr_map_free(&keys[0]);
     dr_map_free(&keys[1]);
     for (int s = 0; s < 2; s++) {
-        for (long i = 0; i < in[s]->n; i++) {
-            const char *g = gs[s] && i == (s ? iy : ix) ? gs[s] : in[s]->v[i];
-            d->failed |= dr_vec_push(out[s], (char *)g) != 0;
-        }
+        for (long i = 0; i < in[s]->n; i++)
+            d->failed |= dr_vec_push(out[s], (char *)(gs[s] && i == at[s] ? gs[s]
+                                                                           : in[s]->v[i])) != 0;
         dr_vec_sort(out[s]);
     }
     dr_vec_sort(&d->gs_drift);

@@ -34,9 +34,9 @@ import importlib.util
 import json
 import linecache
 import marshal
-import re
 import math
 import os
+import re
 import sys
 import threading
 import types
@@ -46,7 +46,6 @@ import _dynrec
 _R = _dynrec.replay  # set by the runner
 _query = _dynrec.source_query  # noqa: F821
 _qualname = _dynrec.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
-
 _code_digest = _dynrec.code_digest  # noqa: F821 -- what capture.py recorded
 _blob = _dynrec.source_blob  # noqa: F821
 _TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
@@ -139,6 +138,9 @@ def _states():
 
 
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Top-level packages whose module state a trace never sets.
+_NEVER_SET = frozenset(getattr(sys, "stdlib_module_names", ())) | {
+    "torch", "_dynrec", "builtins", "sys", "os"}
 
 
 def _state_items(no, sources, modules):
@@ -182,6 +184,17 @@ def _apply_state(no, sources, modules, notes):
             new = b.child(item, row[2][2])
         except NotReplayable as exc:
             notes.add("%s.%s is not set: %s" % (mname, attr, exc))
+            continue
+        top = mname.split(".", 1)[0]
+        if top in _NEVER_SET:
+            # The interpreter's, torch's and dynrec's own state (sys.path,
+            # a config's _config dict past the config allow-list) is never
+            # set from a trace; an empty container or an equal scalar (the
+            # global hook dicts of nn.Module) needs no word.
+            same = (type(new) in (dict, list, set) and not new and not cur) or (
+                type(new) in (bool, int, float, str) and type(cur) is type(new) and cur == new)
+            if not same:
+                notes.add("%s.%s is not set: dynrec never sets state of %s" % (mname, attr, top))
             continue
         base = type(new)
         if base in (dict, list, set) and isinstance(cur, base):
@@ -683,7 +696,6 @@ def _library_code(module, path, filename, qualname, line):
         if _same_code(c, filename, qualname, line):
             return c
     return None
-
 
 
 class _Builder:
@@ -1495,23 +1507,22 @@ def _find_code(cap, frame, sources, modules):
         raise NotReplayable("its code is a library's (%s), not the stored sources'; a library "
                             "function named by a trace could run for real: --trust replays it"
                             % cap["qualname"])
-    mod = sys.modules.get(frame.get("module") or "")
-    if mod is not None and not cap["data"].get("user_code"):
-        for v in list(vars(mod).values()):
-            for f in [v] + (list(vars(v).values()) if isinstance(v, type) else []):
-                c = getattr(getattr(f, "__func__", f), "__code__", None)
-                if c is not None and (c.co_filename, _qualname(c), c.co_firstlineno) == key:
-                    return c
-    # A method behind a decorator's wrapper (transformers' can_return_tuple):
-    # the wrapper's code, from the class of the frame's `self`.
-    # (Its `self`, or the first of a wrapper's *args.)
-    loc = frame["locals"] if isinstance(frame["locals"], dict) else {}
-    args = loc.get("args")
-    for me in (loc.get("self"), args[0] if isinstance(args, tuple) and args else None):
-        if me is None or cap["data"].get("user_code"):
-            continue
-        for klass in type(me).__mro__[:50]:
-            for v in list(vars(klass).values()):
+    # Where: the module's functions and its classes' methods, and the class
+    # of the frame's `self` (or of a wrapper's first *args), each behind its
+    # decorators (transformers' can_return_tuple wraps forward).
+    if not cap["data"].get("user_code"):
+        spaces = []
+        mod = sys.modules.get(frame.get("module") or "")
+        if mod is not None:
+            spaces.append(vars(mod))
+            spaces.extend(vars(v) for v in list(vars(mod).values()) if isinstance(v, type))
+        loc = frame["locals"] if isinstance(frame["locals"], dict) else {}
+        args = loc.get("args")
+        for me in (loc.get("self"), args[0] if isinstance(args, tuple) and args else None):
+            if me is not None:
+                spaces.extend(vars(k) for k in type(me).__mro__[:50])
+        for ns in spaces:
+            for v in list(ns.values()):
                 for c in _unwrapped_codes(v):
                     if _same_code(c, *key):
                         return c

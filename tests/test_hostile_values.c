@@ -312,3 +312,49 @@ Test(hostile_values, repro_dtype_is_a_real_dtype) {
                        r->err.data);
     cr_assert_neq(access(e2e_path("x.py"), F_OK), 0, "a script was written");
 }
+
+/* Module state (capture_state, 0.7.1) a stranger wrote: a capture 99 for
+ * compile 0/0 with the value rows given (node, kind, type, value). */
+#define STATE_EVENT                                                                          \
+    ADD_STR("capture_state") ADD_STR("frame") ADD_STR("list") ADD_STR("str")                 \
+    ADD_STR("builtins.list") ADD_STR("builtins.str")                                         \
+    "INSERT INTO events(seq, t_ns, thread, kind_id, code_id, compile_id, num)"               \
+    " SELECT (SELECT max(seq) + 1 FROM events), t_ns, thread, " STR("capture_state") ","     \
+    " code_id, compile_id, 99 FROM events WHERE kind_id = " STR("capture") " LIMIT 1;"
+#define STATE_NODE(n, kind, type, value)                                                     \
+    "INSERT INTO value_nodes(capture, node, kind_id, type_id, value) VALUES(99, " #n ", "    \
+    STR(kind) ", " STR(type) ", '" value "');"
+
+/* A state tree of the wrong shape stops the replay before anything runs. */
+Test(hostile_values, module_state_of_the_wrong_shape_is_refused) {
+    char *t = hostile("state.db", STATE_EVENT
+                      STATE_NODE(0, "frame", "frame", "{\"module\": null, \"state\": 1}")
+                      STATE_NODE(1, "str", "builtins.str", "\"x\""));
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "module state without a list of attributes"), "%s",
+                       r->err.data);
+}
+
+/* sys.path (a list, as the recorder stores registries) is never set from
+ * a trace: the replay goes on and says so. */
+Test(hostile_values, module_state_of_sys_is_never_set) {
+    char *t = hostile("sys.db", STATE_EVENT ADD_STR("/evil/path") ADD_STR("sys") ADD_STR("path")
+                      STATE_NODE(0, "frame", "frame", "{\"module\": null, \"state\": 1}")
+                      STATE_NODE(1, "list", "builtins.list", "[2]")
+                      STATE_NODE(2, "list", "builtins.list", "[3, 4, 5]")
+                      STATE_NODE(3, "str", "builtins.str", "\"sys\"")
+                      STATE_NODE(4, "str", "builtins.str", "\"path\"")
+                      STATE_NODE(5, "list", "builtins.list", "[6]")
+                      STATE_NODE(6, "str", "builtins.str", "\"/evil/path\""));
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 0, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    DrTrace *b = e2e_open(e2e_path("r.db"));
+    char *notes = e2e_meta(b, "replay.notes");
+    cr_assert_not_null(notes);
+    cr_assert_not_null(strstr(notes, "sys.path is not set: dynrec never sets state of sys"),
+                       "%s", notes);
+    e2e_close(b);
+}
