@@ -23,7 +23,7 @@ LIBS    := -lsqlite3 -lzstd -lseccomp -lpthread
 
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c schema/text.c schema/ident.c schema/sign.c \
                 schema/mask.c
-RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/run.c recorder/output.c recorder/around.c recorder/pycompat.c
+RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/session.c recorder/run.c recorder/output.c recorder/around.c recorder/pycompat.c
 VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c viewer/report.c viewer/pack.c
 # The terminal viewer is the only user of ncurses: only dynrec links it.
 VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
@@ -39,13 +39,26 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
                 tests/test_repro.c tests/test_mask.c tests/test_identity.c tests/test_sanitize.c \
                 tests/test_hostile_values.c tests/test_hostile_trace.c tests/test_identical.c tests/test_cli.c \
                 viewer/view_text.c
+# The in-process recorder's suite (its own line: other suites are added above).
+TEST_SRC     += tests/test_inproc.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard cli/*.h schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
 
-.PHONY: all setup demo test check unit asan bench clean format fuzz test-compat
+# The recorder as an extension module (recorder/inproc.c), for `import
+# dynrec` in a running interpreter, and the package it belongs to laid out
+# as pip installs it: $(PKG) is python/dynrec's files, the extension and
+# _bin/dynrec.  PYTHONPATH=$(BUILD)/pkg makes `import dynrec` this build.
+# Never with $(SAN): the venv's python is not instrumented.
+EXT_SUFFIX = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+PKG        := $(BUILD)/pkg/dynrec
+INPROC_SRC := recorder/inproc.c recorder/session.c recorder/writer.c recorder/hook.c recorder/around.c \
+              $(SCHEMA_SRC)
+PKG_FILES  := $(wildcard python/dynrec/*.py) python/dynrec/py.typed
+
+.PHONY: all setup pkg demo test check unit asan bench clean format fuzz test-compat
 
 all: setup
-	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/dynrec_sqlite.so
+	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/dynrec_sqlite.so pkg
 
 setup:
 	@tools/setup.sh
@@ -60,8 +73,8 @@ test: setup
 	@$(MAKE) --no-print-directory asan
 
 # The test suite against the normal build.
-check: $(BUILD)/dynrec $(BUILD)/tests $(BUILD)/dynrec_sqlite.so
-	DYNREC_BIN=$(abspath $(BUILD)/dynrec) DYNREC_PYTHON=$(abspath $(PY)) \
+check: $(BUILD)/dynrec $(BUILD)/tests $(BUILD)/dynrec_sqlite.so pkg
+	DYNREC_BIN=$(abspath $(BUILD)/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_PKG=$(abspath $(BUILD)/pkg) \
 	    $(BUILD)/tests --jobs 2
 
 # The same tests built and run with AddressSanitizer and UBSan.  CPython
@@ -69,9 +82,11 @@ check: $(BUILD)/dynrec $(BUILD)/tests $(BUILD)/dynrec_sqlite.so
 # checking is on for the unit tests and off inside the recorded runs.
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all' CFLAGS='-O1 -g' $(BUILD)/asan/dynrec $(BUILD)/asan/tests $(BUILD)/asan/dynrec_sqlite.so
+	@$(MAKE) --no-print-directory pkg
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp) \
 	DYNREC_BIN=$(abspath $(BUILD)/asan/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_ASAN=1 \
+	DYNREC_PKG=$(abspath $(BUILD)/pkg) \
 	    $(BUILD)/asan/tests --jobs 2
 
 # Python sources compiled into the binary as C string constants.  The
@@ -102,6 +117,21 @@ $(BUILD)/train_dict: tools/train_dict.c $(SCHEMA_SRC)
 $(BUILD)/dynrec: $(DYNREC_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(PY_CFLAGS) -o $@ $(DYNREC_SRC) $(PY_LDFLAGS) $(LIBS) $(VIEW_LIBS)
+
+pkg: $(PKG)/_dynrec$(EXT_SUFFIX) $(PKG)/_bin/dynrec $(addprefix $(PKG)/,$(notdir $(PKG_FILES)))
+
+$(PKG)/_dynrec$(EXT_SUFFIX): $(INPROC_SRC) $(HEADERS)
+	@mkdir -p $(PKG)
+	$(CC) $(WARN) $(CFLAGS) -I$(BUILD) $(PY_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ \
+	    $(INPROC_SRC) -lsqlite3 -lzstd -lpthread
+
+$(PKG)/_bin/dynrec: $(BUILD)/dynrec
+	@mkdir -p $(PKG)/_bin
+	@ln -sf $(abspath $<) $@
+
+$(PKG)/%: python/dynrec/%
+	@mkdir -p $(PKG)
+	@ln -sf $(abspath $<) $@
 
 # dynrec_text and dynrec_json as a loadable SQLite extension (`.load
 # build/dynrec_sqlite` in the sqlite3 shell).  Never with $(SAN): a stock

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
@@ -30,14 +31,21 @@ class BuildWithMake(build_py):
         if not (3, 10) <= sys.version_info[:2] <= (3, 13):
             sys.exit("dynrec supports CPython 3.10 to 3.13, not %d.%d" % sys.version_info[:2])
         build = os.path.join(HERE, "build", "pip-py%d.%d" % sys.version_info[:2])
+        ext = "_dynrec" + sysconfig.get_config_var("EXT_SUFFIX")
         cmd = ["make", "--no-print-directory", "PY=" + sys.executable, "DEFAULT_VENV=",
-               "BUILD=" + build, os.path.join(build, "dynrec")]
+               "BUILD=" + build, os.path.join(build, "dynrec"),
+               os.path.join(build, "pkg", "dynrec", ext)]
         if subprocess.call(cmd, cwd=HERE) != 0:
             sys.exit("dynrec: the build failed; the system libraries it needs (SQLite, zstd, "
                      "libseccomp, ncurses, a compiler) install with: sh tools/setup.sh --packages")
         dest = os.path.join(self.build_lib, "dynrec", "_bin")
         os.makedirs(dest, exist_ok=True)
         shutil.copy2(os.path.join(build, "dynrec"), os.path.join(dest, "dynrec"))
+        # The in-process recorder (import dynrec; dynrec.record) and the
+        # marker that the package is typed.
+        pkg = os.path.join(self.build_lib, "dynrec")
+        shutil.copy2(os.path.join(build, "pkg", "dynrec", ext), os.path.join(pkg, ext))
+        shutil.copy2(os.path.join(HERE, "python", "dynrec", "py.typed"), os.path.join(pkg, "py.typed"))
 
 
 class BinaryDistribution(Distribution):

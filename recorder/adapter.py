@@ -39,13 +39,35 @@ def _record_error(where, exc):
         pass
 
 
+_wrapped_set_eval_frame = None
+
+
 def _patch_set_eval_frame():
+    global _wrapped_set_eval_frame
+    if _wrapped_set_eval_frame is not None:
+        _dynrec.meta("hook.set_eval_frame", "active")
+        return
     mod = sys.modules.get("torch._C._dynamo.eval_frame")
     orig = getattr(mod, "set_eval_frame", None) if mod is not None else None
     if orig is None:
         _dynrec.meta("hook.set_eval_frame", "missing: torch._C._dynamo.eval_frame.set_eval_frame")
         return
-    mod.set_eval_frame = _dynrec.wrap_set_eval_frame(orig)
+    wrapped = _wrapped_set_eval_frame = _dynrec.wrap_set_eval_frame(orig)
+    mod.set_eval_frame = wrapped
+    if "torch._dynamo" in sys.modules:
+        # In process, after Dynamo was imported: its modules bound the
+        # original by name (`from ... import set_eval_frame`, and aliases
+        # such as eval_frame._maybe_set_eval_frame).  Each binding of it in
+        # a torch module is replaced, whatever the name, on every version.
+        for name, module in list(sys.modules.items()):
+            if not name.startswith("torch") or module is None:
+                continue
+            try:
+                names = [k for k, v in vars(module).items() if v is orig]
+            except TypeError:
+                continue
+            for k in names:
+                setattr(module, k, wrapped)
     _dynrec.meta("hook.set_eval_frame", "active")
 
 
@@ -194,6 +216,7 @@ def _dynamo_config_loaded(cfg):
 # the import of torch._dynamo, before any compile, so that a replay (which
 # resets before its first compile too) counts the same.
 reset_epoch = 0
+_reset_hooked = False
 
 
 def _dynamo_loaded(dynamo):
@@ -218,6 +241,8 @@ def _dynamo_loaded(dynamo):
 
     # around.c: no frame of dynrec's on the stack while the original runs.
     dynamo.reset_frame_count = _dynrec.around(orig, None, after)
+    global _reset_hooked
+    _reset_hooked = True
     _dynrec.meta("hook.reset", "active")
 
 
@@ -241,8 +266,47 @@ def _finish():
         _record_error("finishing", exc)
 
 
+_in_process = bool(getattr(_dynrec, "in_process", 0))
+
+
+def _before_start():
+    """In process: how much Dynamo did before the session began (never
+    invented as events; compile ids go on from Dynamo's own count)."""
+    torch = sys.modules.get("torch")
+    _dynrec.meta("inprocess.torch_imported", "1" if torch is not None else "0")
+    cf = sys.modules.get("torch._dynamo.convert_frame")
+    counter = getattr(cf, "FRAME_COMPILE_COUNTER", None) if cf is not None else None
+    try:
+        n = sum(counter.values()) if counter is not None else 0 if cf is None else None
+    except Exception:
+        n = None
+    _dynrec.meta("inprocess.compiles_before", "unknown" if n is None else str(n))
+
+
+def begin():
+    """A later session of this process (in process): the per-trace records
+    that the first session made as the modules loaded."""
+    try:
+        _before_start()
+        if "torch._dynamo" in sys.modules:
+            _patch_set_eval_frame()
+        cfg = sys.modules.get("torch._dynamo.config")
+        if cfg is not None:
+            _dynamo_config_loaded(cfg)
+        dynamo = sys.modules.get("torch._dynamo")
+        if dynamo is not None:
+            _dynrec.meta("hook.reset", "active" if _reset_hooked else "missing")
+        session = globals().get("begin_session")  # from dynamo.py, once loaded
+        if session is not None:
+            session()
+    except Exception as exc:
+        _record_error("starting a session", exc)
+
+
 def _install():
     watch = _ImportWatch()
+    if _in_process:
+        _before_start()
     if "torch._dynamo" in sys.modules:
         watch.dynamo = False
         _patch_set_eval_frame()
@@ -259,9 +323,10 @@ def _install():
                 _record_error("after importing " + name, exc)
     if watch.after or watch.dynamo:
         sys.meta_path.insert(0, watch)
-    import atexit
+    if not _in_process:  # in process, dynrec.stop() (or its atexit) ends a session
+        import atexit
 
-    atexit.register(_finish)
+        atexit.register(_finish)
     if sys.version_info >= (3, 12):
         # 3.12 warns at os.fork when the process has more than one OS
         # thread; dynrec's writer is stopped for the fork (run.c).

@@ -182,8 +182,19 @@ def frame_display(code, f_locals, closure):
 
 
 def store_source(filename):
-    """Stores the text of a user file Dynamo traced, once."""
-    if not filename or filename.startswith("<"):
+    """Stores the text of a user file Dynamo traced, once.  Code with no file
+    on disk (an IPython or Jupyter cell, exec'd text that registered itself
+    with linecache) is stored as linecache has it, under its own name."""
+    if not filename:
+        return
+    if filename.startswith("<") or not os.path.exists(filename):
+        if filename in _stored_files:
+            return
+        _stored_files.add(filename)
+        lines = linecache.cache.get(filename)
+        if lines and len(lines) >= 3 and isinstance(lines[2], list):
+            text = "".join(lines[2])
+            _dynrec.file(filename, "source", text.encode("utf-8", "surrogateescape"))  # noqa: F821
         return
     filename = os.path.realpath(filename)
     if filename in _stored_files or is_library(filename):
@@ -842,6 +853,21 @@ def install():
         install_speculation()  # noqa: F821 -- defined in dynamo_spec.py
     except Exception as exc:
         record_error("speculation hooks", exc)
+    write_hook_states()
+
+
+def begin_session():
+    """A later session of an in-process recording (dynrec.start): what the
+    first one recorded as this file loaded, for the new trace."""
+    global _stored_files, _config_last, _capture_bytes
+    _stored_files = {os.path.realpath(sys.argv[0])} if sys.argv and sys.argv[0] else set()
+    _capture_bytes = int(getattr(_dynrec, "capture_values", 4096))  # noqa: F821 -- capture.py
+    try:
+        _config_last = _config_snapshot()
+        emit("config", num=len(_config_last), data=_config_last, text="initial",
+             key="config initial")
+    except Exception as exc:
+        record_error("config snapshot", exc)
     write_hook_states()
 
 

@@ -109,6 +109,8 @@ int dr_hook_init(void) {
         return -1;
     }
     H.mask = cap - 1;
+    H.used = H.nentries = 0;
+    H.failed = H.released = 0; /* a new session (in process) starts afresh */
     H.counting = 1;
     return 0;
 }

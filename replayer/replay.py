@@ -127,6 +127,26 @@ def _captures():
     return caps
 
 
+_CID = re.compile(r"(?:(\d+):)?(\d+)/(\d+)")
+
+
+def _recompiles_of_earlier(caps):
+    """Compile ids of an in-process trace (dynrec.start) that recompile a
+    cache entry Dynamo made before the recording began: the trace holds no
+    compile of that frame before them, so a replay would make a first
+    compile instead.  Those frames are not replayable, said why."""
+    seen, out = set(), set()
+    for c in caps:
+        m = _CID.match(c["cid"])
+        if not m:
+            continue
+        frame = (m.group(1), m.group(2))
+        if int(m.group(3)) > 0 and frame not in seen:
+            out.add(c["cid"])
+        seen.add(frame)
+    return out
+
+
 def _states():
     """compile id -> the capture numbers of the other modules' state its
     guards read (capture_state events, from dynrec 0.7.1; none before)."""
@@ -1771,13 +1791,14 @@ def main():
         if os.environ.get("DYNREC_REPLAY_FUZZ"):
             return _fuzz(caps, int(os.environ["DYNREC_REPLAY_FUZZ"]), sources, modules)
         _install_stub()
-        return _replay(sel, sources, modules, _resets(), states)
+        earlier = _recompiles_of_earlier(caps) if meta.get("recorded_by") == "in-process" else ()
+        return _replay(sel, sources, modules, _resets(), states, earlier)
     finally:
         if driver_main is not None:
             sys.modules["__main__"] = driver_main
 
 
-def _replay(caps, sources, modules, resets, states):
+def _replay(caps, sources, modules, resets, states, earlier=()):
     backends = _Backends(_R.get("backend"), sources, modules)
     threads = _Threads()
     start = torch._dynamo.config.get_config_copy()  # noqa: F821
@@ -1799,6 +1820,9 @@ def _replay(caps, sources, modules, resets, states):
                 i + 1, len(caps), _dynrec.safe(str(cap["qualname"])[:40])))  # noqa: F821
             sys.stderr.flush()
         reason = skipped_frames.get(fkey)
+        if reason is None and cap["cid"] in earlier:
+            reason = ("compile %s recompiles a cache entry made before dynrec.start(); "
+                      "the trace has no compile of that frame to replay first" % cap["cid"])
         if reason is None and not cap["data"].get("replayable", False):
             reason = cap["reason"] or cap["data"].get("reason") or "not captured"
         if reason is None:

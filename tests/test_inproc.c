@@ -1,0 +1,127 @@
+#define _GNU_SOURCE 1
+/* test_inproc.c -- the in-process recorder: `import dynrec`, then
+ * dynrec.record / start / stop, in a real python with real torch.compile.
+ *
+ * The package is the build's (DYNREC_PKG: build/pkg, laid out as pip
+ * installs it); the tests skip without it.  The traces are read through SQL
+ * and through the real binary's show, diff and replay. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "e2e_util.h"
+
+TestSuite(inproc, .init = e2e_setup, .fini = e2e_teardown, .timeout = 300);
+
+/* `python script args...` with the build's dynrec package importable. */
+static E2eProc *run_py(const char *script, const char *a1, const char *a2, const char *a3) {
+    const char *pkg = getenv("DYNREC_PKG");
+    if (!pkg || !*pkg) cr_skip_test("DYNREC_PKG must name the build's package directory");
+    e2e_copy_script(e2e_fmt("inproc/%s", script));
+    const char *argv[] = {"/usr/bin/env", e2e_fmt("PYTHONPATH=%s", pkg), e2e_python,
+                          e2e_fmt("inproc/%s", script), a1, a2, a3, NULL};
+    E2eProc *p = e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+    return p;
+}
+
+static E2eProc *dynrec(const char *cmd, const char *a, const char *b) {
+    const char *argv[] = {e2e_bin, cmd, a, b, NULL};
+    return e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+}
+
+Test(inproc, a_block_holds_exactly_its_own_compiles) {
+    E2eProc *p = run_py("block.py", "B.db", NULL, NULL);
+    e2e_assert_exit(p, 0, "block.py");
+    cr_assert_str_eq(p->out.data, "recorded True None\ndone\n");
+    cr_assert_str_eq(p->err.data, "", "nothing on stderr: %s", p->err.data);
+    DrTrace *t = e2e_open(e2e_path("B.db"));
+    cr_assert_str_eq(e2e_meta(t, "recorded_by"), "in-process");
+    cr_assert_str_eq(e2e_meta(t, "inprocess.compiles_before"), "1");
+    cr_assert_str_eq(e2e_meta(t, "inprocess.torch_imported"), "1");
+    cr_assert_str_eq(e2e_meta(t, "exit_status"), "0");
+    cr_assert_str_eq(e2e_meta(t, "hook.set_eval_frame"), "active");
+    /* The block's compiles, and neither the one before nor the one after. */
+    char *compiles = e2e_sql_lines(t, NULL, "SELECT qualname || ' ' || compile_id || ' ' || "
+                                            "recompile FROM v_compiles ORDER BY seq");
+    cr_assert_str_eq(compiles, "early 0/1 1\ninside 1/0 0\n");
+    /* The recompile names the entry made before start that it rejected. */
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_guard_failures"), 1);
+    /* inside's second call is a cache hit, counted by the frame hook. */
+    cr_assert_eq(e2e_sql_int(t, "SELECT cache_hits FROM v_frames WHERE qualname = 'inside'"), 1);
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_files WHERE role = 'script' AND "
+                                "path LIKE '%inproc/block.py'"),
+                 1, "the script's source is stored");
+    e2e_close(t);
+
+    E2eProc *show = dynrec("show", "B.db", NULL);
+    e2e_assert_exit(show, 0, "show");
+    cr_assert(strstr(show->out.data, "inside"), "%s", show->out.data);
+
+    /* Two recordings of one script are the same decisions. */
+    E2eProc *p2 = run_py("block.py", "B2.db", NULL, NULL);
+    e2e_assert_exit(p2, 0, "block.py again");
+    E2eProc *diff = dynrec("diff", "B.db", "B2.db");
+    e2e_assert_exit(diff, 0, "diff of two recordings");
+
+    /* Replay: the first compile reproduces; the recompile of an entry made
+     * before start cannot, and says why instead of diverging. */
+    E2eProc *rp = dynrec("replay", "B.db", NULL);
+    e2e_assert_exit(rp, 3, "replay: identical, one frame not replayable");
+    cr_assert(strstr(rp->out.data, "reproduced 1/1 compile") ||
+                  strstr(rp->err.data, "reproduced 1/1 compile"),
+              "out: %s\nerr: %s", rp->out.data, rp->err.data);
+    cr_assert(strstr(rp->out.data, "before dynrec.start()") ||
+                  strstr(rp->err.data, "before dynrec.start()"),
+              "out: %s\nerr: %s", rp->out.data, rp->err.data);
+}
+
+Test(inproc, sessions_one_after_another_and_misuse) {
+    E2eProc *p = run_py("sessions.py", "S1.db", "S2.db", "S3.db");
+    e2e_assert_exit(p, 0, "sessions.py");
+    cr_assert_str_eq(p->out.data,
+                     "second start refused: True\nstop 1: True\nstop again: None\n"
+                     "the block's exception: 'from the block'\ndone\n");
+    DrTrace *t1 = e2e_open(e2e_path("S1.db"));
+    cr_assert_str_eq(e2e_sql_lines(t1, NULL, "SELECT qualname FROM v_compiles ORDER BY seq"),
+                     "first\n");
+    cr_assert_str_eq(e2e_meta(t1, "inprocess.compiles_before"), "0");
+    e2e_close(t1);
+    DrTrace *t2 = e2e_open(e2e_path("S2.db"));
+    cr_assert_str_eq(e2e_sql_lines(t2, NULL, "SELECT qualname || ' ' || recompile FROM "
+                                             "v_compiles ORDER BY seq"),
+                     "second 0\nsecond 1\n");
+    cr_assert_str_eq(e2e_meta(t2, "inprocess.compiles_before"), "1");
+    cr_assert_eq(e2e_sql_int(t2, "SELECT count(*) FROM v_events WHERE kind = 'config' AND "
+                                 "text = 'initial'"),
+                 1, "each session has its config");
+    cr_assert_eq(e2e_sql_int(t2, "SELECT count(*) FROM v_files WHERE role = 'script'"), 1);
+    e2e_close(t2);
+    /* A block that raised: exit status 1, the exception the program's. */
+    DrTrace *t3 = e2e_open(e2e_path("S3.db"));
+    cr_assert_str_eq(e2e_meta(t3, "exit_status"), "1");
+    cr_assert_str_eq(e2e_sql_lines(t3, NULL, "SELECT qualname || ' ' || recompile FROM "
+                                             "v_compiles ORDER BY seq"),
+                     "first 1\n");
+    e2e_close(t3);
+    E2eProc *diff = dynrec("diff", "S1.db", "S2.db");
+    e2e_assert_exit(diff, 1, "different sessions differ");
+}
+
+Test(inproc, under_dynrec_run_the_api_does_nothing) {
+    const char *pkg = getenv("DYNREC_PKG");
+    if (!pkg || !*pkg) cr_skip_test("DYNREC_PKG must name the build's package directory");
+    e2e_copy_script("inproc/under_run.py");
+    const char *argv[] = {"/usr/bin/env",        e2e_fmt("PYTHONPATH=%s", pkg), e2e_bin, "run",
+                          "-q",                  "-o",
+                          "R.db",                "inproc/under_run.py",
+                          NULL};
+    E2eProc *p = e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, "under_run.py");
+    cr_assert_str_eq(p->out.data, "inner None None\n");
+    cr_assert(access(e2e_path("inner.db"), F_OK) != 0, "no second trace");
+    DrTrace *t = e2e_open(e2e_path("R.db"));
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles"), 1);
+    cr_assert_eq(e2e_meta(t, "recorded_by"), NULL);
+    e2e_close(t);
+}
