@@ -179,7 +179,14 @@ int dr_cli_parse(const DrCommand *cmd, const DrArgSpec *spec, int argc, char **a
             return dr_cli_usage(cmd, spec->extra ? spec->extra
                                                  : "one trace at a time (extra argument %s)",
                                 arg);
-        a->operand[a->noperands++] = arg;
+        if (spec->max_operands < 0) {
+            /* The options before it were read already: their slots of argv
+             * are free (their values are pointers into the strings). */
+            argv[a->noperands] = argv[i];
+            a->operands = argv;
+        }
+        if (a->noperands < 2) a->operand[a->noperands] = arg;
+        a->noperands++;
         if (spec->operands_end) {
             a->rest = i + 1;
             break;

@@ -13,6 +13,8 @@
 #include <stddef.h>
 
 #include "exit.h"
+#include "../replayer/compare.h"
+#include "../replayer/util.h"
 #include "../schema/error.h"
 #include "../schema/trace.h"
 
@@ -41,7 +43,7 @@ typedef struct DrOpt {
 
 typedef struct DrArgSpec {
     const DrOpt *opts;     /* ends with a row whose name is NULL */
-    int min_operands, max_operands;
+    int min_operands, max_operands; /* max_operands -1: any number (DrArgs.operands) */
     const char *missing;   /* too few operands; default "no trace given" */
     const char *extra;     /* too many ("%s" the first extra); default
                             * "one trace at a time (extra argument %s)" */
@@ -57,6 +59,9 @@ typedef struct DrArgSpec {
 typedef struct DrArgs {
     const char *operand[2];
     int noperands;
+    /* Every operand, in order, when max_operands is -1 (ranks: the traces
+     * of a job): argv itself, with the operands moved to its front. */
+    char **operands;
     int rest;                    /* operands_end: argv index after the first operand */
     int module;                  /* DR_OPT_MODULE was given */
     char *set[DR_CLI_MAX_SET];   /* --set NAME=VALUE, in order */
@@ -95,5 +100,28 @@ DrTrace *dr_cli_open(const DrCommand *cmd, const char *path);
 
 /* Flushes stdout: 0, or 1 when the output could not be written. */
 int dr_cli_flush(void);
+
+/* ---- directories of traces (traces.c) ----------------------------------- */
+
+/* 1 when path names a directory (a link to one counts: the user named
+ * it). */
+int dr_cli_is_dir(const char *path);
+
+/* The traces of a directory (`dynrec ranks DIR`, `dynrec diff DIR DIR`):
+ * the names of the regular files directly in dir whose name ends in
+ * ".db", sorted; links and other files are left out.  The names are
+ * copied into a, the vector is the caller's to dr_vec_free.  Returns DR_OK,
+ * or DR_ERR_IO / DR_ERR_NOMEM with err filled. */
+int dr_cli_list_traces(const char *dir, DrArena *a, DrStrVec *names, DrError *err);
+
+/* A trace opened and its decisions read (replayer/compare.h), or NULL
+ * after "dynrec CMD: why" (the caller exits DR_EX_DATAERR).  *t is the
+ * open trace the model reads from; free the model, then the trace. */
+DrModel *dr_cli_load_model(const DrCommand *cmd, const char *path, DrTrace **t);
+
+/* A copy of untrusted text (a file name from a directory, a trace's
+ * meta) that is safe in a message on stderr, at most 200 columns, in a;
+ * "?" when out of memory. */
+const char *dr_cli_safe(DrArena *a, const char *s);
 
 #endif

@@ -1286,3 +1286,123 @@ int dr_diff_print(const DrDiff *d, FILE *out, int json) {
     }
     return ferror(out) ? -1 : 0;
 }
+
+/* ---- the first divergence, for one-line reports --------------------------------- */
+
+int dr_diff_first(const DrDiff *d, DrDivergence *out) {
+    memset(out, 0, sizeof *out);
+    if (!d->ndivs) return 0;
+    const Div *v = &d->divs[0];
+    int sb;
+    const DrFrame *f = div_frame(d, v, &sb);
+    const DrCompile *ca = div_compile(d, v, 0), *cb = div_compile(d, v, 1);
+    out->category = cat_names[v->cat];
+    out->what = v->what;
+    if (f) {
+        out->qualname = f->qualname;
+        out->file = f->file;
+        out->firstlineno = f->firstlineno;
+    }
+    out->compile_a = ca ? ca->cid : NULL;
+    out->compile_b = cb ? cb->cid : NULL;
+    out->side_a = v->side_a;
+    out->side_b = v->side_b;
+    return 1;
+}
+
+int dr_diff_print_first_json(const DrDiff *d, FILE *out) {
+    if (d->ndivs) json_div(d, out, &d->divs[0], 0);
+    else fputs("null", out);
+    return ferror(out) ? -1 : 0;
+}
+
+/* ---- collectives ---------------------------------------------------------------- */
+
+/* The collectives of torch.distributed, as prefixes of the called name
+ * ("all_reduce" covers all_reduce_inplace and all_reduce_coalesced). */
+static const char *const collective_names[] = {
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
+    "reduce",     "gather",     "scatter",        "barrier",    "send",
+    "recv",       "isend",      "irecv",          "batch_isend_irecv",
+    "wait_tensor", "permute_tensor",
+};
+
+static int ident_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static int is_collective_name(const char *s, size_t n) {
+    for (size_t i = 0; i < sizeof collective_names / sizeof *collective_names; i++) {
+        size_t k = strlen(collective_names[i]);
+        if (n >= k && memcmp(s, collective_names[i], k) == 0 && (n == k || s[k] == '_')) return 1;
+    }
+    return 0;
+}
+
+/* The collective called at p (a "torch." before end) into op: the end of
+ * the called name, or NULL when p calls none (or its name does not fit). */
+static const char *collective_at(const char *p, const char *end, char *op, size_t size) {
+    enum { MAXC = 8 };
+    const char *comp[MAXC];
+    size_t len[MAXC];
+    int n = 0;
+    const char *q = p;
+    for (;;) {
+        const char *s = q;
+        while (q < end && ident_char(*q)) q++;
+        if (q == s || n == MAXC) return NULL;
+        comp[n] = s;
+        len[n++] = (size_t)(q - s);
+        if (q < end && *q == '.') q++;
+        else break;
+    }
+    const char *r = q;
+    while (r < end && *r == ' ') r++;
+    if (r == end || *r != '(') return NULL;
+    const char *name;
+    size_t nl;
+    if (n >= 4 && len[1] == 3 && memcmp(comp[1], "ops", 3) == 0 &&
+        memmem(comp[2], len[2], "c10d", 4)) {
+        name = comp[3], nl = len[3]; /* torch.ops._c10d_functional.all_reduce[.default]( */
+    } else if (n >= 3 && len[1] == 11 && memcmp(comp[1], "distributed", 11) == 0 &&
+               is_collective_name(comp[n - 1], len[n - 1])) {
+        name = comp[n - 1], nl = len[n - 1]; /* torch.distributed.all_reduce( */
+    } else {
+        return NULL;
+    }
+    if (nl >= size) return NULL;
+    memcpy(op, name, nl);
+    op[nl] = 0;
+    return q;
+}
+
+long dr_model_collectives(const DrModel *m, int (*fn)(void *arg, const char *op, const char *cid),
+                          void *arg) {
+    long found = 0;
+    char op[128];
+    for (long r = 0; r < m->ncompiles; r++) {
+        const DrCompile *c = &m->compiles[m->by_rank[r]];
+        for (long g = 0; g < c->graph_code.n; g++) {
+            for (const char *line = c->graph_code.v[g]; line && *line;) {
+                const char *eol = line + strcspn(line, "\n"), *s = line;
+                while (s < eol && (*s == ' ' || *s == '\t')) s++;
+                for (const char *p = s; s < eol && *s != '#' && p < eol;) {
+                    p = memmem(p, (size_t)(eol - p), "torch.", 6);
+                    if (!p) break;
+                    const char *next = p == s || (!ident_char(p[-1]) && p[-1] != '.')
+                                           ? collective_at(p, eol, op, sizeof op)
+                                           : NULL;
+                    if (!next) {
+                        p += 6;
+                        continue;
+                    }
+                    found++;
+                    if (fn && fn(arg, op, c->cid)) return -1;
+                    p = next;
+                }
+                line = *eol ? eol + 1 : eol;
+            }
+        }
+    }
+    return found;
+}

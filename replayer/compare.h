@@ -110,6 +110,39 @@ long dr_diff_count(const DrDiff *d, int cat);
  * write error or out of memory. */
 int dr_diff_print(const DrDiff *d, FILE *out, int json);
 
+/* The first divergence of a report, for commands that name it in a line
+ * of their own (`dynrec ranks`, `dynrec diff DIR DIR`).  The strings are
+ * borrowed from the diff and its models and are trace text: print them
+ * with dr_text_safe or dr_json_string. */
+typedef struct {
+    const char *category;              /* "guards", "compiles", ... */
+    const char *what;                  /* one line, as the report's first */
+    const char *qualname, *file;       /* its frame; NULL when not a frame's */
+    long firstlineno;
+    const char *compile_a, *compile_b; /* compile ids; NULL on a side without one */
+    const char *side_a, *side_b;       /* what each side has there; NULL for nothing */
+} DrDivergence;
+
+/* Fills *out with d's first divergence (the one dr_diff_print shows
+ * first): 1, or 0 with *out zeroed when d is identical. */
+int dr_diff_first(const DrDiff *d, DrDivergence *out);
+
+/* Writes d's first divergence as the JSON object of the report's
+ * `first_divergence` (or null when identical).  Returns 0, or -1 on a
+ * write error. */
+int dr_diff_print_first_json(const DrDiff *d, FILE *out);
+
+/* The collective operations that m's graphs call, in the trace's order of
+ * compiles, then graph and code order: fn(arg, op, cid) for each, op the
+ * operation's plain name ("all_reduce", "wait_tensor") and cid the
+ * compile's id.  A collective is a call of an operator of a c10d
+ * namespace (torch.ops._c10d_functional.all_reduce) or of a collective of
+ * torch.distributed (torch.distributed.all_reduce); comment lines are not
+ * read.  Stops when fn returns non-zero.  Returns how many were found, or
+ * -1 when fn stopped it. */
+long dr_model_collectives(const DrModel *m, int (*fn)(void *arg, const char *op, const char *cid),
+                          void *arg);
+
 /* The JSON report's fields without the surrounding braces (`"identical":
  * ..., "a": ..., ...`), for callers such as rerun that add fields of their
  * own to the same object.  Returns 0, or -1 on a write error. */

@@ -24,6 +24,7 @@ static const CliRow rows[] = {
     {"show", "--top", {"no_such.db"}},
     {"view", "--screen", {"no_such.db"}},
     {"diff", "--context", {"no_such.db", "no_such_either.db"}},
+    {"ranks", "--context", {"no_such.db", "no_such_either.db"}},
     {"rerun", "-o", {"no_such.db"}},
     {"replay", "--frame", {"no_such.db"}},
     {"sql", NULL, {"no_such.db", "SELECT 1"}},
@@ -95,6 +96,7 @@ Test(cli, run) { check_row("run"); }
 Test(cli, show) { check_row("show"); }
 Test(cli, view) { check_row("view"); }
 Test(cli, diff) { check_row("diff"); }
+Test(cli, ranks) { check_row("ranks"); }
 Test(cli, rerun) { check_row("rerun"); }
 Test(cli, replay) { check_row("replay"); }
 Test(cli, sql) { check_row("sql"); }
