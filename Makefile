@@ -37,7 +37,7 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
                 tests/e2e_util.c tests/test_sandbox.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
                 tests/test_replay.c tests/test_pack.c tests/test_tools.c tests/test_view.c \
                 tests/test_repro.c tests/test_mask.c tests/test_identity.c tests/test_sanitize.c \
-                tests/test_hostile_values.c tests/test_hostile_trace.c tests/test_identical.c tests/test_cli.c \
+                tests/test_hostile_values.c tests/test_hostile_trace.c tests/test_identical.c tests/test_cli.c tests/test_ranks.c \
                 viewer/view_text.c
 # The in-process recorder's suite (its own line: other suites are added above).
 TEST_SRC     += tests/test_inproc.c
