@@ -125,3 +125,121 @@ Test(inproc, under_dynrec_run_the_api_does_nothing) {
     cr_assert_eq(e2e_meta(t, "recorded_by"), NULL);
     e2e_close(t);
 }
+
+/* ---- the pytest plugin --------------------------------------------------- */
+
+/* `python -m pytest -q [-p dynrec.pytest_plugin] ARGS`
+ * in the test's directory, on a copy of tests/scripts/pytest_plugin/FILE. */
+static E2eProc *pytest(const char *file, int plugin, const char *a1, const char *a2) {
+    const char *pkg = getenv("DYNREC_PKG");
+    if (!pkg || !*pkg) cr_skip_test("DYNREC_PKG must name the build's package directory");
+    e2e_copy_script(e2e_fmt("pytest_plugin/%s", file));
+    const char *argv[12];
+    int n = 0;
+    argv[n++] = "/usr/bin/env";
+    argv[n++] = e2e_fmt("PYTHONPATH=%s", pkg);
+    argv[n++] = e2e_python;
+    argv[n++] = "-m";
+    argv[n++] = "pytest";
+    argv[n++] = "-q";
+    if (plugin) {
+        argv[n++] = "-p";
+        argv[n++] = "dynrec.pytest_plugin";
+    }
+    argv[n++] = e2e_fmt("pytest_plugin/%s", file);
+    argv[n++] = a1;
+    argv[n++] = a2;
+    argv[n] = NULL;
+    return e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+}
+
+/* pytest's output with the test's directory as DIR, numbers (timings,
+ * addresses) as N and dynrec's own lines left out. */
+static char *normal_output(const char *text) {
+    char *out = e2e_own(calloc(strlen(text) + 1, 1)), *o = out;
+    char *copy = e2e_own(strdup(text)), *hit;
+    size_t dl = strlen(e2e_dir);
+    while ((hit = strstr(copy, e2e_dir)) != NULL) {
+        memcpy(hit, "DIR", 3);
+        memmove(hit + 3, hit + dl, strlen(hit + dl) + 1);
+    }
+    const char *s = copy;
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s + 1) : strlen(s);
+        if (strncmp(s, "dynrec: ", 8) != 0) {
+            for (size_t i = 0; i < len; i++) {
+                if (s[i] == '0' && s[i + 1] == 'x') { /* an address */
+                    for (i += 2; i < len && strchr("0123456789abcdef", s[i]) && s[i]; i++) {}
+                    i--;
+                    memcpy(o, "ADDR", 4);
+                    o += 4;
+                } else if (s[i] >= '0' && s[i] <= '9') {
+                    if (o == out || o[-1] != 'N') *o++ = 'N';
+                } else {
+                    *o++ = s[i];
+                }
+            }
+        }
+        s += len;
+    }
+    *o = 0;
+    return out;
+}
+
+Test(inproc, pytest_plugin_writes_a_trace_per_test_and_changes_no_output) {
+    E2eProc *plain = pytest("test_plain.py", 0, NULL, NULL);
+    e2e_assert_exit(plain, 1, "plain pytest");
+    E2eProc *rec = pytest("test_plain.py", 1, "--dynrec", "traces");
+    e2e_assert_exit(rec, 1, "pytest --dynrec");
+    cr_assert_str_eq(normal_output(rec->out.data), normal_output(plain->out.data));
+    cr_assert(strstr(rec->out.data, "dynrec: 3 traces in "), "%s", rec->out.data);
+    static const char *const want[][2] = {
+        {"test_ok", "passed"}, {"test_bad", "failed"}, {"test_error", "error"}};
+    for (size_t i = 0; i < 3; i++) {
+        char *path = e2e_path(e2e_fmt("traces/pytest_plugin.test_plain.py::%s.db", want[i][0]));
+        DrTrace *t = e2e_open(path);
+        cr_assert_str_eq(e2e_meta(t, "test.nodeid"),
+                         e2e_fmt("pytest_plugin/test_plain.py::%s", want[i][0]));
+        cr_assert_str_eq(e2e_meta(t, "test.outcome"), want[i][1], "%s", want[i][0]);
+        cr_assert_str_eq(e2e_meta(t, "exit_status"), i == 0 ? "0" : "1", "%s", want[i][0]);
+        if (i < 2)
+            cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles"), 1, "%s",
+                         want[i][0]);
+        e2e_close(t);
+    }
+}
+
+Test(inproc, pytest_budgets_fail_a_test_with_the_reason_and_keep_its_trace) {
+    E2eProc *p = pytest("test_budgets.py", 1, NULL, NULL);
+    e2e_assert_exit(p, 1, "pytest with budgets");
+    const char *o = p->out.data;
+    cr_assert(strstr(o, "FAILED pytest_plugin/test_budgets.py::test_recompiles_over_budget") &&
+                  strstr(o, "\ndynrec: 1 recompile, budget 0\n"),
+              "%s", o);
+    cr_assert(strstr(o, "guard failed: ") && strstr(o, "rank mismatch. expected 1, actual 2"),
+              "the guard that failed is named: %s", o);
+    cr_assert(strstr(o, "FAILED pytest_plugin/test_budgets.py::test_graph_break_over_budget") &&
+                  strstr(o, "\ndynrec: 1 graph break, budget 0\n"),
+              "%s", o);
+    cr_assert(strstr(o, "torch._dynamo.graph_break()"), "the break's reason: %s", o);
+    cr_assert(!strstr(o, "FAILED pytest_plugin/test_budgets.py::test_recompiles_within_budget"),
+              "%s", o);
+    cr_assert(!strstr(o, "FAILED pytest_plugin/test_budgets.py::test_passes"), "%s", o);
+    cr_assert(strstr(o, "3 failed, 4 passed"), "%s", o);
+    /* Without --dynrec only the traces over budget are kept, in pytest's
+     * cache directory. */
+    const char *kept =
+        ".pytest_cache/d/dynrec/pytest_plugin.test_budgets.py::test_recompiles_over_budget.db";
+    DrTrace *t = e2e_open(e2e_path(kept));
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles WHERE recompile"), 1);
+    e2e_close(t);
+    cr_assert(access(e2e_path(".pytest_cache/d/dynrec/"
+                              "pytest_plugin.test_budgets.py::test_passes.db"),
+                     F_OK) != 0,
+              "a trace within budget is not kept");
+
+    /* The command-line budget applies to every test; a marker wins. */
+    E2eProc *q = pytest("test_budgets.py", 1, "--dynrec-max-graph-breaks=5", "-k passes or param");
+    e2e_assert_exit(q, 0, "budgets met");
+}
