@@ -370,6 +370,23 @@ def _record_compile(code, cid, cache_entries, result, exc, t0):
 _name_guard = Guarded("frame_name")
 
 
+_dist_unseen = True
+
+
+def _dist_meta():
+    """meta dist.backend: the process group's backend, the first time a
+    compile (or the end of the session) finds one."""
+    global _dist_unseen
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            _dynrec.meta("dist.backend", str(dist.get_backend()))  # noqa: F821
+            _dist_unseen = False
+    except Exception as exc:
+        _dist_unseen = False
+        record_error("dist.backend", exc)
+
+
 def _wrap_compile(orig):
     def before(code, *args, **kwargs):
         if not _compile_guard.on:
@@ -382,6 +399,8 @@ def _wrap_compile(orig):
         if _cap_guard.on and len(args) >= 6:
             # dynrec replay: the frame's inputs, before tracing changes anything.
             _cap_guard(capture_frame, code, args[0], args[1], args[3], args[4], args[5], cid)  # noqa: F821
+        if _dist_unseen:
+            _dist_meta()
         t0 = _now()
         st = {"graphs": 0, "attempts": 0}
         if len(args) >= 4:
@@ -859,7 +878,8 @@ def install():
 def begin_session():
     """A later session of an in-process recording (dynrec.start): what the
     first one recorded as this file loaded, for the new trace."""
-    global _stored_files, _config_last, _capture_bytes
+    global _stored_files, _config_last, _capture_bytes, _dist_unseen
+    _dist_unseen = True
     _stored_files = {os.path.realpath(sys.argv[0])} if sys.argv and sys.argv[0] else set()
     _capture_bytes = int(getattr(_dynrec, "capture_values", 4096))  # noqa: F821 -- capture.py
     try:
@@ -873,6 +893,9 @@ def begin_session():
 
 def write_hook_states():
     """meta hook.NAME = active / missing / disabled after an error; written at
-    install and again at exit, so a hook that switched itself off shows."""
+    install and again at exit, so a hook that switched itself off shows.
+    (And dist.backend, if no compile saw the process group.)"""
+    if _dist_unseen:
+        _dist_meta()
     for name, state in sorted(_hooks.items()):
         _dynrec.meta("hook." + name, state)  # noqa: F821
