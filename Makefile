@@ -39,8 +39,8 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
                 tests/test_repro.c tests/test_mask.c tests/test_identity.c tests/test_sanitize.c \
                 tests/test_hostile_values.c tests/test_hostile_trace.c tests/test_identical.c tests/test_cli.c tests/test_ranks.c \
                 viewer/view_text.c
-# The in-process recorder's suite (its own line: other suites are added above).
-TEST_SRC     += tests/test_inproc.c
+# The in-process recorder's and torchrun's suites (their own line).
+TEST_SRC     += tests/test_inproc.c tests/test_dist.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
 HEADERS      := $(wildcard cli/*.h schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
 
