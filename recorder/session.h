@@ -39,6 +39,7 @@ typedef struct DrStartInfo {
     const char *python, *seed, *src;
     size_t srclen;
     char cwd[4096], now[64];
+    int64_t start_unix_ns;  /* CLOCK_REALTIME when the session starts */
     unsigned long seeds[2]; /* Python's random, NumPy's global generator */
     int seeded;             /* 0: the recorder seeded neither (in process) */
 } DrStartInfo;

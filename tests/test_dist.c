@@ -65,6 +65,20 @@ Test(dist, two_ranks_that_agree) {
     e2e_assert_exit(p, 0, "dynrec ranks");
     cr_assert(strstr(p->out.data, "rank 1: same as rank 0"), "%s", p->out.data);
     cr_assert(strstr(p->out.data, "rank 0: all_reduce, wait_tensor"), "%s", p->out.data);
+
+    /* One Perfetto timeline, a process per rank, on the wall clock. */
+    int n = 0;
+    char *names = e2e_list("-rank1.db", &n), *names0 = e2e_list("-rank0.db", &n);
+    names[strcspn(names, "\n")] = 0;
+    names0[strcspn(names0, "\n")] = 0;
+    E2eProc *x = e2e_run((const char *[]){e2e_bin, "export", "--format", "perfetto", "-o",
+                                          "job.json", names, names0, NULL});
+    e2e_assert_exit(x, 0, "export of two ranks");
+    char *json = e2e_slurp(e2e_path("job.json"), NULL);
+    cr_assert(json && strstr(json, "\"clock\": \"wall clock (start_unix_ns)\""), "%.300s", json);
+    char *r0 = strstr(json, "\"name\": \"rank 0: "), *r1 = strstr(json, "\"name\": \"rank 1: ");
+    cr_assert(r0 && r1 && r0 < r1, "a process per rank, in rank order: %.600s", json);
+    cr_assert(strstr(json, "compile 0/0 step"), "the compiles are on the timeline");
 }
 
 Test(dist, four_ranks_one_recompiles_and_is_named) {

@@ -26,6 +26,7 @@
 #include "export.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -235,20 +236,22 @@ static Compile *find_compile(Compile *c, size_t n, const char *cid) {
 
 static int64_t clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-int dr_export_perfetto(DrTrace *t, FILE *out, DrError *err) {
+/* One process of the timeline: the events of trace t, as process pidn
+ * named pname (the script, and its rank in a torchrun job), times moved by
+ * offset_ns.  Starts with the process_name record; the caller writes the
+ * separators between processes. */
+static int perfetto_process(DrTrace *t, FILE *out, long long pidn, const char *rank,
+                            int64_t offset_ns, DrError *err) {
     Q q = {t, err, DR_OK};
     PEvents e = {0};
     e.limit = export_cap(t);
     Compile *comp = NULL;
     size_t ncomp = 0;
     int rc = SQLITE_DONE;
-    char *pid = NULL, *script = NULL, *duration = NULL;
-    dr_trace_get_meta(t, "pid", &pid, NULL);
+    char *script = NULL, *duration = NULL;
     dr_trace_get_meta(t, "script", &script, NULL);
     if (!script) dr_trace_get_meta(t, "module", &script, NULL);
     dr_trace_get_meta(t, "duration_ns", &duration, NULL);
-    long long pidn = pid ? atoll(pid) : 1;
-    if (pidn <= 0 || pidn > INT32_MAX) pidn = 1;
 
     /* Compiles: the event is written when the compile ends. */
     sqlite3_stmt *st = prepare(&q,
@@ -419,16 +422,12 @@ int dr_export_perfetto(DrTrace *t, FILE *out, DrError *err) {
     if (finish(&q, st, rc) != DR_OK || e.oom) goto done;
 
     qsort(e.v, e.n, sizeof *e.v, cmp_event);
-    fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"exported_by\": \"dynrec " DR_VERSION
-          "\", \"trace\": ", out);
-    dr_json_string(out, dr_trace_path(t));
-    fputs(", \"script\": ", out);
-    dr_json_string(out, script);
-    fputs("},\n\"traceEvents\": [\n", out);
     fprintf(out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %lld, \"tid\": 0, "
                  "\"args\": {\"name\": ", pidn);
     char *pname = NULL;
-    if (asprintf(&pname, "%s (dynrec)", script ? script : "python") < 0) pname = NULL;
+    if ((rank ? asprintf(&pname, "rank %s: %s (dynrec)", rank, script ? script : "python")
+              : asprintf(&pname, "%s (dynrec)", script ? script : "python")) < 0)
+        pname = NULL;
     dr_json_string(out, pname ? pname : "python");
     free(pname);
     fputs("}}", out);
@@ -450,7 +449,7 @@ int dr_export_perfetto(DrTrace *t, FILE *out, DrError *err) {
         fputs(", \"cat\": ", out);
         dr_json_string(out, p->cat);
         fputs(", \"ts\": ", out);
-        put_us(out, p->ts);
+        put_us(out, p->ts + offset_ns);
         if (p->ph == 'X') {
             fputs(", \"dur\": ", out);
             put_us(out, p->dur);
@@ -459,7 +458,6 @@ int dr_export_perfetto(DrTrace *t, FILE *out, DrError *err) {
         fprintf(out, ", \"pid\": %lld, \"tid\": %d", pidn, p->tid);
         fprintf(out, ", \"args\": %s}", p->args ? p->args : "{}");
     }
-    fputs("\n]}\n", out);
     if (ferror(out)) q.status = dr_error(err, DR_ERR_IO, "writing the Perfetto trace failed");
 done:
     if (e.too_big && q.status == DR_OK) q.status = too_big(t, e.limit, err);
@@ -471,10 +469,104 @@ done:
     free(e.threads);
     for (size_t i = 0; i < ncomp; i++) free(comp[i].cid), free(comp[i].attempts);
     free(comp);
-    free(pid);
     free(script);
     free(duration);
     return q.status;
+}
+
+/* A meta value as a number in [lo, hi], or def. */
+static long long meta_number(DrTrace *t, const char *key, long long lo, long long hi,
+                             long long def) {
+    char *v = NULL, *end = NULL;
+    long long n = def;
+    if (dr_trace_get_meta(t, key, &v, NULL) == DR_OK && v && *v) {
+        errno = 0;
+        long long x = strtoll(v, &end, 10);
+        if (!*end && !errno && x >= lo && x <= hi) n = x;
+    }
+    free(v);
+    return n;
+}
+
+int dr_export_perfetto_many(DrTrace *const *given, size_t n, FILE *out, DrError *err) {
+    /* Several traces (the ranks of a torchrun job): one process each, in
+     * rank order (traces without a rank after, as given), on one clock when
+     * every trace has its wall-clock start (meta start_unix_ns, from dynrec
+     * 0.7.2), else each from its own start. */
+    long long *start = calloc(n ? n : 1, sizeof *start), first = -1;
+    long long *pids = calloc(n ? n : 1, sizeof *pids);
+    long long *ranks = calloc(n ? n : 1, sizeof *ranks);
+    DrTrace **t = calloc(n ? n : 1, sizeof *t);
+    if (!start || !pids || !ranks || !t) {
+        free(start);
+        free(pids);
+        free(ranks);
+        free(t);
+        return dr_error(err, DR_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) { /* insertion sort by rank, stable */
+        long long r = meta_number(given[i], "dist.rank", 0, INT32_MAX, LLONG_MAX);
+        size_t k = i;
+        for (; k > 0 && ranks[k - 1] > r; k--) {
+            ranks[k] = ranks[k - 1];
+            t[k] = t[k - 1];
+        }
+        ranks[k] = r;
+        t[k] = given[i];
+    }
+    int aligned = 1;
+    for (size_t i = 0; i < n; i++) {
+        start[i] = meta_number(t[i], "start_unix_ns", 1, LLONG_MAX, -1);
+        if (start[i] < 0) aligned = 0;
+        else if (first < 0 || start[i] < first) first = start[i];
+    }
+    fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"exported_by\": \"dynrec " DR_VERSION
+          "\", ", out);
+    char *script = NULL;
+    if (n) {
+        dr_trace_get_meta(t[0], "script", &script, NULL);
+        if (!script) dr_trace_get_meta(t[0], "module", &script, NULL);
+    }
+    if (n == 1) {
+        fputs("\"trace\": ", out);
+        dr_json_string(out, dr_trace_path(t[0]));
+    } else {
+        fputs("\"traces\": [", out);
+        for (size_t i = 0; i < n; i++) {
+            if (i) fputs(", ", out);
+            dr_json_string(out, dr_trace_path(t[i]));
+        }
+        fprintf(out, "], \"clock\": \"%s\"", aligned ? "wall clock (start_unix_ns)"
+                                                     : "each trace from its own start");
+    }
+    fputs(", \"script\": ", out);
+    dr_json_string(out, script);
+    free(script);
+    fputs("},\n\"traceEvents\": [\n", out);
+    int rc = DR_OK;
+    for (size_t i = 0; i < n && rc == DR_OK; i++) {
+        long long pidn = meta_number(t[i], "pid", 1, INT32_MAX, 1);
+        for (size_t k = 0; k < i; k++)
+            if (pids[k] == pidn) pidn = 1000000 + (long long)i; /* one process each */
+        pids[i] = pidn;
+        long long r = n > 1 && ranks[i] != LLONG_MAX ? ranks[i] : -1;
+        char rank[32];
+        snprintf(rank, sizeof rank, "%lld", r);
+        if (i) fputs(",\n", out);
+        rc = perfetto_process(t[i], out, pidn, r >= 0 ? rank : NULL,
+                              aligned && n > 1 ? (int64_t)(start[i] - first) : 0, err);
+    }
+    fputs("\n]}\n", out);
+    if (rc == DR_OK && ferror(out)) rc = dr_error(err, DR_ERR_IO, "writing the Perfetto trace failed");
+    free(start);
+    free(pids);
+    free(ranks);
+    free(t);
+    return rc;
+}
+
+int dr_export_perfetto(DrTrace *t, FILE *out, DrError *err) {
+    return dr_export_perfetto_many(&t, 1, out, err);
 }
 
 /* ---- torch-trace ------------------------------------------------------- */

@@ -15,6 +15,11 @@
  * DR_OK or an error (err names the file). */
 int dr_export_perfetto(DrTrace *t, FILE *out, DrError *err);
 
+/* The same for n traces (the ranks of a torchrun job) as one timeline: a
+ * process per trace, named by its rank (meta dist.rank) and script, on one
+ * clock when every trace records its wall-clock start (start_unix_ns). */
+int dr_export_perfetto_many(DrTrace *const *t, size_t n, FILE *out, DrError *err);
+
 /* Writes the structured-trace records of t into directory dir (created
  * when missing) as dedicated_log_torch_trace_<name>.log, line for line in
  * TORCH_TRACE's format.  *path (when not NULL) gets the file's malloc'd
