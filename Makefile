@@ -53,7 +53,7 @@ EXT_SUFFIX = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var(
 PKG        := $(BUILD)/pkg/dynrec
 INPROC_SRC := recorder/inproc.c recorder/session.c recorder/writer.c recorder/hook.c recorder/around.c \
               $(SCHEMA_SRC)
-PKG_FILES  := $(wildcard python/dynrec/*.py) python/dynrec/py.typed
+PKG_FILES  := $(wildcard python/dynrec/*.py python/dynrec/*.pyi) python/dynrec/py.typed
 
 .PHONY: all setup pkg demo test check unit asan bench clean format fuzz test-compat
 
@@ -72,8 +72,10 @@ test: setup
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory asan
 
-# The test suite against the normal build.
+# The test suite against the normal build, after the public Python API's
+# type check (mypy --strict over python/dynrec, with the extension's stub).
 check: $(BUILD)/dynrec $(BUILD)/tests $(BUILD)/dynrec_sqlite.so pkg
+	$(PY) -m mypy --strict --no-error-summary --cache-dir $(BUILD)/mypy-cache python/dynrec
 	DYNREC_BIN=$(abspath $(BUILD)/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_PKG=$(abspath $(BUILD)/pkg) \
 	    $(BUILD)/tests --jobs 2
 

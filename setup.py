@@ -45,7 +45,8 @@ class BuildWithMake(build_py):
         # marker that the package is typed.
         pkg = os.path.join(self.build_lib, "dynrec")
         shutil.copy2(os.path.join(build, "pkg", "dynrec", ext), os.path.join(pkg, ext))
-        shutil.copy2(os.path.join(HERE, "python", "dynrec", "py.typed"), os.path.join(pkg, "py.typed"))
+        for name in ("py.typed", "_dynrec.pyi"):
+            shutil.copy2(os.path.join(HERE, "python", "dynrec", name), os.path.join(pkg, name))
 
 
 class BinaryDistribution(Distribution):

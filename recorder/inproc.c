@@ -101,14 +101,16 @@ static int setup_trace(DrTrace *t, void *ud, DrError *err) {
 static void atfork_child(void) { dr_session_atfork_child(); }
 
 PyDoc_STRVAR(start_doc,
-             "start(path, target, argv, command, python, quiet, capture_values, replace)\n"
-             "-> str: begin a session writing the trace at path (None: a fresh name\n"
-             "for target in the cwd); returns the trace's path.  RuntimeError while a\n"
-             "session records; OSError when the trace cannot be created.");
+             "start(path, target, argv, command, python, quiet, capture_values, replace,\n"
+             "is_module) -> str: begin a session writing the trace at path (None: a\n"
+             "fresh name for target in the cwd); target is the main script, or with\n"
+             "is_module the main module's name (a notebook kernel's).  Returns the\n"
+             "trace's path.  RuntimeError while a session records; OSError when the\n"
+             "trace cannot be created.");
 static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "start() takes 8 arguments");
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "start() takes 9 arguments");
         return NULL;
     }
     if (dr_session.rec) {
@@ -124,7 +126,8 @@ static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     int quiet = PyObject_IsTrue(args[5]);
     long long cv = PyLong_AsLongLong(args[6]);
     int replace = PyObject_IsTrue(args[7]);
-    if (quiet < 0 || replace < 0 || (cv == -1 && PyErr_Occurred())) return NULL;
+    int is_module = PyObject_IsTrue(args[8]);
+    if (quiet < 0 || replace < 0 || is_module < 0 || (cv == -1 && PyErr_Occurred())) return NULL;
 
     clear_previous();
     if (strings_of(args[2], &S.argv, &S.argc) < 0 || strings_of(args[3], &S.cmd, &S.ncmd) < 0)
@@ -138,9 +141,10 @@ static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     }
     struct stat sb;
     size_t srclen = 0;
-    if (S.target && stat(S.target, &sb) == 0 && S_ISREG(sb.st_mode))
+    if (S.target && !is_module && stat(S.target, &sb) == 0 && S_ISREG(sb.st_mode))
         S.src = dr_session_slurp(S.target, &srclen);
     S.opts = (DrRunOptions){.trace_path = S.path, .quiet = quiet, .target = S.target,
+                            .is_module = is_module,
                             .argc = S.argc, .argv = S.argv, .cmd_argc = S.ncmd,
                             .cmd_argv = S.cmd, .capture_values = cv};
     DrError err = {0};

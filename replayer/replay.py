@@ -1783,6 +1783,14 @@ def main():
         if sources.main in sources.text:
             main_mod.__file__ = sources.main
             sources.fill(main_mod, sources.main)
+        elif meta.get("module") == "__main__" and meta.get("recorded_by") == "in-process":
+            # dynrec.record in IPython or Jupyter: __main__ is the notebook's
+            # namespace, its cells the stored sources that no file on disk
+            # and no module holds, in the order they ran.
+            modules_of = set(sources.modules.values())
+            for p in list(sources.text):
+                if p not in modules_of and not os.path.exists(p):
+                    sources.fill(main_mod, p)
         for name in sorted(sources.modules):
             try:
                 modules[name] = importlib.import_module(name)

@@ -8,7 +8,10 @@
 # Checks: `dynrec run` and `python -m dynrec run` of an example exit 0 with
 # plain python's output, record into the venv's python (meta
 # python_executable), find its compiles, and diff as identical; `dynrec
-# --version` names the venv's python and torch.  Exit 0 when all hold.
+# --version` names the venv's python and torch; `import dynrec` records in
+# process (the extension module is installed); the pytest plugin is
+# registered (pytest11) and fails a test over its recompile budget; the
+# package is typed (py.typed, the extension's stub).  Exit 0 when all hold.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -50,4 +53,36 @@ n=$("$V/bin/dynrec" sql --csv a.db "SELECT count(*) FROM v_compiles" | tail -1 |
 "$V/bin/dynrec" --version >version.out
 grep -qx "python: $V/bin/python" version.out || fail "--version: $(cat version.out)"
 grep -q "^torch $TORCH" version.out || fail "--version: $(cat version.out)"
-echo "pip_install: passed ($PYTHON: $n compiles, dynrec and python -m dynrec agree)" >&2
+cat >inproc.py <<'EOF'
+import torch
+import dynrec
+f = torch.compile(lambda x: x + 1, backend="eager")
+with dynrec.record("c.db") as path:
+    f(torch.ones(2))
+print(path)
+EOF
+"$V/bin/python" inproc.py >inproc.out 2>&1 || fail "dynrec.record: $(tail -5 inproc.out)"
+m=$("$V/bin/dynrec" sql --csv c.db "SELECT count(*) FROM v_compiles" | tail -1 | tr -d "\r")
+[ "$m" = 1 ] || fail "dynrec.record recorded $m compiles, not 1"
+site=$("$V/bin/python" -c 'import dynrec, os; print(os.path.dirname(dynrec.__file__))')
+[ -f "$site/py.typed" ] && [ -f "$site/_dynrec.pyi" ] || fail "py.typed or _dynrec.pyi not installed in $site"
+"$V/bin/python" -m pip install -q --disable-pip-version-check pytest==9.2.0 >/dev/null 2>&1 ||
+    fail "pytest==9.2.0 did not install"
+cat >test_budget.py <<'EOF'
+import pytest
+import torch
+
+
+@pytest.mark.dynrec(max_recompiles=0)
+def test_recompiles():
+    f = torch.compile(lambda x: x.sin(), backend="eager")
+    f(torch.ones(2))
+    f(torch.ones(2, 2))
+EOF
+if "$V/bin/python" -m pytest -q -p no:cacheprovider --dynrec pt test_budget.py >pt.out 2>&1; then
+    fail "the recompile budget did not fail the test: $(tail -5 pt.out)"
+fi
+grep -q "^dynrec: 1 recompile, budget 0" pt.out ||
+    fail "the pytest plugin (pytest11 entry point) did not run: $(tail -5 pt.out)"
+[ -f "pt/test_budget.py::test_recompiles.db" ] || fail "no per-test trace in pt/: $(ls pt)"
+echo "pip_install: passed ($PYTHON: $n compiles, dynrec and python -m dynrec agree; in process and the pytest plugin work)" >&2

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "e2e_util.h"
@@ -242,4 +243,29 @@ Test(inproc, pytest_budgets_fail_a_test_with_the_reason_and_keep_its_trace) {
     /* The command-line budget applies to every test; a marker wins. */
     E2eProc *q = pytest("test_budgets.py", 1, "--dynrec-max-graph-breaks=5", "-k passes or param");
     e2e_assert_exit(q, 0, "budgets met");
+}
+
+/* ---- notebooks ----------------------------------------------------------- */
+
+Test(inproc, a_jupyter_kernel_stores_its_cells_and_replays) {
+    E2eProc *p = run_py("notebook.py", e2e_path("NB.db"), NULL, NULL);
+    if (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 77)
+        cr_skip_test("%s", p->out.data);
+    e2e_assert_exit(p, 0, "notebook.py");
+    cr_assert(strstr(p->out.data, "stream 5.5244"), "the cell's output: %s", p->out.data);
+    DrTrace *t = e2e_open(e2e_path("NB.db"));
+    cr_assert_str_eq(e2e_meta(t, "module"), "__main__");
+    /* The cell that defines f is stored, as the kernel compiled it. */
+    E2eProc *cell = dynrec("sql", "NB.db",
+                           "SELECT dynrec_text(f.blob_id) FROM v_files f JOIN v_compiles c "
+                           "ON c.filename = f.path WHERE f.role = 'source' LIMIT 1");
+    e2e_assert_exit(cell, 0, "dynrec sql");
+    cr_assert(strstr(cell->out.data, "def f(x):\n    return x.sin() + 1"), "%s", cell->out.data);
+    cr_assert_str_eq(e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || recompile FROM "
+                                            "v_compiles ORDER BY seq"),
+                     "0/0 0\n0/1 1\n");
+    e2e_close(t);
+    E2eProc *rp = dynrec("replay", "NB.db", NULL);
+    e2e_assert_exit(rp, 0, "replay of the notebook's compiles");
+    cr_assert(strstr(rp->out.data, "reproduced 2/2 compiles"), "%s", rp->out.data);
 }

@@ -17,6 +17,9 @@ TLPARSE_VERSION=0.4.3
 PYTEST_VERSION=9.2.0
 EXPECTTEST_VERSION=0.3.0
 TRANSFORMERS_VERSION=5.24.0
+NBCLIENT_VERSION=0.11.0
+IPYKERNEL_VERSION=7.4.0
+MYPY_VERSION=2.4.1
 PYTHON=${PYTHON:-python3}
 
 need=""
@@ -83,4 +86,12 @@ if ! "$VENV/bin/python" -c "import pytest, expecttest, sys; from importlib.metad
     echo "setup: installing pytest==$PYTEST_VERSION expecttest==$EXPECTTEST_VERSION into $VENV (for the tests)" >&2
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
         "pytest==$PYTEST_VERSION" "expecttest==$EXPECTTEST_VERSION" >&2
+fi
+# Test-only: the in-process tests run a notebook in a real Jupyter kernel
+# (nbclient, ipykernel), and `make check` type-checks the public Python API
+# with mypy --strict.
+if ! "$VENV/bin/python" -c "import sys; from importlib.metadata import version as v; sys.exit(v('nbclient') != '$NBCLIENT_VERSION' or v('ipykernel') != '$IPYKERNEL_VERSION' or v('mypy') != '$MYPY_VERSION')" >/dev/null 2>&1; then
+    echo "setup: installing nbclient==$NBCLIENT_VERSION ipykernel==$IPYKERNEL_VERSION mypy==$MYPY_VERSION into $VENV (for the tests)" >&2
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+        "nbclient==$NBCLIENT_VERSION" "ipykernel==$IPYKERNEL_VERSION" "mypy==$MYPY_VERSION" >&2
 fi

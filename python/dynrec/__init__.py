@@ -24,7 +24,7 @@ import atexit
 import os
 import sys
 from types import ModuleType, TracebackType
-from typing import Optional, Type, Union
+from typing import Optional, Tuple, Type, Union
 
 __all__ = ["binary", "record", "recording", "start", "stop", "RecordingError"]
 
@@ -51,7 +51,7 @@ def _recorder() -> Optional[ModuleType]:
     if mod is not None and not getattr(mod, "in_process", 0):
         return None
     try:
-        from dynrec import _dynrec as ext  # type: ignore[attr-defined]
+        from dynrec import _dynrec as ext
     except ImportError as exc:
         raise RecordingError(
             "dynrec: the in-process recorder is not built for this Python (%s): "
@@ -61,10 +61,21 @@ def _recorder() -> Optional[ModuleType]:
     return ext
 
 
-def _main_file() -> Optional[str]:
+def _main() -> Tuple[Optional[str], bool]:
+    """The main script, or (in a notebook kernel, `python -m`) the main
+    module's name: what the trace names as the program (meta script or
+    module), for `dynrec replay` and `repro`."""
     main = sys.modules.get("__main__")
     f = getattr(main, "__file__", None)
-    return os.path.abspath(f) if isinstance(f, str) and os.path.isfile(f) else None
+    if isinstance(f, str) and os.path.isfile(f) and not getattr(main, "__spec__", None):
+        return os.path.abspath(f), False
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", None)
+    if isinstance(name, str) and name:
+        return name, True
+    if isinstance(f, str) and os.path.isfile(f):
+        return os.path.abspath(f), False
+    return "__main__", True  # IPython's user namespace: its cells are the sources
 
 
 def start(path: Optional[PathLike] = None, *, quiet: bool = True,
@@ -103,11 +114,12 @@ def start(path: Optional[PathLike] = None, *, quiet: bool = True,
                              % rec.recording())
     if not isinstance(capture_values, int) or capture_values < 0:
         raise ValueError("capture_values must be an int >= 0")
-    main = _main_file()
+    main, is_module = _main()
     argv = [str(a) for a in sys.argv[1:]]
     command = [str(a) for a in getattr(sys, "orig_argv", sys.argv)]
     trace = rec.start(None if path is None else os.fspath(path), main, argv, command,
-                      sys.executable or None, bool(quiet), capture_values, bool(overwrite))
+                      sys.executable or None, bool(quiet), capture_values, bool(overwrite),
+                      is_module)
     if not _atexit_registered:
         atexit.register(_stop_at_exit)
         _atexit_registered = True
@@ -151,9 +163,25 @@ def _stop_at_exit() -> None:
 
 
 class record:
-    """``with dynrec.record(path):`` records the block (see :func:`start`
-    for the arguments); the trace is closed when the block ends, with exit
-    status 1 if it raised.  ``as`` gives the trace's path."""
+    """``with dynrec.record("t.db") as path:`` records the block.
+
+    Args:
+        path: the trace file to write; ``None`` picks a fresh
+            ``<script>-YYYYmmdd-HHMMSS.db`` in the current directory, and a
+            directory gets that name inside it (``-rankN`` added in a
+            torchrun job of more than one rank).
+        quiet: when False, prints "dynrec: trace written to ..." on stderr
+            when the block ends.
+        capture_values: bytes of tensor data kept per captured tensor
+            (``dynrec run --capture-values``); 0 keeps metadata only.
+        overwrite: replace an existing file at ``path`` (False: OSError).
+
+    ``as`` gives the trace's path (None under ``dynrec run``, which records
+    the whole run already).  The trace is closed when the block ends, with
+    exit status 1 if the block raised; the exception goes on unchanged.
+    Raises RecordingError when a recording is running already, OSError when
+    the trace cannot be created.
+    """
 
     def __init__(self, path: Optional[PathLike] = None, *, quiet: bool = True,
                  capture_values: int = 4096, overwrite: bool = True) -> None:

@@ -9,7 +9,7 @@ import sys
 from dynrec import binary
 
 
-def main():
+def main() -> int:
     exe = binary()
     if not os.access(exe, os.X_OK):
         sys.stderr.write("dynrec: %s is missing; reinstall the package (pip install --force-reinstall dynrec)\n"

@@ -59,7 +59,7 @@ def pytest_configure(config: Any) -> None:
 
 
 def _budget(config: Any, opt: str, ini: str) -> Optional[int]:
-    v = config.getoption(opt)
+    v: Optional[int] = config.getoption(opt)
     if v is None:
         text = config.getini(ini)
         if text not in (None, ""):
@@ -93,7 +93,7 @@ class _Recorder:
     def __init__(self, config: Any) -> None:
         self.config = config
         d = config.getoption("dynrec")
-        self.dir = os.path.abspath(d) if d else None
+        self.dir: Optional[str] = os.path.abspath(str(d)) if d else None
         self.max_recompiles = _budget(config, "dynrec_max_recompiles", "dynrec_max_recompiles")
         self.max_graph_breaks = _budget(config, "dynrec_max_graph_breaks",
                                         "dynrec_max_graph_breaks")
