@@ -189,6 +189,52 @@ Test(ranks, ranks_that_did_the_same_work_agree) {
                        empty->err.data);
 }
 
+/* SQL that replaces the code of the first graph of a trace with code, as
+ * a raw blob (schema/codec.h: codec byte 0, the length as a LEB128 varint,
+ * the bytes). */
+static char *set_graph_code(const char *code) {
+    size_t n = strlen(code);
+    char *hex = e2e_fmt("00%02zx%s", n < 128 ? n : (n & 0x7f) | 0x80,
+                        n < 128 ? "" : e2e_fmt("%02zx", n >> 7));
+    cr_assert_lt(n, (size_t)16384);
+    char *quoted = sqlite3_mprintf("%Q", code);
+    cr_assert_not_null(quoted);
+    char *sql = e2e_fmt("UPDATE blobs SET data = X'%s' || CAST(%s AS BLOB) WHERE id ="
+                        " (SELECT blob_id FROM v_ev WHERE kind = 'graph' ORDER BY seq LIMIT 1);",
+                        hex, quoted);
+    sqlite3_free(quoted);
+    return sql;
+}
+
+/* The collectives are the calls of c10d operators and of torch.distributed's
+ * collectives in the graph code, in order; comment lines, other operators
+ * and other torch.distributed functions are not. */
+Test(ranks, collectives_are_read_from_the_graph_code) {
+    record_job("job", 2, -1);
+    mkdir(e2e_path("ed"), 0755);
+    edited_copy("job/train-rank0.db", "ed/t-rank0.db", "SELECT 1;");
+    edited_copy("job/train-rank1.db", "ed/t-rank1.db",
+                set_graph_code("def forward(self, L_x_ : torch.Tensor):\n"
+                               "    # File: t.py:3 in f, code: torch.distributed.broadcast(x, 0)\n"
+                               "    n = torch.distributed.get_rank()\n"
+                               "    a = torch.distributed.all_reduce(L_x_)\n"
+                               "    b = torch.ops._c10d_functional.all_gather_into_tensor.default("
+                               "a, 2, '0');  a = None\n"
+                               "    c = torch.ops.aten.add.Tensor(b, 1)\n"
+                               "    d = torch.ops.c10d.allreduce_.default([c])\n"
+                               "    return (torch.ops._c10d_functional.wait_tensor(d),)\n"));
+    E2eProc *p = dynrec((const char *[]){"ranks", "ed", NULL});
+    e2e_assert_exit(p, 1, e2e_fmt("ranks ed:\n%s%s", p->out.data, p->err.data));
+    assert_has(p, "rank 1: differs from rank 0: graphs of compile #0 of step differ");
+    assert_has(p, "  rank 1: all_reduce, all_gather_into_tensor, allreduce_, wait_tensor\n");
+    assert_has(p, "  first difference: collective #2: rank 0 has wait_tensor (compile 0/0), "
+                  "rank 1 has all_gather_into_tensor (compile 0/0)\n");
+    /* --ignore graphs leaves the collectives out too. */
+    E2eProc *ig = dynrec((const char *[]){"ranks", "--ignore", "graphs", "ed", NULL});
+    e2e_assert_exit(ig, 0, e2e_fmt("ranks --ignore graphs:\n%s%s", ig->out.data, ig->err.data));
+    assert_has(ig, "collectives: not compared (--ignore graphs)\n");
+}
+
 /* Rank 2 of 3 calls the compiled step with a second shape: it alone
  * recompiles, and so calls its collectives twice.  The report names rank
  * 2, its compile, both sides, and where the collectives part. */
