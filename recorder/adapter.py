@@ -285,7 +285,11 @@ def _before_start():
 
 def begin():
     """A later session of this process (in process): the per-trace records
-    that the first session made as the modules loaded."""
+    that the first session made as the modules loaded.  Compile ids are
+    stored with the epoch counted from this session's start: the first
+    torch._dynamo.reset() in it begins epoch 1, as in a replay."""
+    global reset_epoch
+    reset_epoch = 0
     try:
         _before_start()
         if "torch._dynamo" in sys.modules:
@@ -296,9 +300,7 @@ def begin():
         dynamo = sys.modules.get("torch._dynamo")
         if dynamo is not None:
             _dynrec.meta("hook.reset", "active" if _reset_hooked else "missing")
-        session = globals().get("begin_session")  # from dynamo.py, once loaded
-        if session is not None:
-            session()
+        # dynamo.py's begin_session() runs as Dynamo next turns on (session.c).
     except Exception as exc:
         _record_error("starting a session", exc)
 

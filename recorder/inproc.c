@@ -178,6 +178,7 @@ static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     dr_session.finished = 0;
     dr_session.hook_installs = 0;
     dr_session.in_process = 1;
+    dr_session.dynamo_begin_pending = 1; /* no-op until dynamo.py is loaded */
     dr_session_run_adapter();
     return PyUnicode_FromString(S.path);
 fail:

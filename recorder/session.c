@@ -350,6 +350,21 @@ static void load_dynamo_adapter(void) {
      * unrecorded. */
     static int state;
     static unsigned long loader;
+    if (state == 2 && dr_session.dynamo_begin_pending && dr_session.rec && !dr_session.finished) {
+        /* A later in-process session: dynamo.py's begin_session() takes the
+         * config snapshot and hook states where install() took them for the
+         * first, as Dynamo turns on. */
+        dr_session.dynamo_begin_pending = 0;
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        PyObject *mod = PyImport_ImportModule("_dynrec");
+        PyObject *res = mod ? PyObject_CallMethod(mod, "begin_session", NULL) : NULL;
+        if (!res) record_python_error("dynamo adapter: a new session", NULL);
+        Py_XDECREF(res);
+        Py_XDECREF(mod);
+        PyErr_Restore(et, ev, tb);
+        return;
+    }
     if (state == 2 || dr_session.finished || !dr_session.rec) return;
     if (state == 1) {
         if (loader == PyThread_get_thread_ident()) return; /* re-entered while loading */
@@ -386,6 +401,7 @@ static void load_dynamo_adapter(void) {
     Py_XDECREF(mod);
     PyErr_Restore(et, ev, tb);
     state = 2;
+    dr_session.dynamo_begin_pending = 0; /* install() did what begin_session does */
 }
 
 static PyObject *wrapped_set_eval_frame(PyObject *orig, PyObject *const *args,

@@ -269,3 +269,21 @@ Test(inproc, a_jupyter_kernel_stores_its_cells_and_replays) {
     e2e_assert_exit(rp, 0, "replay of the notebook's compiles");
     cr_assert(strstr(rp->out.data, "reproduced 2/2 compiles"), "%s", rp->out.data);
 }
+
+Test(inproc, pytest_traces_of_later_tests_replay_like_the_first) {
+    /* Each test after the first records in a process that compiled and
+     * reset before: its compile ids start a new epoch at its own first
+     * reset, and its config snapshot is taken as Dynamo turns on, as in a
+     * replay. */
+    E2eProc *p = pytest("test_torch_case.py", 1, "--dynrec", "traces");
+    e2e_assert_exit(p, 0, "pytest --dynrec on a torch TestCase file");
+    const char *second =
+        "traces/pytest_plugin.test_torch_case.py::Recompiles::test_second_recompiles.db";
+    DrTrace *t = e2e_open(e2e_path(second));
+    cr_assert_str_eq(e2e_sql_lines(t, NULL, "SELECT compile_id FROM v_compiles ORDER BY seq"),
+                     "1:0/0\n1:0/1\n");
+    e2e_close(t);
+    E2eProc *rp = dynrec("replay", second, NULL);
+    e2e_assert_exit(rp, 0, "replay of the second test");
+    cr_assert(strstr(rp->out.data, "reproduced 2/2 compiles"), "%s", rp->out.data);
+}
