@@ -9,7 +9,7 @@
  * is their only implementation.  For example
  *
  *   ___check_obj_id(G['_140200980950336_c0'], 9404416)
- *       -> ___check_obj_id(G['_#_c0'], #)
+ *       -> ___check_obj_id(G['_#_c#'], #)
  *   V1201 09:38:42.123456 12345 torch/_dynamo/guards.py:2997] [0/1] took 0.25 s
  *       -> <log>] [0/1] took <time>
  *
@@ -322,9 +322,20 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
                     continue;
                 }
             }
-            /* Dynamo names the globals it installs by object id
-             * ("_140200980950336_c0"): a run of 9+ digits after '_' inside
-             * a word, up to a '_' or the word's end, is an id. */
+            /* Dynamo names the globals it installs by object id and the
+             * number of output graphs the process made before
+             * ("_140200980950336_c0", output_graph.install_global_by_id):
+             * a run of 9+ digits after '_' inside a word, up to a '_' or
+             * the word's end, is an id; a "_c<digits>" right after it is
+             * that count, which moves with every compile before (an
+             * in-process recording starts late): "_#_c#".  The same for a
+             * text masked before that rule ("_#_c0"). */
+            if (i >= 2 && s[i - 1] == '#' && s[i - 2] == '_' && j - i > 2 && s[i] == '_' &&
+                s[i + 1] == 'c' && digits(s, i + 2, j) == j) {
+                put_str(&o, "_c#");
+                i = j;
+                continue;
+            }
             size_t k = i, from = i;
             while (k < j) {
                 size_t d = s[k] == '_' ? digits(s, k + 1, j) : k + 1;
@@ -332,6 +343,11 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
                     put(&o, s + from, k + 1 - from);
                     put_str(&o, "#");
                     from = d;
+                    size_t ce = d + 2 < j && s[d] == '_' && s[d + 1] == 'c' ? digits(s, d + 2, j) : d;
+                    if (ce > d + 2 && (ce == j || s[ce] == '_')) {
+                        put_str(&o, "_c#");
+                        from = d = ce;
+                    }
                 }
                 k = d > k + 1 ? d : k + 1;
             }

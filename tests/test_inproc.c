@@ -6,6 +6,7 @@
  * installs it); the tests skip without it.  The traces are read through SQL
  * and through the real binary's show, diff and replay. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -286,4 +287,33 @@ Test(inproc, pytest_traces_of_later_tests_replay_like_the_first) {
     E2eProc *rp = dynrec("replay", second, NULL);
     e2e_assert_exit(rp, 0, "replay of the second test");
     cr_assert(strstr(rp->out.data, "reproduced 2/2 compiles"), "%s", rp->out.data);
+}
+
+/* ---- real models ---------------------------------------------------------- */
+
+Test(inproc, transformers_models_recorded_in_process_replay) {
+    if (e2e_asan) {
+        printf("inproc.transformers: skipped under ASan (its replays outlast the timeout)\n");
+        return;
+    }
+    E2eProc *has = e2e_run((const char *[]){e2e_python, "-c", "import transformers", NULL});
+    if (!WIFEXITED(has->status) || WEXITSTATUS(has->status) != 0) {
+        printf("inproc.transformers: skipped: no transformers in %s\n", e2e_python);
+        return;
+    }
+    setenv("HF_HUB_OFFLINE", "1", 1);
+    E2eProc *p = run_py("hf_models.py", e2e_dir, NULL, NULL);
+    e2e_assert_exit(p, 0, "hf_models.py");
+    /* GPT-2: its recompile rejects the entry made before the block. */
+    E2eProc *g = dynrec("replay", "gpt2.db", NULL);
+    cr_assert(strstr(g->out.data, "recompiles a cache entry made before dynrec.start()"), "%s",
+              g->out.data);
+    /* BERT: Dynamo's installed globals are numbered by the output graphs
+     * the process made before (G['_..._c2'] here, _c0 in the replay). */
+    E2eProc *b = dynrec("replay", "bert.db", NULL);
+    e2e_assert_exit(b, 0, "replay of BERT");
+    cr_assert(strstr(b->out.data, "reproduced 1/1 compile"), "%s", b->out.data);
+    E2eProc *l = dynrec("replay", "llama.db", NULL);
+    e2e_assert_exit(l, 0, "replay of the Llama training step");
+    cr_assert(strstr(l->out.data, "reproduced 2/2 compiles"), "%s", l->out.data);
 }

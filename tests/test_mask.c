@@ -35,7 +35,11 @@ static const struct {
     {"took 0.25 s, then 12.5ms and 3us", "took <time>, then <time> and <time>"},
     {"12ms elapsed, 7s", "<time> elapsed, <time>"},
     /* Dynamo's installed globals, named by object id */
-    {"G['_140200980950336_c0'].Tensor", "G['_#_c0'].Tensor"},
+    {"G['_140200980950336_c0'].Tensor", "G['_#_c#'].Tensor"},
+    /* the output-graph count after the id, and a key masked before that rule */
+    {"G['_140200980950336_c12'].Tensor is G['_#_c2'].Tensor",
+     "G['_#_c#'].Tensor is G['_#_c#'].Tensor"},
+    {"_140200980950336_c3_x", "_#_c#_x"},
     {"___as_tensor_140200980950336", "___as_tensor_#"},
     /* names made with Dynamo's process-wide counter */
     {"G['__builtins_dict___38']['int']", "G['__builtins_dict___#']['int']"},
@@ -44,7 +48,7 @@ static const struct {
     {"__init__ and __x and __y_", "__init__ and __x and __y_"},
     /* ___check_obj_id's id argument, however short */
     {"___check_obj_id(G['_140200980950336_c0'], 140200980950336)",
-     "___check_obj_id(G['_#_c0'], #)"},
+     "___check_obj_id(G['_#_c#'], #)"},
     {"ID_MATCH: ___check_obj_id(L['self'].f, 9404416)", "ID_MATCH: ___check_obj_id(L['self'].f, #)"},
     {"___check_obj_id(L['a'][(1, 2)], 77) and x", "___check_obj_id(L['a'][(1, 2)], #) and x"},
     /* object reprs */
