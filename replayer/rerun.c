@@ -938,6 +938,17 @@ int dr_rerun(const DrRerunOptions *o) {
         rc = DR_EX_UNAVAILABLE;
         goto done;
     }
+    /* dynrec.record/start in a running program (recorder/inproc.c): the
+     * trace holds part of a run, a re-run would record all of it. */
+    char *by = meta(r, "recorded_by");
+    if (by && strcmp(by, "in-process") == 0) {
+        fprintf(stderr, "dynrec rerun: %s was recorded in process (dynrec.record): it holds part "
+                        "of a run, and a re-run records the whole program; nothing was run. "
+                        "Replay its compiles with 'dynrec replay %s', or run the program again "
+                        "and compare the two traces with 'dynrec diff'\n", o->trace, o->trace);
+        rc = DR_EX_USAGE;
+        goto done;
+    }
     if (o->from_trace && !o->trust) {
         fprintf(stderr, "dynrec rerun: --from-trace runs the code stored in %s; nothing was run. "
                         "If you trust where the file came from, add --trust\n", o->trace);

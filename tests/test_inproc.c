@@ -66,6 +66,11 @@ Test(inproc, a_block_holds_exactly_its_own_compiles) {
     E2eProc *diff = dynrec("diff", "B.db", "B2.db");
     e2e_assert_exit(diff, 0, "diff of two recordings");
 
+    /* A re-run would record the whole program: refused, said why. */
+    E2eProc *rr = dynrec("rerun", "B.db", NULL);
+    e2e_assert_exit(rr, 2, "rerun of an in-process trace");
+    cr_assert(strstr(rr->err.data, "recorded in process"), "%s", rr->err.data);
+
     /* Replay: the first compile reproduces; the recompile of an entry made
      * before start cannot, and says why instead of diverging. */
     E2eProc *rp = dynrec("replay", "B.db", NULL);
