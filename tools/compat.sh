@@ -27,7 +27,7 @@ DIR=${DYNREC_COMPAT_DIR:-$HOME/.cache/dynrec-compat}
 JOBS=${JOBS:-2}
 # The suites that record, diff, replay, view, pack and export with the real
 # binary and real torch (tests/test_*.c), as one Criterion filter.
-SUITES=${COMPAT_SUITES:-'@(e2e|dynamo|replay|identical|identity|pack|view|tools)/*'}
+SUITES=${COMPAT_SUITES:-'@(e2e|dynamo|replay|identical|identity|pack|view|tools|inproc|dist|ranks|diff_dirs)/*'}
 # The torch releases of the matrix: tools/requirements-compat.txt, one pin each.
 TORCHES=$(sed -n 's/^torch==\([0-9][0-9.]*\).*/\1/p' tools/requirements-compat.txt)
 PYTHONS="3.10 3.11 3.12 3.13"
@@ -93,11 +93,12 @@ for c in $combos; do
             tools/setup.sh >"$log" 2>&1; then
         status=skipped detail="torch $tv did not install for Python $py (see $log)"
     elif ! make --no-print-directory VENV="$v" BUILD="build/compat/$name" \
-            "build/compat/$name/dynrec" "build/compat/$name/dynrec_sqlite.so" >>"$log" 2>&1; then
+            "build/compat/$name/dynrec" "build/compat/$name/dynrec_sqlite.so" pkg >>"$log" 2>&1; then
         status=FAILED detail="the build failed (see $log)"
     else
         echo "compat: $name: running the end-to-end suites ($log)" >&2
         if DYNREC_BIN=$PWD/build/compat/$name/dynrec DYNREC_PYTHON=$v/bin/python \
+                DYNREC_PKG=$PWD/build/compat/$name/pkg \
                 build/tests --jobs "$JOBS" --filter "$SUITES" >>"$log" 2>&1; then
             status=passed
         else
