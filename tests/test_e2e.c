@@ -738,6 +738,10 @@ Test(e2e, show_lists_own_code_and_names_compiled_code) {
     cr_assert(strstr(all, "/site-packages/") || strstr(all, "/lib/python3."), "%s", all);
     E2eProc *j = e2e_run((const char *[]){e2e_bin, "show", "--json", "T.db", NULL});
     cr_assert_not_null(strstr(j->out.data, "\"compiled\": \"0/3\""), "%s", j->out.data);
+    /* Sections keyed by plain column names, never by SQL. */
+    cr_assert(strstr(j->out.data, "\"graphs\": \"graphs=1\", \"attempts\": \"attempts=1\""),
+              "%s", j->out.data);
+    cr_assert_null(strstr(j->out.data, "||"), "a key is SQL: %s", j->out.data);
 }
 
 /* ---- 11: threads ------------------------------------------------------- */

@@ -129,47 +129,50 @@ static int any_row(void *ud, int n, const char *const *names, const char *const 
 }
 
 /* The Dynamo sections, guard failures first: what a user asks first is why
- * a function recompiled. */
-/* The Dynamo sections, guard failures first: what a user asks first is why
  * a function recompiled.  Each is about one kind of event: a section whose
  * kind the trace never recorded costs no query, and the others ask for no
- * more rows than there are, so that the scan of a large trace stops early. */
+ * more rows than there are, so that the scan of a large trace stops early.
+ * Every column has a plain name: the keys of `show --json`.  (An alias
+ * shadows its column in ORDER BY: the sort names the view's column.) */
 static const struct {
     const char *title, *kind, *sql;
     long limit;
 } dynamo_sections[] = {
     {"guard failures (why a cache entry was rejected)", "guard_failure",
-     "SELECT compile_id, 'rejects ' || failed_compile_id, display_name, reason FROM v_guard_failures "
+     "SELECT compile_id, 'rejects ' || failed_compile_id AS rejects, display_name, reason "
+     "FROM v_guard_failures "
      "ORDER BY seq", 20},
     {"compiles", "compile",
-     "SELECT compile_id, display_name, outcome, 'graphs=' || graphs, 'attempts=' || attempts, "
-     "CASE WHEN recompile THEN 'recompile' ELSE '' END, printf('%.1f ms', duration_ms), "
-     "coalesce(reason, '') FROM v_compiles ORDER BY seq", 30},
+     "SELECT compile_id, display_name, outcome, 'graphs=' || graphs AS graphs, 'attempts=' || "
+     "attempts AS attempts, CASE WHEN recompile THEN 'recompile' ELSE '' END AS recompile, "
+     "printf('%.1f ms', duration_ms) AS duration, coalesce(reason, '') AS reason FROM v_compiles "
+     "ORDER BY seq", 30},
     {"graph breaks", "graph_break",
-     "SELECT compile_id, qualname, 'line ' || lineno, type, reason FROM v_graph_breaks "
+     "SELECT compile_id, qualname, 'line ' || lineno AS line, type, reason FROM v_graph_breaks "
      "ORDER BY seq", 20},
     {"errors", "error",
      "SELECT compile_id, exc_type, CASE WHEN suppressed THEN 'suppressed' ELSE 'raised' "
-     "END, message FROM v_errors ORDER BY seq", 20},
+     "END AS status, message FROM v_errors ORDER BY seq", 20},
     {"resets (torch._dynamo.reset(): compile ids start again; after the E-th they read E:F/N)",
      "reset", "SELECT 'epoch ' || num || ' begins' AS epoch, 'after ' || (SELECT count(*) FROM v_ev "
      "c WHERE c.kind = 'compile' AND c.seq < r.seq) || ' compiles' AS place FROM v_ev r WHERE kind = 'reset' "
      "ORDER BY seq", 20},
     {"frames Dynamo handled (callbacks, cache hits, compiles)", "compile",
-     "SELECT display_name, 'callbacks=' || callbacks, 'cache_hits=' || cache_hits, 'compiles=' || "
-     "compiles, user_location FROM v_frames WHERE compiles > 0 "
-     "ORDER BY cache_hits + callbacks DESC", 20},
+     "SELECT display_name, 'callbacks=' || callbacks AS callbacks, 'cache_hits=' || cache_hits AS "
+     "cache_hits, 'compiles=' || compiles AS compiles, user_location FROM v_frames f "
+     "WHERE f.compiles > 0 ORDER BY f.cache_hits + f.callbacks DESC", 20},
     {"speculation (restarts, rollbacks, higher-order-op branches)", NULL,
      "SELECT compile_id, action, detail FROM v_speculation WHERE NOT (action = 'checkpoint' AND "
      "json_extract(data, '$.scope') = 'attempt') ORDER BY seq", 20},
     {"backend graphs", "graph",
-     "SELECT compile_id, backend, 'nodes=' || nodes FROM v_graphs ORDER BY seq", 20},
+     "SELECT compile_id, backend, 'nodes=' || nodes AS nodes FROM v_graphs ORDER BY seq", 20},
     {"side effects", "side_effect",
      "SELECT compile_id, status, description FROM v_side_effects ORDER BY seq", 20},
     {"frame inputs captured for dynrec replay (not replayable first)", "capture",
      "SELECT compile_id, qualname, CASE WHEN replayable THEN 'replayable' ELSE "
-     "'not replayable: ' || coalesce(reason, '?') END, nodes || ' values', "
-     "data_bytes || ' bytes of tensor data' FROM v_captures ORDER BY replayable, seq", 20},
+     "'not replayable: ' || coalesce(reason, '?') END AS replayable, nodes || ' values' AS "
+     "\"values\", data_bytes || ' bytes of tensor data' AS tensor_data FROM v_captures c "
+     "ORDER BY c.replayable, seq", 20},
 };
 
 typedef struct {
