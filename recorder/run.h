@@ -51,6 +51,10 @@ const char *dr_run_python_version(void);
 PyObject *dr_run_py_safe(PyObject *self, PyObject *text);
 /* qualname(code) for the same two modules: co_qualname, or co_name on 3.10. */
 PyObject *dr_run_py_qualname(PyObject *self, PyObject *code);
+/* A dr_trace_query row callback for both modules' query functions: each row
+ * as a tuple of str/None (text decoded with "replace"), appended to the list
+ * ud (borrowed).  Returns nonzero with a Python exception set. */
+int dr_run_py_query_row(void *ud, int n, const char *const *names, const char *const *v);
 #endif
 
 #endif

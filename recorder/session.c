@@ -203,8 +203,7 @@ static PyObject *m_values(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
-/* Row callback of m_source_query: each row as a tuple of str/None. */
-static int query_row(void *ud, int n, const char *const *names, const char *const *v) {
+int dr_run_py_query_row(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     PyObject *tup = PyTuple_New(n);
     if (!tup) return 1;
@@ -239,7 +238,7 @@ static PyObject *m_source_query(PyObject *self, PyObject *sql) {
     PyObject *rows = PyList_New(0);
     if (!rows) return NULL;
     DrError err = {0};
-    int rc = dr_trace_query(dr_session.source, q, query_row, rows, &err);
+    int rc = dr_trace_query(dr_session.source, q, dr_run_py_query_row, rows, &err);
     if (PyErr_Occurred()) {
         Py_DECREF(rows);
         return NULL;

@@ -26,26 +26,6 @@
 
 static DrTrace *g_trace; /* the trace the generator reads */
 
-/* Row callback of m_query: each row as a tuple of str/None, appended to the
- * list ud (borrowed).  Returns nonzero with a Python exception set. */
-static int query_row(void *ud, int n, const char *const *names, const char *const *v) {
-    (void)names;
-    PyObject *tup = PyTuple_New(n);
-    if (!tup) return 1;
-    for (int i = 0; i < n; i++) {
-        PyObject *o = v[i] ? PyUnicode_DecodeUTF8(v[i], (Py_ssize_t)strlen(v[i]), "replace")
-                           : Py_NewRef(Py_None);
-        if (!o) {
-            Py_DECREF(tup);
-            return 1;
-        }
-        PyTuple_SET_ITEM(tup, i, o); /* steals o */
-    }
-    int rc = PyList_Append(ud, tup);
-    Py_DECREF(tup);
-    return rc < 0;
-}
-
 /* query(sql) -> list of tuples.  Ownership: returns a new reference. */
 static PyObject *m_query(PyObject *self, PyObject *sql) {
     (void)self;
@@ -57,7 +37,7 @@ static PyObject *m_query(PyObject *self, PyObject *sql) {
     PyObject *rows = PyList_New(0);
     if (!rows) return NULL;
     DrError err = {0};
-    int rc = dr_trace_query(g_trace, q, query_row, rows, &err);
+    int rc = dr_trace_query(g_trace, q, dr_run_py_query_row, rows, &err);
     if (PyErr_Occurred()) {
         Py_DECREF(rows);
         return NULL;

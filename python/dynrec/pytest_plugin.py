@@ -214,35 +214,34 @@ def _sql(trace: str, query: str) -> List[Dict[str, Any]]:
     return rows if isinstance(rows, list) else []
 
 
+# What each budget counts, as one line per item: the trace's own views.
+_COUNTED = (
+    ("recompile",
+     "SELECT 'recompile ' || c.compile_id || ' of ' || c.display_name || ' (' || "
+     "coalesce(c.user_location, '?') || '): guard failed: ' || coalesce("
+     "(SELECT group_concat(f.reason, '; ') FROM v_guard_failures f "
+     " WHERE f.compile_id = c.compile_id AND f.epoch = c.epoch), '(no reason recorded)') AS line "
+     "FROM v_compiles c WHERE c.recompile ORDER BY c.seq"),
+    ("graph break",
+     "SELECT 'graph break in ' || coalesce(c.display_name, '?') || ' at ' || b.filename || ':' "
+     "|| b.lineno || ' (compile ' || b.compile_id || '): ' || coalesce(b.reason, '?') AS line "
+     "FROM v_graph_breaks b LEFT JOIN v_compiles c "
+     "ON c.compile_id = b.compile_id AND c.epoch = b.epoch ORDER BY b.seq"),
+)
+
+
 def _over_budget(trace: str, rec: Optional[int], gb: Optional[int]) -> str:
     """The failure text of a trace over its budgets, or ""."""
     lines: List[str] = []
     try:
-        if rec is not None:
-            recs = _sql(trace,
-                        "SELECT c.compile_id, c.display_name, c.user_location, "
-                        "(SELECT group_concat(f.reason, '; ') FROM v_guard_failures f "
-                        " WHERE f.compile_id = c.compile_id AND f.epoch = c.epoch) AS why "
-                        "FROM v_compiles c WHERE c.recompile ORDER BY c.seq")
-            if len(recs) > rec:
-                lines.append("dynrec: %d recompile%s, budget %d" % (
-                    len(recs), "" if len(recs) == 1 else "s", rec))
-                for r in recs:
-                    lines.append("  recompile %s of %s (%s): guard failed: %s" % (
-                        r.get("compile_id"), r.get("display_name"), r.get("user_location"),
-                        r.get("why") or "(no reason recorded)"))
-        if gb is not None:
-            gbs = _sql(trace, "SELECT b.compile_id, c.display_name, b.filename, b.lineno, "
-                              "b.reason FROM v_graph_breaks b LEFT JOIN v_compiles c "
-                              "ON c.compile_id = b.compile_id AND c.epoch = b.epoch "
-                              "ORDER BY b.seq")
-            if len(gbs) > gb:
-                lines.append("dynrec: %d graph break%s, budget %d" % (
-                    len(gbs), "" if len(gbs) == 1 else "s", gb))
-                for b in gbs:
-                    lines.append("  graph break in %s at %s:%s (compile %s): %s" % (
-                        b.get("display_name") or "?", b.get("filename"), b.get("lineno"),
-                        b.get("compile_id"), b.get("reason")))
+        for (noun, query), budget in zip(_COUNTED, (rec, gb)):
+            if budget is None:
+                continue
+            rows = _sql(trace, query)
+            if len(rows) > budget:
+                lines.append("dynrec: %d %s%s, budget %d" % (
+                    len(rows), noun, "" if len(rows) == 1 else "s", budget))
+                lines.extend("  %s" % r.get("line") for r in rows)
     except (OSError, RuntimeError, ValueError) as exc:
         return "dynrec: the budget cannot be checked: %s" % exc
     return "\n".join(lines)
