@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "e2e_util.h"
 
 TestSuite(cli, .init = e2e_setup, .fini = e2e_teardown, .timeout = 240);
@@ -157,4 +159,35 @@ Test(cli, every_listed_command_has_a_row) {
         }
     }
     cr_assert_eq(listed, sizeof rows / sizeof *rows, "%s", top->out.data);
+}
+
+/* Several traces at once (ranks, export of a job): a junk file among them
+ * is named with the clean error, nothing is written. */
+Test(cli, a_junk_file_among_several_traces) {
+    e2e_write_file(e2e_path("j-rank0.db"), "junk", 4);
+    e2e_write_file(e2e_path("j-rank1.db"), "not a trace either", 18);
+    E2eProc *r = e2e_run((const char *[]){e2e_bin, "ranks", "j-rank0.db", "j-rank1.db", NULL});
+    e2e_assert_exit(r, 65, "ranks of junk");
+    cr_assert(strstr(r->err.data, "j-rank0.db: not an SQLite file, so not a dynrec trace"), "%s",
+              r->err.data);
+    E2eProc *x = e2e_run((const char *[]){e2e_bin, "export", "--format", "perfetto", "-o",
+                                          "job.json", "j-rank0.db", "j-rank1.db", NULL});
+    e2e_assert_exit(x, 65, "export of junk");
+    cr_assert(strstr(x->err.data, "not an SQLite file"), "%s", x->err.data);
+    cr_assert(access(e2e_path("job.json"), F_OK) != 0, "no output file");
+}
+
+/* Traces written by older dynrec (no start_unix_ns, no dist.rank) export
+ * together, each on its own clock, said so. */
+Test(cli, export_of_several_old_traces) {
+    if (!*e2e_examples) cr_skip_test("no examples/ next to the tests");
+    const char *v1 = e2e_fmt("%s/../tests/data/v1-shape_recompiles.db", e2e_examples);
+    const char *v2 = e2e_fmt("%s/../tests/data/v2-shape_recompiles.db", e2e_examples);
+    E2eProc *x = e2e_run((const char *[]){e2e_bin, "export", "--format", "perfetto", "-o",
+                                          "old.json", v1, v2, NULL});
+    e2e_assert_exit(x, 0, "export of v1 and v2 traces");
+    char *json = e2e_slurp(e2e_path("old.json"), NULL);
+    cr_assert(json && strstr(json, "\"clock\": \"each trace from its own start\""), "%.300s",
+              json);
+    cr_assert(strstr(json, "compile 0/1"), "the old traces' compiles are there");
 }
