@@ -23,7 +23,8 @@ LIBS    := -lsqlite3 -lzstd -lseccomp -lpthread
 
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c schema/text.c schema/ident.c schema/sign.c \
                 schema/mask.c
-RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/session.c recorder/run.c recorder/output.c recorder/around.c recorder/pycompat.c
+RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/session.c recorder/run.c recorder/output.c recorder/around.c recorder/pycompat.c \
+                recorder/embed.c
 VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c viewer/report.c viewer/pack.c
 # The terminal viewer is the only user of ncurses: only dynrec links it.
 VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
@@ -42,7 +43,7 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
 # The in-process recorder's and torchrun's suites (their own line).
 TEST_SRC     += tests/test_inproc.c tests/test_dist.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
-HEADERS      := $(wildcard cli/*.h schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
+HEADERS      := $(wildcard cli/*.h schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/embedded_py.h $(BUILD)/default_dict.h
 
 # The recorder as an extension module (recorder/inproc.c), for `import
 # dynrec` in a running interpreter, and the package it belongs to laid out
@@ -52,6 +53,7 @@ HEADERS      := $(wildcard cli/*.h schema/*.h recorder/*.h viewer/*.h replayer/*
 EXT_SUFFIX = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 PKG        := $(BUILD)/pkg/dynrec
 INPROC_SRC := recorder/inproc.c recorder/session.c recorder/writer.c recorder/hook.c recorder/around.c \
+              recorder/embed.c \
               $(SCHEMA_SRC)
 PKG_FILES  := $(wildcard python/dynrec/*.py python/dynrec/*.pyi) python/dynrec/py.typed
 
@@ -72,9 +74,11 @@ test: setup
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory asan
 
-# The test suite against the normal build, after the public Python API's
-# type check (mypy --strict over python/dynrec, with the extension's stub).
+# The test suite against the normal build, after the lint of all of dynrec's
+# Python (ruff) and the public Python API's type check (mypy --strict over
+# python/dynrec, with the extension's stub).
 check: $(BUILD)/dynrec $(BUILD)/tests $(BUILD)/dynrec_sqlite.so pkg
+	$(PY) -m ruff check --no-cache --quiet $(PY_LINT)
 	$(PY) -m mypy --strict --no-error-summary --cache-dir $(BUILD)/mypy-cache python/dynrec
 	DYNREC_BIN=$(abspath $(BUILD)/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_PKG=$(abspath $(BUILD)/pkg) \
 	    $(BUILD)/tests --jobs 2
@@ -91,18 +95,24 @@ asan:
 	DYNREC_PKG=$(abspath $(BUILD)/pkg) \
 	    $(BUILD)/asan/tests --jobs 2
 
-# Python sources compiled into the binary as C string constants.  The
-# replay driver and the repro generator both start with definitions.py,
-# their one rule of what "definitions only" lets run.
-vpath %.py recorder replayer
-$(BUILD)/replay_py.h $(BUILD)/repro_py.h: replayer/definitions.py
-$(BUILD)/%_py.h: %.py
+# dynrec's Python sources, compiled into the binary as C strings: the table
+# dr_embedded[] of recorder/embed.c, which builds the modules _dynrec.NAME
+# from it (named "<dynrec recorder/dynamo.py>" in tracebacks).  PY_LINT is
+# what `make check` runs ruff over (pyproject.toml [tool.ruff]).
+EMBED_PY := recorder/adapter.py recorder/dynamo.py recorder/dynamo_spec.py recorder/capture.py \
+            replayer/definitions.py replayer/replay.py replayer/repro_values.py replayer/repro.py
+PY_LINT  := $(EMBED_PY) python/dynrec
+$(BUILD)/embedded_py.h: $(EMBED_PY)
 	@mkdir -p $(BUILD)
 	@{ echo '/* generated from $^ by the Makefile */'; \
-	  echo 'static const char dr_$*_py[] ='; \
-	  cat $(filter replayer/definitions.py,$^) $< | \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/'; \
-	  echo '    ;'; } > $@
+	  for f in $^; do \
+	    echo "static const char dr_py_$$(basename $$f .py)[] ="; \
+	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $$f; \
+	    echo '    ;'; \
+	  done; \
+	  echo 'static const DrEmbedded dr_embedded[] = {'; \
+	  for f in $^; do n=$$(basename $$f .py); echo "    {\"$$n\", \"<dynrec $$f>\", dr_py_$$n},"; done; \
+	  echo '};'; } > $@
 
 # The default zstd dictionary (tools/train_dict.sh), as a C array.
 $(BUILD)/default_dict.h: schema/default.dict

@@ -155,7 +155,7 @@ def _seeder(which):
     return seed
 
 
-def _config_repr(v):
+def config_repr(v):
     """repr, with a set's elements sorted (their order follows the hash seed)."""
     if isinstance(v, (set, frozenset)) and v:
         try:
@@ -192,7 +192,7 @@ def _dynamo_config_loaded(cfg):
         now = cfg.get_config_copy()
         for name, text in sorted(json.loads(rerun["config_start"]).items()):
             # Paths (debug_dir_root, ...) follow the directory a run is in.
-            if name not in now or _config_repr(now[name]) == text or text[:2] in ("'/", '"/'):
+            if name not in now or config_repr(now[name]) == text or text[:2] in ("'/", '"/'):
                 continue
             try:
                 setattr(cfg, name, ast.literal_eval(text))
@@ -202,7 +202,7 @@ def _dynamo_config_loaded(cfg):
         _dynrec.meta("rerun.config_restored", ", ".join(restored))
         if kept:
             _dynrec.meta("rerun.config_not_restored", ", ".join(kept))
-    snap = {k: _config_repr(v) for k, v in cfg.get_config_copy().items()}
+    snap = {k: config_repr(v) for k, v in cfg.get_config_copy().items()}
     global config_start_snapshot  # what capture.py compares a compile's config with
     config_start_snapshot = snap
     _dynrec.event("config", None, None, None, len(snap), "start",
@@ -248,8 +248,8 @@ def _dynamo_loaded(dynamo):
 
 def _finish():
     try:
-        states = globals().get("write_hook_states")  # from dynamo.py, once loaded
-        if states is not None:
+        states = getattr(getattr(_dynrec, "dynamo", None), "write_hook_states", None)
+        if states is not None:  # dynamo.py, once loaded
             states()
     except Exception as exc:
         _record_error("hook states", exc)

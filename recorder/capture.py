@@ -1,6 +1,6 @@
 """dynrec's capture of a compiled frame's inputs, for `dynrec replay`.
 
-Runs in _dynrec's namespace after dynamo.py.  At each compile (dynamo.py's
+The module _dynrec.capture, run after dynamo.py.  At each compile (dynamo.py's
 _compile hook, before Dynamo starts tracing) capture_frame() stores what the
 frame starts with -- its locals, closure cells and the module globals its
 code can reach -- as a typed value tree: rows of the value_nodes table
@@ -18,14 +18,31 @@ and the Dynamo config names that differ from the config at start.
 
 import dataclasses
 import enum
+import json
 import logging
 import marshal
+import os
+import re
 import sys
+import threading
 import types
 
-_cap_guard = Guarded("capture")  # noqa: F821 -- dynamo.py
-_hooks["capture"] = "active"  # noqa: F821 -- meta hook.capture
-_capture_bytes = int(getattr(_dynrec, "capture_values", 4096))  # noqa: F821
+import torch
+
+import _dynrec
+
+from . import dynamo as _dynamo
+from .dynamo import Guarded, _config_snapshot, _hooks, _qualname, code_digest, emit, store_source
+
+_cap_guard = Guarded("capture")
+_hooks["capture"] = "active"  # meta hook.capture
+_capture_bytes = int(getattr(_dynrec, "capture_values", 4096))
+
+
+def begin_session():
+    """A later session of an in-process recording: its own value budget."""
+    global _capture_bytes
+    _capture_bytes = int(getattr(_dynrec, "capture_values", 4096))
 _capture_count = [0]
 _MAX_NODES = 50000   # per frame; more and the frame is not replayable
 _MAX_ITEMS = 20000   # per container
@@ -94,20 +111,22 @@ class _Capture:
             self.depth -= 1
         if kind == "opaque" and not self.soft:
             self.opaque.append((path, _type_name(type(obj))))
-        self.rows[n] = (n, kind, _type_name(type(obj)), json.dumps(value), data)  # noqa: F821
+        self.rows[n] = (n, kind, _type_name(type(obj)), json.dumps(value), data)
         return n
 
     def named(self, mapping, label):
         """A dict node of str keys whose values are named label % key in reasons."""
         n = len(self.rows)
         self.rows.append(None)
-        pairs = [[self.node(k, "name"), self.node(v, label % (k,))] for k, v in list(mapping.items())]
-        self.rows[n] = (n, "dict", "builtins.dict", json.dumps(pairs), None)  # noqa: F821
+        pairs = [[self.node(k, "name"), self.node(v, label % (k,))]
+                 for k, v in list(mapping.items())]
+        self.rows[n] = (n, "dict", "builtins.dict", json.dumps(pairs), None)
         return n
 
     def items(self, seq, path):
         if len(seq) > _MAX_ITEMS:
-            raise _TooBig("%s holds %d items (at most %d are captured)" % (path, len(seq), _MAX_ITEMS))
+            raise _TooBig("%s holds %d items (at most %d are captured)"
+                          % (path, len(seq), _MAX_ITEMS))
         return [self.node(x, "%s[%d]" % (path, i)) for i, x in enumerate(seq)]
 
     def ref(self, obj):
@@ -145,18 +164,18 @@ class _Capture:
             return ("bytes" if t is bytes else "bytearray"), len(obj), bytes(obj)
         if t in (tuple, list, set, frozenset):
             return t.__name__, self.items(list(obj), path), None
-        if isinstance(obj, torch.Tensor):  # noqa: F821
+        if isinstance(obj, torch.Tensor):
             return self.tensor(obj, path)
-        if t is torch.Size:  # noqa: F821
+        if t is torch.Size:
             return "size", [int(x) for x in obj], None
-        if t is torch.Generator:  # noqa: F821
+        if t is torch.Generator:
             # A random generator: its device and state (the bytes).
             state = obj.get_state()
             data = ctypes.string_at(state.data_ptr(), state.numel())
             return "generator", {"device": str(obj.device), "nbytes": len(data)}, data
-        if t is torch.dtype:  # noqa: F821
+        if t is torch.dtype:
             return "dtype", str(obj), None
-        if t is torch.device:  # noqa: F821
+        if t is torch.device:
             return "device", str(obj), None
         if t is slice:
             return "slice", self.items([obj.start, obj.stop, obj.step], path), None
@@ -190,10 +209,11 @@ class _Capture:
                     if extra:
                         value["extra"] = self.node(extra, path + ".__dict__")
                 return "dataclass", value, None
-        if isinstance(obj, torch.nn.Module):  # noqa: F821
+        if isinstance(obj, torch.nn.Module):
             cls = self.ref(t)
             if cls is not None:
-                return "module", {"class": cls, "dict": self.node(obj.__dict__, path + ".__dict__")}, None
+                state = self.node(obj.__dict__, path + ".__dict__")
+                return "module", {"class": cls, "dict": state}, None
         if t is types.ModuleType:
             return "pymodule", obj.__name__, None
         if isinstance(obj, type):
@@ -228,7 +248,8 @@ class _Capture:
             # configs, KV caches): its class by reference, its __dict__.
             cls = self.ref(t)
             if cls is not None:
-                return "object", {"class": cls, "dict": self.node(obj.__dict__, path + ".__dict__")}, None
+                state = self.node(obj.__dict__, path + ".__dict__")
+                return "object", {"class": cls, "dict": state}, None
         return "opaque", None, None
 
     def singleton(self, obj):
@@ -303,18 +324,18 @@ class _Capture:
             value = self.node(inner, path)
         except ValueError:  # an empty cell
             value = None
-        self.rows[n] = (n, "cell", "builtins.cell", json.dumps(value), None)  # noqa: F821
+        self.rows[n] = (n, "cell", "builtins.cell", json.dumps(value), None)
         return n
 
     def tensor(self, t, path):
         cls = type(t)
-        if cls not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided or (  # noqa: F821
+        if cls not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided or (
                 t.is_quantized or t.is_nested):
             return "opaque", None, None
         value = {"shape": list(t.shape), "stride": list(t.stride()),
                  "offset": t.storage_offset(), "dtype": str(t.dtype), "device": str(t.device),
                  "requires_grad": bool(t.requires_grad), "leaf": bool(t.is_leaf),
-                 "param": cls is torch.nn.Parameter}  # noqa: F821
+                 "param": cls is torch.nn.Parameter}
         if t._is_view() and t._base is not None:
             value["view_of"] = self.node(t._base, path + "._base")
         marks = {}
@@ -343,7 +364,7 @@ class _Capture:
         data = None
         nbytes = t.numel() * t.element_size()
         if nbytes <= self.limit and t.device.type in ("cpu", "cuda"):
-            with torch.no_grad():  # noqa: F821
+            with torch.no_grad():
                 flat = t.detach().cpu().contiguous().reshape(-1)
                 data = ctypes.string_at(flat.data_ptr(), nbytes) if nbytes else b""
             value["data"] = nbytes
@@ -390,7 +411,7 @@ def _user_module(name):
     """A module of the user's files (the script, a stored source)."""
     f = getattr(sys.modules.get(name), "__file__", None)
     return name == "__main__" or (isinstance(f, str) and
-                                  os.path.realpath(f) in _stored_files)  # noqa: F821
+                                  os.path.realpath(f) in _dynamo._stored_files)
 
 
 def _plain_class(t):
@@ -409,13 +430,13 @@ def _plain_class(t):
 
 def _global_state():
     """The global torch state Dynamo guards on (GLOBAL_STATE)."""
-    st = {"grad": torch.is_grad_enabled(), "default_dtype": str(torch.get_default_dtype()),  # noqa: F821
-          "deterministic": torch.are_deterministic_algorithms_enabled(),  # noqa: F821
-          "deterministic_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),  # noqa: F821
-          "num_threads": torch.get_num_threads()}  # noqa: F821
+    st = {"grad": torch.is_grad_enabled(), "default_dtype": str(torch.get_default_dtype()),
+          "deterministic": torch.are_deterministic_algorithms_enabled(),
+          "deterministic_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+          "num_threads": torch.get_num_threads()}
     try:
-        st["autocast_cpu"] = [torch.is_autocast_enabled("cpu"),  # noqa: F821
-                              str(torch.get_autocast_dtype("cpu"))]  # noqa: F821
+        st["autocast_cpu"] = [torch.is_autocast_enabled("cpu"),
+                              str(torch.get_autocast_dtype("cpu"))]
     except Exception:
         pass
     return st
@@ -426,7 +447,7 @@ def _user_code(code):
     fn = code.co_filename
     if not fn or fn.startswith("<") or code.co_name.startswith("torch_dynamo_resume_in_"):
         return False
-    return os.path.realpath(fn) in _stored_files  # noqa: F821 -- dynamo.py
+    return os.path.realpath(fn) in _dynamo._stored_files
 
 
 def _backend(compiler_fn):
@@ -476,9 +497,9 @@ def _is_registered(name):
 
 
 def _config_now():
-    start = globals().get("config_start_snapshot") or {}
+    start = getattr(_dynrec, "config_start_snapshot", None) or {}  # adapter.py
     try:
-        now = _config_snapshot()  # noqa: F821 -- dynamo.py
+        now = _config_snapshot()
     except Exception:
         return {}
     return {k: v for k, v in now.items() if start.get(k) != v}
@@ -490,7 +511,7 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
     no = _capture_count[0]
     # The frame's own file is about to be traced: stored now, so that its
     # classes count as the user's (a class local to a test method).
-    store_source(code.co_filename)  # noqa: F821 -- dynamo.py
+    store_source(code.co_filename)
     c = _Capture(_capture_bytes)
     reason = None
     root = {"module": f_globals.get("__name__") if isinstance(f_globals, dict) else None}
@@ -525,7 +546,7 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
                     c.memo = {k: v for k, v in c.memo.items() if v < mark}
             n = len(c.rows)
             c.rows.append((n, "dict", "builtins.dict",
-                           json.dumps([[k, v] for k, v in soft.items()]), None))  # noqa: F821
+                           json.dumps([[k, v] for k, v in soft.items()]), None))
             root["soft_globals"] = n
             c.soft = False
     except _TooBig as exc:
@@ -535,14 +556,15 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
     if reason is None and c.opaque:
         path, tname = c.opaque[0]
         reason = "%s of type %s" % (path, tname)
-    c.rows[0] = (0, "frame", "frame", json.dumps(root), None)  # noqa: F821
-    if reason is None and root.get("closure") is not None and len(root["closure"]) != len(code.co_freevars):
+    c.rows[0] = (0, "frame", "frame", json.dumps(root), None)
+    closure = root.get("closure")
+    if reason is None and closure is not None and len(closure) != len(code.co_freevars):
         reason = "closure cells missing"
     user = _user_code(code)
     data = {"replayable": reason is None, "nodes": len(c.rows), "data_bytes": c.data_bytes,
             "backend": _backend(compiler_fn), "fullgraph": bool(one_graph),
             "config": _config_now(), "user_code": user, "global_state": _global_state(),
-            "thread_name": threading.current_thread().name}  # noqa: F821
+            "thread_name": threading.current_thread().name}
     if reason is not None:
         data["reason"] = reason
     if "torch_dynamo_resume_in_" in code.co_name:
@@ -558,14 +580,14 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
             data["reason"] = reason = "its code object cannot be marshalled"
     # Also for a frame that is not replayable: what could be captured still
     # tells what the frame was called with.
-    _dynrec.values(no, [r for r in c.rows if r is not None])  # noqa: F821
-    emit("capture", code=code, cid=cid, num=no, text=reason, data=data,  # noqa: F821
+    _dynrec.values(no, [r for r in c.rows if r is not None])
+    emit("capture", code=code, cid=cid, num=no, text=reason, data=data,
          payload=payload, key="capture %s %s" % (cid, _qualname(code)))
 
 
 # Guard sources that read an attribute of another module: Dynamo names the
 # module G['__import_<name with . as _dot_>'] in the frame's globals.
-_IMPORT_ATTR = re.compile(r"G\['(__import_[A-Za-z0-9_]+)'\]\.([A-Za-z_][A-Za-z0-9_]*)")  # noqa: F821
+_IMPORT_ATTR = re.compile(r"G\['(__import_[A-Za-z0-9_]+)'\]\.([A-Za-z_][A-Za-z0-9_]*)")
 _STATE_TYPES = (dict, list, set, bool, int, float, str)
 
 
@@ -609,7 +631,7 @@ def capture_module_state(code, output_graph):
             c.rows.append(None)
             kids = [c.node(mname, "name"), c.node(attr, "name"),
                     c.node(v, "%s.%s" % (mname, attr))]
-            c.rows[n] = (n, "list", "builtins.list", json.dumps(kids), None)  # noqa: F821
+            c.rows[n] = (n, "list", "builtins.list", json.dumps(kids), None)
             items.append(n)
         except (_TooBig, RecursionError):
             del c.rows[n:]
@@ -617,16 +639,16 @@ def capture_module_state(code, output_graph):
     if not items:
         return
     n = len(c.rows)
-    c.rows.append((n, "list", "builtins.list", json.dumps(items), None))  # noqa: F821
-    c.rows[0] = (0, "frame", "frame", json.dumps({"module": None, "state": n}), None)  # noqa: F821
+    c.rows.append((n, "list", "builtins.list", json.dumps(items), None))
+    c.rows[0] = (0, "frame", "frame", json.dumps({"module": None, "state": n}), None)
     _capture_count[0] += 1
     no = _capture_count[0]
     cid = None
     try:
-        cur = torch._guards.CompileContext.current_compile_id()  # noqa: F821
+        cur = torch._guards.CompileContext.current_compile_id()
         cid = str(cur) if cur is not None else None
     except Exception:
         pass
-    _dynrec.values(no, [r for r in c.rows if r is not None])  # noqa: F821
-    emit("capture_state", code=code, cid=cid, num=no, data={"attributes": len(items)},  # noqa: F821
+    _dynrec.values(no, [r for r in c.rows if r is not None])
+    emit("capture_state", code=code, cid=cid, num=no, data={"attributes": len(items)},
          key="capture_state %s %s" % (cid, _qualname(code)))

@@ -1,9 +1,10 @@
 """dynrec's Dynamo adapter: records what torch.compile decides, as events.
 
-Compiled into the dynrec binary and run in the _dynrec namespace the first
-time Dynamo installs its frame function (by then torch._dynamo is fully
-imported), followed by dynamo_spec.py (higher-order-op speculation and side
-effects); then the recorder calls install().  Every hook is a
+Compiled into the dynrec binary and loaded as the module _dynrec.dynamo the
+first time Dynamo installs its frame function (by then torch._dynamo is
+fully imported), with its two parts dynamo_spec.py (higher-order-op
+speculation and side effects) and capture.py (a frame's inputs, for
+replay): recorder/embed.h.  Then the recorder calls install().  Every hook is a
 _dynrec.around wrapper (around.c): it calls the original from C, so no frame
 of dynrec's shows in a traceback or a stack torch captures, returns its result
 unchanged and lets its exceptions pass as they are; the
@@ -35,7 +36,6 @@ import os
 import re
 import sys
 import threading
-import time
 import traceback
 import types
 import weakref
@@ -48,23 +48,29 @@ import torch._dynamo.output_graph as _og
 import torch._guards
 from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
 
-_event = _dynrec.event  # noqa: F821 -- this file runs in _dynrec's namespace
-_mask = _dynrec.mask  # noqa: F821
-_qualname = _dynrec.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
-code_digest = _dynrec.code_digest  # noqa: F821 -- capture.py records it, replay.py matches it
-_guard = _dynrec.guard  # noqa: F821
-_now = _dynrec.now_ns  # noqa: F821
+import _dynrec
+
+# The two other parts of the adapter, filled right after this one (embed.c).
+from . import capture as _capture
+from . import dynamo_spec as _spec
+
+_event = _dynrec.event
+_mask = _dynrec.mask
+_qualname = _dynrec.qualname  # co_qualname, co_name on 3.10
+code_digest = _dynrec.code_digest  # capture.py records it, replay.py matches it
+_guard = _dynrec.guard
+_now = _dynrec.now_ns
 _tls = threading.local()
 _hooks = {}
 # Every wrapper below is _dynrec.around(orig, before, after) (around.c): the
 # original is called from C, so no frame of dynrec's is on the stack or in a
 # traceback while it runs.  before(*args, **kwargs) returns the state that
 # after(state, result, exc) gets, or None for no after.
-_around = _dynrec.around  # noqa: F821
+_around = _dynrec.around
 # The script's own text is already stored (role "script") by the runner.
 _stored_files = {os.path.realpath(sys.argv[0])} if sys.argv and sys.argv[0] else set()
 # id -> compiled code object, weakly: a strong reference here would keep
-# Dynamo's compiled code alive until _dynrec's namespace is cleared, late in
+# Dynamo's compiled code alive until this module's namespace is cleared, late in
 # finalization, after torch's modules; the weakref callbacks Dynamo put on
 # that code (CleanupManager) would then run against cleared globals and
 # print "Exception ignored" where plain python prints nothing.
@@ -89,7 +95,7 @@ def compile_key(cid):
     E-th torch._dynamo.reset() (reset_epoch, counted by adapter.py): compile
     ids restart at each reset, keys do not.  None stays None.  SCHEMA.md,
     "Compile identity"."""
-    epoch = reset_epoch  # noqa: F821 -- adapter.py, same namespace
+    epoch = _dynrec.reset_epoch  # counted by adapter.py
     if cid is None or not epoch:
         return cid
     return "%d:%s" % (epoch, cid)
@@ -194,7 +200,7 @@ def store_source(filename):
         lines = linecache.cache.get(filename)
         if lines and len(lines) >= 3 and isinstance(lines[2], list):
             text = "".join(lines[2])
-            _dynrec.file(filename, "source", text.encode("utf-8", "surrogateescape"))  # noqa: F821
+            _dynrec.file(filename, "source", text.encode("utf-8", "surrogateescape"))
         return
     filename = os.path.realpath(filename)
     if filename in _stored_files or is_library(filename):
@@ -202,7 +208,7 @@ def store_source(filename):
     _stored_files.add(filename)
     try:
         with open(filename, "rb") as f:
-            _dynrec.file(filename, "source", f.read())  # noqa: F821
+            _dynrec.file(filename, "source", f.read())
     except OSError:
         pass
 
@@ -380,7 +386,7 @@ def _dist_meta():
     dist = sys.modules.get("torch.distributed")
     try:
         if dist is not None and dist.is_available() and dist.is_initialized():
-            _dynrec.meta("dist.backend", str(dist.get_backend()))  # noqa: F821
+            _dynrec.meta("dist.backend", str(dist.get_backend()))
             _dist_unseen = False
     except Exception as exc:
         _dist_unseen = False
@@ -396,9 +402,10 @@ def _wrap_compile(orig):
         cid = kwargs.get("compile_id")
         cid = str(cid) if cid is not None else None
         cache_entries = kwargs.get("cache_entries", args[10] if len(args) > 10 else None)
-        if _cap_guard.on and len(args) >= 6:
+        if _capture._cap_guard.on and len(args) >= 6:
             # dynrec replay: the frame's inputs, before tracing changes anything.
-            _cap_guard(capture_frame, code, args[0], args[1], args[3], args[4], args[5], cid)  # noqa: F821
+            _capture._cap_guard(_capture.capture_frame, code, args[0], args[1], args[3], args[4],
+                                args[5], cid)
         if _dist_unseen:
             _dist_meta()
         t0 = _now()
@@ -633,7 +640,7 @@ _config_last = {}
 
 def _config_snapshot():
     cfg = torch._dynamo.config.get_config_copy()
-    return {k: _config_repr(v) for k, v in cfg.items()}
+    return {k: _dynrec.config_repr(v) for k, v in cfg.items()}
 
 
 def config_changes(cid):
@@ -730,7 +737,8 @@ class TraceHandler(logging.Handler):
                                   "commit": get_torch_source_version(),
                                   "oss": not is_fbcode()}, indent=0)
             md = {"artifact": {"name": "torch_version", "encoding": "json"},
-                  "has_payload": hashlib.md5(payload.encode("utf-8"), usedforsecurity=False).hexdigest()}
+                  "has_payload": hashlib.md5(payload.encode("utf-8"),
+                                             usedforsecurity=False).hexdigest()}
             self._record(types.SimpleNamespace(metadata=md, payload=payload))
         except Exception as exc:
             record_error("structured trace: torch_version", exc)
@@ -812,9 +820,9 @@ def _wrap_guard_code(orig):
 
     def after(state, result, exc):
         _tls.guard_code = state[0]
-        if exc is None and state[2] is not None and _cap_guard.on:  # noqa: F821 -- capture.py
+        if exc is None and state[2] is not None and _capture._cap_guard.on:
             # dynrec replay: the other modules' state these guards read.
-            _cap_guard(capture_module_state, state[1], state[2])  # noqa: F821
+            _capture._cap_guard(_capture.capture_module_state, state[1], state[2])
 
     return _around(orig, before, after)
 
@@ -822,17 +830,17 @@ def _wrap_guard_code(orig):
 # ---- installing ----------------------------------------------------------------
 
 
-_overrides = bool((getattr(_dynrec, "rerun", None) or {}).get("overrides"))  # noqa: F821
+_overrides = bool((getattr(_dynrec, "rerun", None) or {}).get("overrides"))
 
 
 def _apply_overrides():
     """dynrec rerun --set: the overrides win over the script's own settings,
     so they are set again when Dynamo starts and before each compile."""
     try:
-        apply_overrides("", torch._dynamo.config)  # noqa: F821 -- adapter.py
-        if any(n.startswith("inductor.") for n, _ in _dynrec.rerun["overrides"]):  # noqa: F821
+        _dynrec.apply_overrides("", torch._dynamo.config)  # adapter.py
+        if any(n.startswith("inductor.") for n, _ in _dynrec.rerun["overrides"]):
             __import__("torch._inductor.config")
-            apply_overrides("inductor.", sys.modules["torch._inductor.config"])  # noqa: F821
+            _dynrec.apply_overrides("inductor.", sys.modules["torch._inductor.config"])
     except Exception as exc:
         record_error("--set overrides", exc)
 
@@ -869,7 +877,7 @@ def install():
     except Exception as exc:
         _hooks["structured_trace"] = "failed: %s" % exc
     try:
-        install_speculation()  # noqa: F821 -- defined in dynamo_spec.py
+        _spec.install_speculation()
     except Exception as exc:
         record_error("speculation hooks", exc)
     write_hook_states()
@@ -878,10 +886,10 @@ def install():
 def begin_session():
     """A later session of an in-process recording (dynrec.start): what the
     first one recorded as this file loaded, for the new trace."""
-    global _stored_files, _config_last, _capture_bytes, _dist_unseen
+    global _stored_files, _config_last, _dist_unseen
     _dist_unseen = True
     _stored_files = {os.path.realpath(sys.argv[0])} if sys.argv and sys.argv[0] else set()
-    _capture_bytes = int(getattr(_dynrec, "capture_values", 4096))  # noqa: F821 -- capture.py
+    _capture.begin_session()
     try:
         _config_last = _config_snapshot()
         emit("config", num=len(_config_last), data=_config_last, text="initial",
@@ -898,4 +906,4 @@ def write_hook_states():
     if _dist_unseen:
         _dist_meta()
     for name, state in sorted(_hooks.items()):
-        _dynrec.meta("hook." + name, state)  # noqa: F821
+        _dynrec.meta("hook." + name, state)

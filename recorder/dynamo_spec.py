@@ -1,8 +1,8 @@
 """dynrec's Dynamo adapter, part two: higher-order-op speculation and side effects.
 
-Runs in the _dynrec namespace right after dynamo.py, whose helpers (emit,
-speculation, hook, Guarded, mask, compile_id_now, ...) it uses; install()
-in dynamo.py calls install_speculation().
+The module _dynrec.dynamo_spec, run right after dynamo.py, whose helpers
+(emit, speculation, hook, Guarded, mask, compile_id_now, ...) it imports;
+install() in dynamo.py calls install_speculation().
 
 Hook points (torch 2.13):
   higher_order_ops.trace_hop_function      one speculated branch/subgraph of a
@@ -33,10 +33,16 @@ Hook points (torch 2.13):
 """
 
 import re as _re
+import sys
 
-_hop_se_guard = Guarded("hop_speculation")  # noqa: F821 -- from dynamo.py
-_applied_guard = Guarded("side_effects_applied")  # noqa: F821
-_dropped_guard = Guarded("side_effects_dropped")  # noqa: F821
+import torch
+
+from .dynamo import (Guarded, _around, _hooks, _tls, attempt_now, compile_id_now, emit, hook,
+                     mask, speculation)
+
+_hop_se_guard = Guarded("hop_speculation")
+_applied_guard = Guarded("side_effects_applied")
+_dropped_guard = Guarded("side_effects_dropped")
 
 # Branch roles of the control-flow HOPs, in the order Dynamo speculates them.
 _HOP_ROLES = {
@@ -58,10 +64,10 @@ _STORE_NAME_RX = _re.compile(
 
 
 def _spec_tls(name, factory):
-    val = getattr(_tls, name, None)  # noqa: F821
+    val = getattr(_tls, name, None)
     if val is None:
         val = factory()
-        setattr(_tls, name, val)  # noqa: F821
+        setattr(_tls, name, val)
     return val
 
 
@@ -225,12 +231,12 @@ def _emit_side_effect(status, se, entry, extra, stacks=None, cell_name=None):
         if not stacks and getattr(var, "_base_vt", None) is not None:
             stacks = msu.get(var._base_vt)  # user-defined list/dict subclass
     text, data = _describe(var, attr, value, stacks, cell_name)
-    cid = compile_id_now()  # noqa: F821
+    cid = compile_id_now()
     data.update(extra)
     data["status"] = status
-    data["attempt"] = attempt_now()  # noqa: F821
-    emit("side_effect", cid=cid, text=text, data=data,  # noqa: F821
-         key="side_effect %s %s %s" % (cid, status, mask(text)))  # noqa: F821
+    data["attempt"] = attempt_now()
+    emit("side_effect", cid=cid, text=text, data=data,
+         key="side_effect %s %s %s" % (cid, status, mask(text)))
     return text
 
 
@@ -295,7 +301,7 @@ def _wrap_hop_call(orig, roles):
     def after(state, result, exc):
         state[0].pop()
 
-    return _around(orig, before, after)  # noqa: F821 -- dynamo.py
+    return _around(orig, before, after)
 
 
 # ---- 2. one speculated branch: checkpoint, restore -------------------------------
@@ -320,7 +326,7 @@ def _branch_start(f, tx, subtracer, restore):
     data = {"scope": "branch", "branch": role, "function": fn, "hop": hop,
             "restores_side_effects": bool(restore)}
     data.update(frame["counts"])
-    speculation("checkpoint", "branch %s of %s starts" % (role, hop), data)  # noqa: F821
+    speculation("checkpoint", "branch %s of %s starts" % (role, hop), data)
     return frame
 
 
@@ -368,7 +374,7 @@ def _branch_end(frame, exc):
         data["exc_type"] = type(exc).__name__
         detail = "branch %s of %s: speculation failed (%s), branch state discarded" % (
             frame["branch"], frame["hop"], reason)
-    speculation("rollback", detail, data)  # noqa: F821
+    speculation("rollback", detail, data)
 
 
 def _wrap_trace_hop_function(orig):
@@ -384,7 +390,7 @@ def _wrap_trace_hop_function(orig):
         if _hop_se_guard.on:
             _hop_se_guard(_branch_end, frame, exc)
 
-    return _around(orig, before, after)  # noqa: F821
+    return _around(orig, before, after)
 
 
 # ---- 3. merging the branches ---------------------------------------------------
@@ -420,7 +426,7 @@ def _record_merge(args, kwargs, result):
             "branch_outputs": [_n_outputs(g) for g in graphs]}
     if hops and hops[-1].get("tx") is not None:
         data.update(_counts(hops[-1]["tx"]))
-    speculation("merge", "%s: branches %s merged" % (hop or "HOP", " and ".join(map(str, names))),  # noqa: F821
+    speculation("merge", "%s: branches %s merged" % (hop or "HOP", " and ".join(map(str, names))),
                 data)
 
 
@@ -432,7 +438,7 @@ def _wrap_merge_graph_inputs(orig):
         if exc is None and _hop_se_guard.on:
             _hop_se_guard(_record_merge, state[0], state[1], result)
 
-    return _around(orig, before, after)  # noqa: F821
+    return _around(orig, before, after)
 
 
 # ---- 4. side effects refused inside a branch -------------------------------------
@@ -442,7 +448,7 @@ def _record_refused(se, item, exc):
     branches = _spec_tls("spec_branches", list)
     stack = None
     try:
-        stack = torch._guards.TracingContext.extract_stack()  # noqa: F821
+        stack = torch._guards.TracingContext.extract_stack()
     except Exception:
         pass
     attr = cell_name = None
@@ -473,7 +479,7 @@ def _wrap_check_allowed(orig):
         if isinstance(exc, Exception) and _dropped_guard.on:
             _dropped_guard(_record_refused, state[0], state[1], exc)
 
-    return _around(orig, before, after)  # noqa: F821
+    return _around(orig, before, after)
 
 
 # ---- 5. side effects applied after the graph --------------------------------------
@@ -481,7 +487,7 @@ def _wrap_check_allowed(orig):
 
 def _applied_candidates(se):
     try:
-        replay = torch._dynamo.config.replay_side_effects  # noqa: F821
+        replay = torch._dynamo.config.replay_side_effects
     except Exception:
         replay = True
     out = []
@@ -518,7 +524,7 @@ def _wrap_codegen_update_mutated(orig):
         if exc is None and _applied_guard.on:
             _applied_guard(_record_applied, state[0], state[1])
 
-    return _around(orig, before, after)  # noqa: F821
+    return _around(orig, before, after)
 
 
 # ---- 6. a failed tracing attempt ---------------------------------------------------
@@ -528,19 +534,19 @@ def _stash_failed_attempt(og):
     """OutputGraph.cleanup() empties side_effects.id_to_variable before the
     attempt's exception leaves trace_frame: keep its pending mutations."""
     se = og.side_effects
-    _tls.spec_failed = (se, _entries(se))  # noqa: F821
+    _tls.spec_failed = (se, _entries(se))
 
 
 def _wrap_output_graph_cleanup(orig):
     def before(self, *args, **kwargs):
-        if _dropped_guard.on and sys.exc_info()[0] is not None:  # noqa: F821
+        if _dropped_guard.on and sys.exc_info()[0] is not None:
             _dropped_guard(_stash_failed_attempt, self)
 
-    return _around(orig, before)  # noqa: F821
+    return _around(orig, before)
 
 
 def _record_attempt_dropped(exc):
-    stash = getattr(_tls, "spec_failed", None)  # noqa: F821
+    stash = getattr(_tls, "spec_failed", None)
     if stash is None:
         return
     se, entries = stash
@@ -561,11 +567,11 @@ _ATTEMPT_STATE = ("spec_reported", "spec_branches", "spec_hops", "spec_failed")
 
 def _wrap_trace_frame(orig):
     def before(*args, **kwargs):
-        outer = [getattr(_tls, name, None) for name in _ATTEMPT_STATE]  # noqa: F821
-        _tls.spec_reported = set()  # noqa: F821
-        _tls.spec_branches = []  # noqa: F821
-        _tls.spec_hops = []  # noqa: F821
-        _tls.spec_failed = None  # noqa: F821
+        outer = [getattr(_tls, name, None) for name in _ATTEMPT_STATE]
+        _tls.spec_reported = set()
+        _tls.spec_branches = []
+        _tls.spec_hops = []
+        _tls.spec_failed = None
         return outer
 
     def after(outer, result, exc):
@@ -574,9 +580,9 @@ def _wrap_trace_frame(orig):
                 _dropped_guard(_record_attempt_dropped, exc)
         finally:
             for name, val in zip(_ATTEMPT_STATE, outer):
-                setattr(_tls, name, val)  # noqa: F821
+                setattr(_tls, name, val)
 
-    return _around(orig, before, after)  # noqa: F821
+    return _around(orig, before, after)
 
 
 # ---- installing -------------------------------------------------------------------
@@ -588,25 +594,25 @@ def install_speculation():
     import torch._dynamo.side_effects as se_mod
     import torch._dynamo.variables.higher_order_ops as hops
 
-    hook("trace_hop_function", hops, "trace_hop_function",  # noqa: F821
+    hook("trace_hop_function", hops, "trace_hop_function",
          _wrap_trace_hop_function)
-    hook("merge_graph_inputs", hops, "_merge_graph_inputs",  # noqa: F821
+    hook("merge_graph_inputs", hops, "_merge_graph_inputs",
          _wrap_merge_graph_inputs)
     for cls_name, roles in sorted(_HOP_ROLES.items()):
         cls = getattr(hops, cls_name, None)
         if cls is None:
-            _hooks["hop_call." + cls_name] = "missing"  # noqa: F821
+            _hooks["hop_call." + cls_name] = "missing"
             continue
         # only the class's own _call_function, not one it inherits
         if "_call_function" not in cls.__dict__:
-            _hooks["hop_call." + cls_name] = "missing"  # noqa: F821
+            _hooks["hop_call." + cls_name] = "missing"
             continue
-        hook("hop_call." + cls_name, cls, "_call_function",  # noqa: F821
+        hook("hop_call." + cls_name, cls, "_call_function",
              lambda orig, roles=roles: _wrap_hop_call(orig, roles))
-    hook("check_allowed_side_effect", se_mod.SideEffects,  # noqa: F821
+    hook("check_allowed_side_effect", se_mod.SideEffects,
          "check_allowed_side_effect", _wrap_check_allowed)
-    hook("codegen_update_mutated", se_mod.SideEffects, "codegen_update_mutated",  # noqa: F821
+    hook("codegen_update_mutated", se_mod.SideEffects, "codegen_update_mutated",
          _wrap_codegen_update_mutated)
-    hook("trace_frame", cf, "trace_frame", _wrap_trace_frame)  # noqa: F821
-    hook("output_graph_cleanup", og_mod.OutputGraph, "cleanup",  # noqa: F821
+    hook("trace_frame", cf, "trace_frame", _wrap_trace_frame)
+    hook("output_graph_cleanup", og_mod.OutputGraph, "cleanup",
          _wrap_output_graph_cleanup)

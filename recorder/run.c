@@ -36,9 +36,14 @@
 #include "hook.h"
 #include "output.h"
 #include "pycompat.h"
-#include "replay_py.h"
 #include "session.h"
 #include "writer.h"
+
+/* `dynrec replay`'s driver: replayer/replay.py and the rule it imports
+ * (definitions.py), built as modules of _dynrec (embed.h).  replay.py ends
+ * the process with the replay's exit status. */
+static const char replay_bootstrap[] =
+    "import _dynrec\n_dynrec.load_embedded('definitions', 'replay')\n";
 
 #ifndef DR_DEFAULT_VENV
 #define DR_DEFAULT_VENV ""
@@ -353,7 +358,7 @@ int dr_run(const DrRunOptions *o) {
     PyStatus st = PyStatus_Ok();
     if (python) st = PyConfig_SetBytesString(&config, &config.executable, python);
     if (!PyStatus_Exception(st) && opts.replay_of)
-        st = PyConfig_SetBytesString(&config, &config.run_command, dr_replay_py);
+        st = PyConfig_SetBytesString(&config, &config.run_command, replay_bootstrap);
     else if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(
         &config, opts.is_module ? &config.run_module : &config.run_filename, opts.target);
     char *argv0 = opts.is_module ? "-m" : (char *)opts.target;

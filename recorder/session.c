@@ -22,11 +22,8 @@
 #include "../schema/sign.h"
 #include "../schema/text.h"
 #include "../schema/trace.h"
-#include "adapter_py.h"
 #include "around.h"
-#include "capture_py.h"
-#include "dynamo_py.h"
-#include "dynamo_spec_py.h"
+#include "embed.h"
 #include "hook.h"
 
 DrSession dr_session;
@@ -339,7 +336,8 @@ static void record_python_error(const char *where, const char *meta_key) {
     Py_XDECREF(tb);
 }
 
-/* Runs dynamo.py in _dynrec's namespace, once, the first time Dynamo is
+/* Loads dynamo.py and its parts as _dynrec.dynamo, ... (embed.h) and runs
+ * its install(), once, the first time Dynamo is
  * enabled (torch._dynamo is fully imported by then).  A failure is recorded
  * as a recorder_error; the program never sees it. */
 static void load_dynamo_adapter(void) {
@@ -357,9 +355,11 @@ static void load_dynamo_adapter(void) {
         PyObject *et, *ev, *tb;
         PyErr_Fetch(&et, &ev, &tb);
         PyObject *mod = PyImport_ImportModule("_dynrec");
-        PyObject *res = mod ? PyObject_CallMethod(mod, "begin_session", NULL) : NULL;
+        PyObject *dynamo = mod ? PyObject_GetAttrString(mod, "dynamo") : NULL;
+        PyObject *res = dynamo ? PyObject_CallMethod(dynamo, "begin_session", NULL) : NULL;
         if (!res) record_python_error("dynamo adapter: a new session", NULL);
         Py_XDECREF(res);
+        Py_XDECREF(dynamo);
         Py_XDECREF(mod);
         PyErr_Restore(et, ev, tb);
         return;
@@ -379,24 +379,15 @@ static void load_dynamo_adapter(void) {
     loader = PyThread_get_thread_ident();
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
-    static const struct {
-        const char *src, *name;
-        int start;
-    } parts[] = {{dr_dynamo_py, "<dynrec dynamo adapter>", Py_file_input},
-                 {dr_dynamo_spec_py, "<dynrec dynamo adapter: speculation>", Py_file_input},
-                 {dr_capture_py, "<dynrec dynamo adapter: capture>", Py_file_input},
-                 {"install()", "<dynrec dynamo adapter: install>", Py_eval_input}};
-    PyObject *mod = PyImport_ImportModule("_dynrec");
-    PyObject *code = NULL, *res = mod ? Py_NewRef(Py_None) : NULL;
-    for (size_t i = 0; res && i < sizeof parts / sizeof *parts; i++) {
-        Py_CLEAR(res);
-        code = Py_CompileString(parts[i].src, parts[i].name, parts[i].start);
-        res = code ? PyEval_EvalCode(code, PyModule_GetDict(mod), PyModule_GetDict(mod)) : NULL;
-        if (res) Py_CLEAR(code);
-    }
+    /* dynamo.py, then the parts it calls into (embed.h), then its install(). */
+    static const char *const parts[] = {"dynamo", "dynamo_spec", "capture"};
+    PyObject *mod = PyImport_ImportModule("_dynrec"), *dynamo = NULL, *res = NULL;
+    if (mod && dr_embed_modules(mod, parts, sizeof parts / sizeof *parts) == 0 &&
+        (dynamo = PyObject_GetAttrString(mod, "dynamo")))
+        res = PyObject_CallMethod(dynamo, "install", NULL);
     if (!res) record_python_error("dynamo adapter", "hook.dynamo_adapter");
     Py_XDECREF(res);
-    Py_XDECREF(code);
+    Py_XDECREF(dynamo);
     Py_XDECREF(mod);
     PyErr_Restore(et, ev, tb);
     state = 2;
@@ -611,6 +602,8 @@ static PyMethodDef dynrec_methods[] = {
     {"fork_before", m_fork_before, METH_NOARGS, fork_before_doc},
     {"code_digest", m_code_digest, METH_O, code_digest_doc},
     {"fork_parent", m_fork_parent, METH_NOARGS, fork_parent_doc},
+    {"load_embedded", (PyCFunction)(void (*)(void))dr_embed_load_py, METH_FASTCALL,
+     "load_embedded(name, ...): dynrec's own Python modules _dynrec.NAME (embed.h)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef dynrec_module = {
@@ -646,7 +639,7 @@ static int set_run_attrs(PyObject *mod) {
                                            o->replay_frame, "compile", o->replay_compile)
                            : Py_NewRef(Py_None);
     if (!replay) return -1;
-    rc = PyObject_SetAttrString(mod, "replay", replay);
+    rc = PyObject_SetAttrString(mod, "replay_options", replay);
     Py_DECREF(replay);
     if (rc < 0) return -1;
     if (!o->rerun_of) return PyObject_SetAttrString(mod, "rerun", Py_None);
@@ -676,7 +669,7 @@ static int set_run_attrs(PyObject *mod) {
  * shown: the script must run as it would without dynrec. */
 void dr_session_run_adapter(void) {
     static int ran;
-    PyObject *mod = NULL, *code = NULL, *res = NULL;
+    PyObject *mod = NULL, *res = NULL;
     mod = PyImport_ImportModule("_dynrec");
     if (!mod) goto error;
     if (set_run_attrs(mod) < 0) goto error;
@@ -686,18 +679,12 @@ void dr_session_run_adapter(void) {
         goto done;
     }
     ran = 1;
-    PyObject *dict = PyModule_GetDict(mod); /* borrowed */
-    if (PyDict_SetItemString(dict, "__builtins__", PyEval_GetBuiltins()) < 0) goto error;
-    code = Py_CompileString(dr_adapter_py, "<dynrec adapter>", Py_file_input);
-    if (!code) goto error;
-    res = PyEval_EvalCode(code, dict, dict);
-    if (!res) goto error;
+    if (dr_embed_exec("adapter", PyModule_GetDict(mod)) < 0) goto error;
     goto done;
 error:
     record_python_error("adapter", NULL);
 done:
     Py_XDECREF(res);
-    Py_XDECREF(code);
     Py_XDECREF(mod);
 }
 

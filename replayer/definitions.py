@@ -1,6 +1,6 @@
 """definitions.py -- what a trace may make replay and repro run or name,
 shared by the replay driver (replay.py) and the repro generator (repro.py),
-which run it first in their own namespace (the Makefile prepends it).
+which import it (a module of _dynrec, or of _dynrec_repro: recorder/embed.h).
 
 "Definitions only" is one rule, definitions(): which module-level statements
 of a trace's stored sources run.  Imports, def and class statements, and

@@ -43,11 +43,14 @@ import types
 
 import _dynrec
 
-_R = _dynrec.replay  # set by the runner
-_query = _dynrec.source_query  # noqa: F821
-_qualname = _dynrec.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
-_code_digest = _dynrec.code_digest  # noqa: F821 -- what capture.py recorded
-_blob = _dynrec.source_blob  # noqa: F821
+from .definitions import (code_name, config_allowed, definitions, factory, future_flags,
+                          option_allowed)
+
+_R = _dynrec.replay_options  # set by the runner (session.c)
+_query = _dynrec.source_query
+_qualname = _dynrec.qualname
+_code_digest = _dynrec.code_digest
+_blob = _dynrec.source_blob
 _TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
 # Inside the replay sandbox (bubblewrap + seccomp: no exec, no network, the
 # output the only writable file) the kinds that could run code on rebuilt
@@ -77,12 +80,12 @@ class NotReplayable(Exception):
 def _say(msg):
     # Messages name the trace's qualnames, files and reasons: the terminal
     # sanitizer (schema/text.c) sees each before stderr does.
-    sys.stderr.write("dynrec replay: %s\n" % _dynrec.safe(str(msg)))  # noqa: F821
+    sys.stderr.write("dynrec replay: %s\n" % _dynrec.safe(str(msg)))
     sys.stderr.flush()
 
 
 def _event(kind, num, text, data, cid=None):
-    _dynrec.event(kind, None, None, cid, num, text,  # noqa: F821
+    _dynrec.event(kind, None, None, cid, num, text,
                   json.dumps(data, sort_keys=True), None, None)
 
 
@@ -345,7 +348,8 @@ class _Sources:
                                   value=ast.Constant(value=None)) for b in bound]
                 # The classes defined before it there (a base class beside
                 # it: class B(A)), definitions only too.
-                idx = next(i for i, st in enumerate(outer.body) if st is chain[chain.index(outer) + 1])
+                inner = chain[chain.index(outer) + 1]
+                idx = next(i for i, st in enumerate(outer.body) if st is inner)
                 pre += [ast.copy_location(ast.ClassDef(
                     name=st.name, bases=st.bases, keywords=st.keywords,
                     body=_class_body(st.body),
@@ -601,8 +605,8 @@ def _defines(obj, fn):
 def _dtype(name):
     if not isinstance(name, str) or not name.startswith("torch."):
         raise Refused("bad dtype %r" % (name,))
-    dt = getattr(torch, name[6:], None)  # noqa: F821
-    if not isinstance(dt, torch.dtype):  # noqa: F821
+    dt = getattr(torch, name[6:], None)
+    if not isinstance(dt, torch.dtype):
         raise Refused("bad dtype %r" % (name,))
     return dt
 
@@ -667,7 +671,7 @@ def _tensor_bytes(b, n, v):
         raise b.fail(n, "stride or offset do not fit the shape")
     dt = _dtype(v.get("dtype"))
     numel = math.prod(shape)
-    elsize = torch.empty((), dtype=dt).element_size()  # noqa: F821
+    elsize = torch.empty((), dtype=dt).element_size()
     extent = 0 if numel == 0 else offset + 1 + sum((d - 1) * s for d, s in zip(shape, stride))
     need = max(extent, numel) * elsize
     if need > _MAX_BYTES:
@@ -897,7 +901,7 @@ class _Builder:
                     raise self.fail(n, "a dict key is not hashable")
             return out
         if kind == "size":
-            return torch.Size(_ints(v, "torch.Size"))  # noqa: F821
+            return torch.Size(_ints(v, "torch.Size"))
         if kind == "dtype":
             return _dtype(v)
         if kind == "device":
@@ -955,7 +959,7 @@ class _Builder:
             # made without __init__, then given its recorded attributes.
             cls = self.cls(n, v)
             ok = isinstance(cls, type) and (
-                issubclass(cls, torch.nn.Module) if kind == "module"  # noqa: F821
+                issubclass(cls, torch.nn.Module) if kind == "module"
                 else cls.__new__ is object.__new__)
             if not ok:
                 raise self.fail(n, "%s is not a %s class" % (
@@ -977,9 +981,9 @@ class _Builder:
             nbytes = v.get("nbytes")
             if type(nbytes) is not int or not 0 < nbytes <= 1 << 20:
                 raise self.fail(n, "a generator without a state")
-            g = torch.Generator(device=self.device(n, v.get("device")))  # noqa: F821
-            state = torch.frombuffer(bytearray(self.data(n, blob, nbytes)),  # noqa: F821
-                                     dtype=torch.uint8)  # noqa: F821
+            g = torch.Generator(device=self.device(n, v.get("device")))
+            state = torch.frombuffer(bytearray(self.data(n, blob, nbytes)),
+                                     dtype=torch.uint8)
             try:
                 g.set_state(state)
             except RuntimeError as exc:
@@ -1073,11 +1077,11 @@ class _Builder:
         if not isinstance(v, str) or len(v) > 64:
             raise self.fail(n, "bad device")
         try:
-            dev = torch.device(v)  # noqa: F821
+            dev = torch.device(v)
         except Exception:
             raise self.fail(n, "bad device %r" % v)
         if dev.type not in ("cpu", "meta"):
-            mod = getattr(torch, dev.type, None)  # noqa: F821
+            mod = getattr(torch, dev.type, None)
             ok = getattr(mod, "is_available", None)
             if ok is None or not ok():
                 raise NotReplayable("a tensor on %s, which this machine does not have" % v)
@@ -1140,18 +1144,18 @@ class _Builder:
         rg = v.get("requires_grad") is True
         if rg and not (dt.is_floating_point or dt.is_complex):
             raise self.fail(n, "requires_grad on an integer tensor")
-        with torch.no_grad():  # noqa: F821
+        with torch.no_grad():
             base = v.get("view_of")
             if base is not None:
                 b = self.child(n, base)
-                if not isinstance(b, torch.Tensor) or b.dtype != dt:  # noqa: F821
+                if not isinstance(b, torch.Tensor) or b.dtype != dt:
                     raise self.fail(n, "a view of something other than a tensor of its dtype")
                 if b.untyped_storage().nbytes() < nbytes:
                     raise self.fail(n, "a view beyond its base's storage")
                 t = b.as_strided(shape, stride, offset)
             else:
-                storage = torch.zeros(extent, dtype=dt, device=dev).untyped_storage()  # noqa: F821
-                t = torch.empty(0, dtype=dt, device=dev)  # noqa: F821
+                storage = torch.zeros(extent, dtype=dt, device=dev).untyped_storage()
+                t = torch.empty(0, dtype=dt, device=dev)
                 t.set_(storage, offset, shape, stride)
             if "data" in v:
                 want = numel * elsize
@@ -1159,7 +1163,7 @@ class _Builder:
                     raise self.fail(n, "data of %r bytes for %d elements" % (v["data"], numel))
                 if want:
                     raw = self.data(n, blob, want)
-                    src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)  # noqa: F821
+                    src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
                     t.copy_(src.view(dt).reshape(shape))
         if base is None:
             if rg and v.get("leaf") is False:
@@ -1167,7 +1171,7 @@ class _Builder:
             elif rg:
                 t.requires_grad_(True)
         if v.get("param") is True:
-            t = torch.nn.Parameter(t, requires_grad=rg)  # noqa: F821
+            t = torch.nn.Parameter(t, requires_grad=rg)
         self.built[n] = t
         for name, val in (v.get("marks") or {}).items():
             if name == "_dynamo_dynamic_range":
@@ -1197,7 +1201,7 @@ class _Builder:
         g = v.get("grad")
         if g is not None:
             grad = self.child(n, g)
-            if isinstance(grad, torch.Tensor) and grad.shape == t.shape:  # noqa: F821
+            if isinstance(grad, torch.Tensor) and grad.shape == t.shape:
                 t.grad = grad
         return t
 
@@ -1418,7 +1422,7 @@ _config_notes = []
 def _config(cap, applied, start):
     """The Dynamo config as it was at this compile (names that differed
     from the start); names set for an earlier compile go back."""
-    cfg = torch._dynamo.config  # noqa: F821
+    cfg = torch._dynamo.config
     want = cap["data"].get("config")
     want = want if isinstance(want, dict) else {}
     for name in list(applied):
@@ -1452,7 +1456,7 @@ class _GlobalState:
         self.st = st if isinstance(st, dict) else {}
 
     def __enter__(self):
-        st, t = self.st, torch  # noqa: F821
+        st, t = self.st, torch
         self.old = {"grad": t.is_grad_enabled(), "dtype": t.get_default_dtype(),
                     "det": (t.are_deterministic_algorithms_enabled(),
                             t.is_deterministic_algorithms_warn_only_enabled()),
@@ -1477,7 +1481,7 @@ class _GlobalState:
         return self
 
     def __exit__(self, *exc):
-        t, o = torch, self.old  # noqa: F821
+        t, o = torch, self.old
         if self.autocast is not None:
             self.autocast.__exit__(*exc)
         t.set_grad_enabled(o["grad"])
@@ -1728,7 +1732,7 @@ def _fuzz(caps, n, sources, modules):
     _say("fuzzed %d value trees (%d passed the check, %d built): %d unexpected errors"
          % (n, checked, built, len(bad)))
     for tb in bad[:3]:
-        sys.stderr.write("\n".join(_dynrec.safe(ln) for ln in tb.split("\n")))  # noqa: F821
+        sys.stderr.write("\n".join(_dynrec.safe(ln) for ln in tb.split("\n")))
     return 70 if bad else 0
 
 
@@ -1746,7 +1750,7 @@ def main():
     if not caps:
         _say("%s holds no captured frames: it predates input capture (dynrec 0.3.0) or "
              "Dynamo compiled nothing" % _R["name"])
-        _dynrec.meta("replay.captures", "0")  # noqa: F821
+        _dynrec.meta("replay.captures", "0")
         return 0
     sel = _selected(caps, _R.get("frame"), _R.get("compile"))
     if sel is None:
@@ -1759,7 +1763,7 @@ def main():
     for c in sel:
         k = (c["filename"], c["qualname"], c["line"])
         counts[k] = counts.get(k, 0) + 1
-    _dynrec.meta("replay.frames", json.dumps([list(k) + [n] for k, n in counts.items()]))  # noqa: F821
+    _dynrec.meta("replay.frames", json.dumps([list(k) + [n] for k, n in counts.items()]))
     if _R.get("frame") or _R.get("compile"):
         sel = _with_parents(caps, sel)
     states = _states()
@@ -1809,7 +1813,7 @@ def main():
 def _replay(caps, sources, modules, resets, states, earlier=()):
     backends = _Backends(_R.get("backend"), sources, modules)
     threads = _Threads()
-    start = torch._dynamo.config.get_config_copy()  # noqa: F821
+    start = torch._dynamo.config.get_config_copy()
     applied = {}  # thread name -> config names set there
     skipped_frames = {}
     state_notes = set()
@@ -1821,11 +1825,11 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
         # after it are first compiles again, with ids of the next epoch.
         while resets and resets[0] < cap["seq"]:
             resets.pop(0)
-            torch._dynamo.reset()  # noqa: F821
+            torch._dynamo.reset()
         fkey = (cap["filename"], cap["qualname"], cap["line"])
         if tty:
             sys.stderr.write("\rdynrec replay: compile %d/%d %s" % (
-                i + 1, len(caps), _dynrec.safe(str(cap["qualname"])[:40])))  # noqa: F821
+                i + 1, len(caps), _dynrec.safe(str(cap["qualname"])[:40])))
             sys.stderr.flush()
         reason = skipped_frames.get(fkey)
         if reason is None and cap["cid"] in earlier:
@@ -1880,11 +1884,11 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
     if tty:
         sys.stderr.write("\r\033[K")
     notes = sources.notes + backends.notes + _config_notes + sorted(state_notes)
-    _dynrec.meta("replay.captures", str(len(caps)))  # noqa: F821
-    _dynrec.meta("replay.replayed", str(replayed))  # noqa: F821
-    _dynrec.meta("replay.notes", json.dumps(notes[:50]))  # noqa: F821
+    _dynrec.meta("replay.captures", str(len(caps)))
+    _dynrec.meta("replay.replayed", str(replayed))
+    _dynrec.meta("replay.notes", json.dumps(notes[:50]))
     # The recorded settings it did not make: the comparison leaves them out.
-    _dynrec.meta("replay.config_skipped", json.dumps(sorted(_config_skipped)))  # noqa: F821
+    _dynrec.meta("replay.config_skipped", json.dumps(sorted(_config_skipped)))
     return 0
 
 

@@ -1,8 +1,8 @@
 /* repro.c -- `dynrec repro`: one recorded frame as a standalone script.
  *
- * The script is written by replayer/repro_values.py and replayer/repro.py
- * (compiled into the binary, run in that order in one namespace), which run
- * in an interpreter embedded here: isolated (no environment
+ * The script is written by replayer/repro.py, with repro_values.py and
+ * definitions.py (compiled into the binary, the modules _dynrec_repro.NAME:
+ * ../recorder/embed.h), which run in an interpreter embedded here: isolated (no environment
  * variables, no user site, no site-packages), so it imports neither torch
  * nor anything of the user's, and it reads the trace only through the two
  * functions of the built-in module _dynrec_repro below.  The trace is
@@ -21,8 +21,7 @@
 
 #include "../recorder/run.h"
 #include "../schema/trace.h"
-#include "repro_py.h"
-#include "repro_values_py.h"
+#include "../recorder/embed.h"
 
 static DrTrace *g_trace; /* the trace the generator reads */
 
@@ -115,19 +114,17 @@ static int write_script(const char *path, const char *text, size_t len) {
 static int run_generator(const DrReproOptions *o, char **text, size_t *len) {
     int status = DR_EX_SOFTWARE;
     PyObject *mod = NULL, *res = NULL, *opts = NULL, *ret = NULL;
-    mod = PyModule_New("dynrec_repro");
+    static const char *const parts[] = {"definitions", "repro_values", "repro"};
+    PyObject *parent = PyImport_ImportModule("_dynrec_repro");
+    if (!parent) goto error;
+    int loaded = dr_embed_modules(parent, parts, sizeof parts / sizeof *parts);
+    mod = loaded == 0 ? PyObject_GetAttrString(parent, "repro") : NULL;
+    Py_DECREF(parent);
     if (!mod) goto error;
-    PyObject *dict = PyModule_GetDict(mod); /* borrowed */
-    if (PyDict_SetItemString(dict, "__builtins__", PyEval_GetBuiltins()) < 0) goto error;
-    res = PyRun_String(dr_repro_values_py, Py_file_input, dict, dict);
-    if (!res) goto error;
-    Py_DECREF(res);
-    res = PyRun_String(dr_repro_py, Py_file_input, dict, dict);
-    if (!res) goto error;
     opts = Py_BuildValue("{s:s,s:z,s:z}", "trace", o->trace, "frame", o->frame, "compile",
                          o->compile);
     if (!opts) goto error;
-    PyObject *fn = PyDict_GetItemString(dict, "main"); /* borrowed */
+    PyObject *fn = PyDict_GetItemString(PyModule_GetDict(mod), "main"); /* borrowed */
     if (!fn) {
         PyErr_SetString(PyExc_RuntimeError, "repro.py has no main");
         goto error;

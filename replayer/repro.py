@@ -1,8 +1,9 @@
 """dynrec repro's generator, part 2: the trace, the stored sources, the script.
 
-Runs after repro_values.py in the same namespace (the helpers, Tree and
-Writer come from there; see its docstring for what the generator does and
-why nothing from the trace can add code to the script).  replayer/repro.c
+The module _dynrec_repro.repro (repro.c): the helpers, Tree and Writer come
+from repro_values.py (see its docstring for what the generator does and why
+nothing from the trace can add code to the script), the rule of what a
+trace may name from definitions.py.  replayer/repro.c
 calls main(opts) and writes the text it returns.
 """
 
@@ -14,7 +15,14 @@ import pprint
 import textwrap
 import types
 
-_qualname = _dynrec_repro.qualname  # noqa: F821 -- co_qualname, co_name on 3.10
+import _dynrec_repro
+
+from .definitions import SAFE_BUILTINS, code_name, definitions, factory, shadows
+from .repro_values import (_DTYPES, _HEADER_IMPORTS, _MAX_CODE, EXIT_DATAERR, EXIT_NOINPUT,
+                           EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, NoCaptures, Refused, Tree, Usage,
+                           Writer, _blob, _int, _query, _say, comment, dotted)
+
+_qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
 
 # Modules of plain data a script may name besides torch and the recorded
 # program's (a class or enum of theirs as a value; collections and typing
@@ -486,7 +494,7 @@ def _select(caps, frame, compile_id):
             if not parent:
                 raise Usage("compile %s is of a resume function whose frame was not captured"
                             % compile_id)
-            _say(_dynrec_repro.safe(  # noqa: F821
+            _say(_dynrec_repro.safe(
                 "compile %s is of a resume function of %s: the repro calls %s" % (
                     compile_id, parent[0][1], parent[0][1])))
             before = [p for p in frames[parent[0]] if caps.index(p) < caps.index(c)]
@@ -501,13 +509,13 @@ def _select(caps, frame, compile_id):
             raise Usage("no frame %s was captured; the frames: %s" % (frame, _listing(frames)))
         if len(keys) > 1:
             _say(_dynrec_repro.safe("%d frames are named %s; the first is used: %s" % (
-                len(keys), frame, _listing({k: frames[k] for k in keys}))))  # noqa: F821
+                len(keys), frame, _listing({k: frames[k] for k in keys}))))
         return keys[0], frames[keys[0]]
     # The most compiled frame, a replayable one first, the first of a tie.
     key = max(frames, key=lambda k: (all(c["data"].get("replayable", True) for c in frames[k]),
                                      len(frames[k])))
     if len(frames) > 1:
-        _say(_dynrec_repro.safe(  # noqa: F821
+        _say(_dynrec_repro.safe(
             "the frame with the most compiles: %s (--frame or --compile for another: %s)" % (
                 key[1], _listing(frames))))
     return key, frames[key]
@@ -554,7 +562,8 @@ def _backend(desc, gen):
                 note = "the recorded backend %s is not a name; eager instead" % name
         else:
             kw.append("backend='eager'")
-            note = "the recorded backend %s is not one of torch._dynamo.testing's; eager instead" % name
+            note = ("the recorded backend %s is not one of torch._dynamo.testing's; eager instead"
+                    % name)
     elif name.startswith("<"):
         kw.append("backend='eager'")
         note = "the recorded backend %s is an object; eager instead" % name
@@ -617,9 +626,9 @@ def generate(opts):
             text = _blob(_int(blob, "a blob id"), _MAX_CODE).decode("utf-8", "replace")
             sources[p] = Source(p, text)
         except OSError as exc:
-            _say(_dynrec_repro.safe("source %s is unreadable: %s" % (p, exc)))  # noqa: F821
+            _say(_dynrec_repro.safe("source %s is unreadable: %s" % (p, exc)))
         except (SyntaxError, ValueError) as exc:
-            _say(_dynrec_repro.safe("source %s does not parse: %s" % (p, exc)))  # noqa: F821
+            _say(_dynrec_repro.safe("source %s does not parse: %s" % (p, exc)))
     gen = Generator(meta, sources, key, sel, trace)
     filename, qualname, line = key
     src = sources.get(os.path.normpath(filename))
@@ -840,11 +849,11 @@ def generate(opts):
         raise Refused("the repro written does not parse (%s): a source in the trace is "
                       "malformed" % exc)
     for n in notes:
-        _say(_dynrec_repro.safe("note: %s" % n))  # noqa: F821
+        _say(_dynrec_repro.safe("note: %s" % n))
     status = EXIT_PARTIAL if (missing or not_replayable or gen.refused) else EXIT_OK
     _say(_dynrec_repro.safe("%s: %d call%s of %s (%s:%d)" % (
         "wrote" if status == EXIT_OK else "wrote an INCOMPLETE repro", len(sel),
-        "" if len(sel) == 1 else "s", qualname, os.path.basename(filename), line)))  # noqa: F821
+        "" if len(sel) == 1 else "s", qualname, os.path.basename(filename), line)))
     return status, text
 
 
@@ -910,8 +919,8 @@ def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls):
         "print('  frames compiled, resume functions too: %d (recorded: %d)' % (",
         "    counters['frames']['ok'], RECORDED['compiled']"
         " + RECORDED['resume_function_compiles']))",
-        "print('  recompiles, resume functions too: %d (recorded: %d)' % (len(repro_seen.recompiles),",
-        "                                                               RECORDED['recompiles']))",
+        "print('  recompiles, resume functions too: %d (recorded: %d)' % (",
+        "    len(repro_seen.recompiles), RECORDED['recompiles']))",
         "print('  graph breaks: %d (recorded: %d)' % (sum(counters['graph_break'].values()),",
         "                                            RECORDED['graph_breaks']))",
         "for cid, reasons in RECORDED['guard_failures'].items():",
@@ -937,7 +946,7 @@ def main(opts):
     """(exit status, script text or None)."""
     # Messages name the trace's qualnames and files: each goes through the
     # terminal sanitizer (schema/text.c) before it is printed.
-    safe = _dynrec_repro.safe  # noqa: F821
+    safe = _dynrec_repro.safe
     try:
         return generate(opts)
     except Refused as exc:

@@ -1,6 +1,6 @@
 """dynrec repro's generator, part 1: the value trees and the code that rebuilds them.
 
-repro.py (part 2) runs after this file, in the same namespace: together
+repro.py (part 2) imports this module (_dynrec_repro.repro_values): together
 they are the generator of `dynrec repro`, described here.
 
 One recorded frame as a standalone Python script.
@@ -23,15 +23,10 @@ character escaped, so it cannot add code.  A malformed value tree is
 refused (status 65) naming the capture and node.
 """
 
-import ast
 import json
 import keyword
 import math
-import os
-import pprint
 import struct
-import textwrap
-import types
 
 import _dynrec_repro
 
@@ -447,8 +442,9 @@ class Writer:
         if kind in ("npscalar", "ndarray"):
             dt = v.get("dtype")
             nbytes = v.get("nbytes")
-            if not (isinstance(dt, str) and len(dt) < 8 and all(ch.isalnum() or ch in "<>|="
-                                                              for ch in dt)) or type(nbytes) is not int:
+            dt_ok = isinstance(dt, str) and len(dt) < 8 and all(ch.isalnum() or ch in "<>|="
+                                                                for ch in dt)
+            if not dt_ok or type(nbytes) is not int:
                 raise self.tree.fail(n, "a numpy value without dtype and size")
             shape = v.get("shape") if kind == "ndarray" else None
             if kind == "ndarray" and not (isinstance(shape, list) and len(shape) <= 32 and all(

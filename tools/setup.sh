@@ -20,6 +20,7 @@ TRANSFORMERS_VERSION=5.24.0
 NBCLIENT_VERSION=0.11.0
 IPYKERNEL_VERSION=7.4.0
 MYPY_VERSION=2.4.1
+RUFF_VERSION=0.17.6
 PYTHON=${PYTHON:-python3}
 
 need=""
@@ -89,9 +90,10 @@ if ! "$VENV/bin/python" -c "import pytest, expecttest, sys; from importlib.metad
 fi
 # Test-only: the in-process tests run a notebook in a real Jupyter kernel
 # (nbclient, ipykernel), and `make check` type-checks the public Python API
-# with mypy --strict.
-if ! "$VENV/bin/python" -c "import sys; from importlib.metadata import version as v; sys.exit(v('nbclient') != '$NBCLIENT_VERSION' or v('ipykernel') != '$IPYKERNEL_VERSION' or v('mypy') != '$MYPY_VERSION')" >/dev/null 2>&1; then
-    echo "setup: installing nbclient==$NBCLIENT_VERSION ipykernel==$IPYKERNEL_VERSION mypy==$MYPY_VERSION into $VENV (for the tests)" >&2
+# with mypy --strict and lints all of dynrec's Python with ruff.
+if ! "$VENV/bin/python" -c "import sys; from importlib.metadata import version as v; sys.exit(v('nbclient') != '$NBCLIENT_VERSION' or v('ipykernel') != '$IPYKERNEL_VERSION' or v('mypy') != '$MYPY_VERSION' or v('ruff') != '$RUFF_VERSION')" >/dev/null 2>&1; then
+    echo "setup: installing nbclient==$NBCLIENT_VERSION ipykernel==$IPYKERNEL_VERSION mypy==$MYPY_VERSION ruff==$RUFF_VERSION into $VENV (for the tests)" >&2
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-        "nbclient==$NBCLIENT_VERSION" "ipykernel==$IPYKERNEL_VERSION" "mypy==$MYPY_VERSION" >&2
+        "nbclient==$NBCLIENT_VERSION" "ipykernel==$IPYKERNEL_VERSION" "mypy==$MYPY_VERSION" \
+        "ruff==$RUFF_VERSION" >&2
 fi

@@ -12,7 +12,8 @@ from dynrec import binary
 def main() -> int:
     exe = binary()
     if not os.access(exe, os.X_OK):
-        sys.stderr.write("dynrec: %s is missing; reinstall the package (pip install --force-reinstall dynrec)\n"
+        sys.stderr.write("dynrec: %s is missing; reinstall the package"
+                         " (pip install --force-reinstall dynrec)\n"
                          % exe)
         return 69
     # argv[0] is the binary itself: `dynrec --version` and the recorded

@@ -84,7 +84,8 @@ def _file_name(nodeid: str, taken: Dict[str, str]) -> str:
     name = nodeid.replace("/", ".")
     safe = _UNSAFE.sub("_", name).lstrip(".-") or "test"
     if safe != name or len(safe) > 160 or taken.get(safe, nodeid) != nodeid:
-        safe = "%s-%s" % (safe[:160], hashlib.sha1(nodeid.encode("utf-8", "replace")).hexdigest()[:8])
+        digest = hashlib.sha1(nodeid.encode("utf-8", "replace")).hexdigest()[:8]
+        safe = "%s-%s" % (safe[:160], digest)
     taken[safe] = nodeid
     return safe + ".db"
 

@@ -1,0 +1,80 @@
+/* embed.c -- modules from the Python sources compiled into the binary (embed.h). */
+#include "embed.h"
+
+#include <string.h>
+
+typedef struct {
+    const char *name, *filename, *source;
+} DrEmbedded;
+
+#include "embedded_py.h"
+
+static const DrEmbedded *find(const char *name) {
+    for (size_t i = 0; i < sizeof dr_embedded / sizeof *dr_embedded; i++)
+        if (strcmp(dr_embedded[i].name, name) == 0) return &dr_embedded[i];
+    PyErr_Format(PyExc_ImportError, "dynrec has no embedded module %s", name);
+    return NULL;
+}
+
+int dr_embed_exec(const char *name, PyObject *ns) {
+    const DrEmbedded *e = find(name);
+    if (!e) return -1;
+    if (!PyDict_GetItemString(ns, "__builtins__") &&
+        PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) < 0)
+        return -1;
+    PyObject *code = Py_CompileString(e->source, e->filename, Py_file_input);
+    if (!code) return -1;
+    PyObject *res = PyEval_EvalCode(code, ns, ns);
+    Py_DECREF(code);
+    if (!res) return -1;
+    Py_DECREF(res);
+    return 0;
+}
+
+/* A new module PARENT.NAME, registered; a new reference, or NULL. */
+static PyObject *new_module(PyObject *parent, PyObject *pname, const char *name) {
+    PyObject *full = PyUnicode_FromFormat("%U.%s", pname, name);
+    if (!full) return NULL;
+    PyObject *mod = PyModule_NewObject(full);
+    PyObject *modules = PyImport_GetModuleDict(); /* borrowed */
+    int bad = !mod || PyObject_SetAttrString(mod, "__package__", pname) < 0 ||
+              PyDict_SetItem(modules, full, mod) < 0 ||
+              PyObject_SetAttrString(parent, name, mod) < 0;
+    Py_DECREF(full);
+    if (bad) Py_CLEAR(mod);
+    return mod;
+}
+
+int dr_embed_modules(PyObject *parent, const char *const *names, size_t n) {
+    PyObject *pname = PyModule_GetNameObject(parent);
+    if (!pname) return -1;
+    PyObject *mods[16] = {0};
+    int rc = -1;
+    if (n > sizeof mods / sizeof *mods) {
+        PyErr_SetString(PyExc_ValueError, "too many embedded modules at once");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!find(names[i])) goto out;
+        if (!(mods[i] = new_module(parent, pname, names[i]))) goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (dr_embed_exec(names[i], PyModule_GetDict(mods[i])) < 0) goto out;
+    rc = 0;
+out:
+    for (size_t i = 0; i < n; i++) Py_XDECREF(mods[i]);
+    Py_DECREF(pname);
+    return rc;
+}
+
+PyObject *dr_embed_load_py(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    const char *names[16];
+    if (nargs < 1 || nargs > (Py_ssize_t)(sizeof names / sizeof *names)) {
+        PyErr_SetString(PyExc_TypeError, "load_embedded(name, ...): 1 to 16 names");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        if (!(names[i] = PyUnicode_AsUTF8(args[i]))) return NULL;
+    if (dr_embed_modules(self, names, (size_t)nargs) < 0) return NULL;
+    Py_RETURN_NONE;
+}
