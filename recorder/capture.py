@@ -33,6 +33,7 @@ import _dynrec
 
 from . import dynamo as _dynamo
 from .dynamo import Guarded, _config_snapshot, _hooks, _qualname, code_digest, emit, store_source
+from .value_kinds import MAX_DEPTH
 
 _cap_guard = Guarded("capture")
 _hooks["capture"] = "active"  # meta hook.capture
@@ -46,7 +47,7 @@ def begin_session():
 _capture_count = [0]
 _MAX_NODES = 50000   # per frame; more and the frame is not replayable
 _MAX_ITEMS = 20000   # per container
-_MAX_DEPTH = 200
+_MAX_DEPTH = MAX_DEPTH  # what replay and repro accept (value_kinds.py)
 _module_names = {}   # id(globals) -> (len(globals), direct names of each code)
 # The marks torch._dynamo's mark_dynamic, maybe_mark_dynamic, mark_static,
 # mark_unbacked and mark_static_address set on a tensor (decorators.py):

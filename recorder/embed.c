@@ -31,12 +31,27 @@ int dr_embed_exec(const char *name, PyObject *ns) {
     return 0;
 }
 
-/* A new module PARENT.NAME, registered; a new reference, or NULL. */
-static PyObject *new_module(PyObject *parent, PyObject *pname, const char *name) {
+/* The module PARENT.NAME: *fresh is 1 for a new one, registered, and 0 for
+ * the one an earlier call made (sys.modules has it).  A new reference, or
+ * NULL. */
+static PyObject *get_module(PyObject *parent, PyObject *pname, const char *name, int *fresh) {
     PyObject *full = PyUnicode_FromFormat("%U.%s", pname, name);
     if (!full) return NULL;
-    PyObject *mod = PyModule_NewObject(full);
     PyObject *modules = PyImport_GetModuleDict(); /* borrowed */
+    PyObject *mod = PyDict_GetItemWithError(modules, full); /* borrowed */
+    if (mod || PyErr_Occurred()) {
+        Py_DECREF(full);
+        *fresh = 0;
+        return Py_XNewRef(mod);
+    }
+    *fresh = 1;
+    if (PyObject_HasAttrString(parent, name)) { /* a function of _dynrec's, say */
+        PyErr_Format(PyExc_ImportError, "the embedded module %U would replace %U.%s", full, pname,
+                     name);
+        Py_DECREF(full);
+        return NULL;
+    }
+    mod = PyModule_NewObject(full);
     int bad = !mod || PyObject_SetAttrString(mod, "__package__", pname) < 0 ||
               PyDict_SetItem(modules, full, mod) < 0 ||
               PyObject_SetAttrString(parent, name, mod) < 0;
@@ -49,17 +64,17 @@ int dr_embed_modules(PyObject *parent, const char *const *names, size_t n) {
     PyObject *pname = PyModule_GetNameObject(parent);
     if (!pname) return -1;
     PyObject *mods[16] = {0};
-    int rc = -1;
+    int fresh[16] = {0}, rc = -1;
     if (n > sizeof mods / sizeof *mods) {
         PyErr_SetString(PyExc_ValueError, "too many embedded modules at once");
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
         if (!find(names[i])) goto out;
-        if (!(mods[i] = new_module(parent, pname, names[i]))) goto out;
+        if (!(mods[i] = get_module(parent, pname, names[i], &fresh[i]))) goto out;
     }
     for (size_t i = 0; i < n; i++)
-        if (dr_embed_exec(names[i], PyModule_GetDict(mods[i])) < 0) goto out;
+        if (fresh[i] && dr_embed_exec(names[i], PyModule_GetDict(mods[i])) < 0) goto out;
     rc = 0;
 out:
     for (size_t i = 0; i < n; i++) Py_XDECREF(mods[i]);

@@ -24,8 +24,9 @@ int dr_embed_exec(const char *name, PyObject *ns);
 /* Creates the modules PARENT.NAME for the n names (parent is borrowed and
  * must be in sys.modules under its __name__), all of them first, empty, so
  * that a module may import one later in the list; then runs each source in
- * order.  A source that raises stops the rest; the modules stay, as far as
- * they got.  Returns 0, or -1 with a Python exception set. */
+ * order.  One made by an earlier call (a module both the recorder and the
+ * replay driver import) is that one, not run again.  A source that raises
+ * stops the rest; the modules stay, as far as they got.  Returns 0, or -1 with a Python exception set. */
 int dr_embed_modules(PyObject *parent, const char *const *names, size_t n);
 
 /* _dynrec.load_embedded(*names): dr_embed_modules on the module self, for

@@ -380,7 +380,7 @@ static void load_dynamo_adapter(void) {
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
     /* dynamo.py, then the parts it calls into (embed.h), then its install(). */
-    static const char *const parts[] = {"dynamo", "dynamo_spec", "capture"};
+    static const char *const parts[] = {"value_kinds", "dynamo", "dynamo_spec", "capture"};
     PyObject *mod = PyImport_ImportModule("_dynrec"), *dynamo = NULL, *res = NULL;
     if (mod && dr_embed_modules(mod, parts, sizeof parts / sizeof *parts) == 0 &&
         (dynamo = PyObject_GetAttrString(mod, "dynamo")))

@@ -20,6 +20,7 @@ may set (those that change Dynamo's or Inductor's decisions; never
 script must never bind."""
 import __future__
 import ast
+import os
 import sys
 
 _MAX_LITERAL_DEPTH = 20
@@ -217,3 +218,16 @@ def shadows(name):
 
     return not isinstance(name, str) or name in dir(builtins) or name.startswith("__") or (
         name in ("torch", "logging", "sys", "types", "collections", "numpy", "typing"))
+
+
+def module_name(path, root):
+    """The module a stored source under root is imported as (a/b.py: a.b,
+    a/__init__.py: a); None for a file outside root, not .py, or whose
+    name is not a dotted name."""
+    rel = os.path.relpath(path, root)
+    if rel.startswith("..") or not rel.endswith(".py"):
+        return None
+    name = rel[:-3].replace(os.sep, ".")
+    if name.endswith(".__init__"):
+        name = name[:-9]
+    return name if all(part.isidentifier() for part in name.split(".")) else None

@@ -44,7 +44,8 @@ import types
 import _dynrec
 
 from .definitions import (code_name, config_allowed, definitions, factory, future_flags,
-                          option_allowed)
+                          module_name, option_allowed)
+from .value_kinds import KINDS, MAX_CODE, MAX_DEPTH, check_tree
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
 _query = _dynrec.source_query
@@ -57,7 +58,6 @@ _TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
 # state (objects with finalizers or attribute hooks, library frames) are
 # rebuilt too; outside it only under --trust.
 _LOOSE = _TRUST or os.environ.get("DYNREC_REPLAY_SANDBOXED") == "1"
-_MAX_DEPTH = 200  # value trees nested deeper are malformed (exit 65)
 _SOURCES = None  # the trace's sources, once read (local classes are made from them)
 _MAX_BYTES = 1 << 30
 try:
@@ -66,7 +66,6 @@ except ValueError:
     pass
 _MAX_TOTAL = 4 * _MAX_BYTES
 _MAX_NODES = 1000000
-_MAX_CODE = 16 << 20
 
 
 class Refused(Exception):
@@ -265,7 +264,7 @@ class _Sources:
                 continue
             p = os.path.normpath(os.path.join(self.cwd, path))
             try:
-                self.text[p] = _blob(_int(blob, "a blob id"), _MAX_CODE).decode("utf-8", "replace")
+                self.text[p] = _blob(_int(blob, "a blob id"), MAX_CODE).decode("utf-8", "replace")
             except OSError as exc:
                 self.notes.append("source %s unreadable: %s" % (p, exc))
                 continue
@@ -277,13 +276,8 @@ class _Sources:
                 self.main = p
             if p == self.main:
                 continue
-            rel = os.path.relpath(p, self.root)
-            if rel.startswith("..") or not rel.endswith(".py"):
-                continue
-            name = rel[:-3].replace(os.sep, ".")
-            if name.endswith(".__init__"):
-                name = name[:-9]
-            if all(part.isidentifier() for part in name.split(".")):
+            name = module_name(p, self.root)
+            if name is not None:
                 self.modules[name] = p
                 parts = name.split(".")
                 for k in range(1, len(parts)):
@@ -618,49 +612,6 @@ def _ints(v, what, lo=0, hi=1 << 62):
     return v
 
 
-_SCALARS = {
-    "none": lambda v: v is None, "ellipsis": lambda v: v is None,
-    "bool": lambda v: type(v) is bool, "int": lambda v: type(v) is int,
-    "float": lambda v: isinstance(v, str) and len(v) < 40,
-    "complex": lambda v: isinstance(v, list) and len(v) == 2,
-    "str": lambda v: isinstance(v, str),
-    "logger": lambda v: v is None or isinstance(v, str),
-    "bytes": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
-    "bytearray": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
-    "size": lambda v: isinstance(v, list) and len(v) <= 64,
-    "range": lambda v: isinstance(v, list) and len(v) == 3,
-}
-# Kinds whose value is a JSON object, with the fields that name nodes.
-_OBJECTS = {
-    "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra"), "module": ("dict",),
-    "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"),
-    "method": ("self", "func"), "tensor": ("view_of", "grad"),
-    "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
-    "npscalar": (), "ndarray": (), "generator": (),
-}
-
-
-def _kids(kind, v):
-    """The nodes a checked node refers to."""
-    if kind in ("list", "tuple", "set", "frozenset", "slice"):
-        return v if isinstance(v, list) else []
-    if kind == "dict":
-        return [c for p in v for c in p] if isinstance(v, list) else []
-    if kind == "cell":
-        return [] if v is None else [v]
-    out = []
-    if kind in _OBJECTS and isinstance(v, dict):
-        for key in _OBJECTS[kind]:
-            c = v.get(key)
-            if isinstance(c, list):
-                out.extend(c)
-            elif isinstance(c, dict):
-                out.extend(c.values())
-            elif c is not None:
-                out.append(c)
-    return out
-
-
 def _tensor_bytes(b, n, v):
     """Checks a tensor node's metadata; returns (shape, stride, offset,
     dtype, numel, element size, storage extent in elements)."""
@@ -745,63 +696,13 @@ class _Builder:
             self.rows[n] = (kind, typ or "?", v, int(blob) if blob else None)
 
     def check(self):
-        """The whole tree's shape, before anything is built or run: known
-        kinds, JSON of the right form, references to nodes that exist,
-        tensor sizes within the limits."""
-        for n, (kind, typ, v, blob) in self.rows.items():
-            kids = []
-            if kind in _SCALARS:
-                if not _SCALARS[kind](v):
-                    raise self.fail(n, "%s with a value of the wrong type" % kind)
-            elif kind in ("list", "tuple", "set", "frozenset", "slice"):
-                if not isinstance(v, list) or (kind == "slice" and len(v) != 3):
-                    raise self.fail(n, "%s without a list of nodes" % kind)
-                kids = v
-            elif kind == "dict":
-                if not isinstance(v, list) or not all(isinstance(p, list) and len(p) == 2
-                                                      for p in v):
-                    raise self.fail(n, "dict without a list of pairs")
-                kids = [c for p in v for c in p]
-            elif kind == "cell":
-                kids = [] if v is None else [v]
-            elif kind in _OBJECTS:
-                if not isinstance(v, dict):
-                    raise self.fail(n, "%s without an object of fields" % kind)
-                for key in _OBJECTS[kind]:
-                    c = v.get(key)
-                    if isinstance(c, list) and key in ("items", "closure"):
-                        kids.extend(c)
-                    elif isinstance(c, dict) and key == "fields":
-                        kids.extend(c.values())
-                    elif c is not None:
-                        kids.append(c)
-                if kind == "tensor":
-                    _tensor_bytes(self, n, v)
-            elif kind not in ("class", "opaque", "pymodule", "dtype", "device"):
-                raise self.fail(n, "unknown kind %r" % (kind,))
-            for c in kids:
-                if type(c) is not int or c not in self.rows:
-                    raise self.fail(n, "refers to node %r, which is not there" % (c,))
-        if 0 not in self.rows or self.rows[0][0] != "frame":
-            raise Refused("capture %d: no frame node" % self.no)
-        self.depth()
-
-    def depth(self):
-        """Refuses a tree nested deeper than _MAX_DEPTH from its frame node
-        (the builder recurses once a level), before anything is built."""
-        seen = {0}
-        todo = [(0, 0)]
-        while todo:
-            n, d = todo.pop()
-            if d > _MAX_DEPTH:
-                raise self.fail(n, "values nested deeper than %d" % _MAX_DEPTH)
-            kind, typ, v, blob = self.rows[n]
-            for c in _kids(kind, v):
-                if type(c) is int and c in self.rows and c not in seen:
-                    seen.add(c)
-                    todo.append((c, d + 1))
+        """The whole tree, before anything is built or run (value_kinds.py), and
+        each tensor's bytes within the replay's limit."""
+        check_tree(self.rows, self.fail, {"tensor": lambda n, v: _tensor_bytes(self, n, v)})
 
     def fail(self, n, msg):
+        if n is None:
+            return Refused("capture %d: %s" % (self.no, msg))
         return Refused("capture %d node %d: %s" % (self.no, n, msg))
 
     def child(self, n, c):
@@ -816,8 +717,8 @@ class _Builder:
             raise self.fail(n, "a cycle through an immutable value")
         if n not in self.rows:
             raise Refused("capture %d: node %d is missing" % (self.no, n))
-        if len(self.busy) >= _MAX_DEPTH:
-            raise self.fail(n, "values nested deeper than %d" % _MAX_DEPTH)
+        if len(self.busy) >= MAX_DEPTH:
+            raise self.fail(n, "values nested deeper than %d" % MAX_DEPTH)
         self.busy.add(n)
         try:
             v = self.make(n, *self.rows[n])
@@ -857,7 +758,7 @@ class _Builder:
                 raise self.fail(n, "str without a string")
             return v
         if kind in ("bytes", "bytearray"):
-            if type(v) is not int or v < 0 or v > _MAX_CODE:
+            if type(v) is not int or v < 0 or v > MAX_CODE:
                 raise self.fail(n, "bytes with a bad length")
             data = self.data(n, blob, v)
             return data if kind == "bytes" else bytearray(data)
@@ -1212,7 +1113,7 @@ def _unmarshal(blob, what):
     if not _TRUST:
         raise NotReplayable("%s: its code is stored compiled in the trace; --trust uses it" % what)
     try:
-        code = marshal.loads(_blob(blob, _MAX_CODE))
+        code = marshal.loads(_blob(blob, MAX_CODE))
     except Exception as exc:
         raise NotReplayable("%s: its stored code does not load (%s)" % (what, exc))
     if not isinstance(code, types.CodeType):
@@ -1675,9 +1576,7 @@ def _fuzz(caps, n, sources, modules):
             base[c["no"]] = (c, dict(_Builder(c, None, None).rows))
         except Refused:
             pass
-    kinds = sorted(set(_SCALARS) | set(_OBJECTS) | {
-        "list", "tuple", "set", "frozenset", "slice", "dict", "cell", "class", "opaque",
-        "pymodule", "dtype", "device", "function", "bogus"})
+    kinds = sorted(KINDS | {"bogus"})
 
     def junk(nodes, depth=0):
         r = rnd.random()
@@ -1742,8 +1641,8 @@ def main():
     import torch._dynamo
 
     # The builder recurses a few frames per level of a value tree, whose
-    # depth is capped at _MAX_DEPTH.
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * _MAX_DEPTH + 1000))
+    # depth is capped at MAX_DEPTH.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * MAX_DEPTH + 1000))
 
     meta = _meta()
     caps = _captures()

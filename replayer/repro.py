@@ -17,10 +17,11 @@ import types
 
 import _dynrec_repro
 
-from .definitions import SAFE_BUILTINS, code_name, definitions, factory, shadows
-from .repro_values import (_DTYPES, _HEADER_IMPORTS, _MAX_CODE, EXIT_DATAERR, EXIT_NOINPUT,
-                           EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, NoCaptures, Refused, Tree, Usage,
-                           Writer, _blob, _int, _query, _say, comment, dotted)
+from .definitions import SAFE_BUILTINS, code_name, definitions, factory, module_name, shadows
+from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
+                           EXIT_PARTIAL, EXIT_USAGE, NoCaptures, Refused, Tree, Usage, Writer,
+                           _blob, _int, _query, _say, comment, dotted)
+from .value_kinds import MAX_CODE
 
 _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
 
@@ -212,13 +213,8 @@ class Generator:
         for path, src in sources.items():
             if src is self.main:
                 continue
-            rel = os.path.relpath(path, root)
-            if rel.startswith("..") or not rel.endswith(".py"):
-                continue
-            name = rel[:-3].replace(os.sep, ".")
-            if name.endswith(".__init__"):
-                name = name[:-9]
-            if all(part.isidentifier() for part in name.split(".")):
+            name = module_name(path, root)
+            if name is not None:
                 self.modsrc[name] = src
         self.names = set()
         for src in sources.values():
@@ -623,7 +619,7 @@ def generate(opts):
             continue
         p = os.path.normpath(os.path.join(cwd, path))
         try:
-            text = _blob(_int(blob, "a blob id"), _MAX_CODE).decode("utf-8", "replace")
+            text = _blob(_int(blob, "a blob id"), MAX_CODE).decode("utf-8", "replace")
             sources[p] = Source(p, text)
         except OSError as exc:
             _say(_dynrec_repro.safe("source %s is unreadable: %s" % (p, exc)))

@@ -30,9 +30,10 @@ import struct
 
 import _dynrec_repro
 
+from .value_kinds import MAX_DEPTH, check_tree, children
+
 _query = _dynrec_repro.query
 _blob = _dynrec_repro.blob
-_MAX_CODE = 16 << 20
 _MAX_NODES = 1000000
 _MAX_TENSOR = 1 << 30
 _MAX_DATA_LIST = 1 << 16  # elements written out as literals; more: random data
@@ -83,24 +84,6 @@ def _int(s, what):
 
 # ---- the value trees -------------------------------------------------------------
 
-_SCALARS = {
-    "none": lambda v: v is None, "ellipsis": lambda v: v is None,
-    "bool": lambda v: type(v) is bool, "int": lambda v: type(v) is int,
-    "float": lambda v: isinstance(v, str) and len(v) < 40,
-    "complex": lambda v: isinstance(v, list) and len(v) == 2 and all(
-        isinstance(x, str) and len(x) < 40 for x in v),
-    "str": lambda v: isinstance(v, str),
-    "logger": lambda v: v is None or isinstance(v, str),
-    "bytes": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
-    "bytearray": lambda v: type(v) is int and 0 <= v <= _MAX_CODE,
-    "size": lambda v: isinstance(v, list) and len(v) <= 64 and all(
-        type(x) is int and 0 <= x < 1 << 62 for x in v),
-    "range": lambda v: isinstance(v, list) and len(v) == 3 and all(
-        type(x) is int for x in v) and v[2] != 0,
-    "dtype": lambda v: v in _TORCH_DTYPES,  # a real dtype: never torch.load
-    "device": lambda v: isinstance(v, str) and len(v) < 64,
-    "pymodule": lambda v: isinstance(v, str), "opaque": lambda v: True,
-}
 # The names of torch's dtypes (torch 2.13; an older torch lacks some, which
 # the script then reports).
 _TORCH_DTYPES = frozenset("torch." + n for n in """
@@ -109,14 +92,6 @@ complex64 double float float16 float32 float4_e2m1fn_x2 float64 float8_e4m3fn fl
 float8_e5m2 float8_e5m2fnuz float8_e8m0fnu half int int1 int16 int2 int3 int32 int4 int5 int6
 int64 int7 int8 long qint32 qint8 quint2x4 quint4x2 quint8 short uint1 uint16 uint2 uint3 uint32
 uint4 uint5 uint6 uint64 uint7 uint8""".split())
-_MAX_DEPTH = 200  # value trees nested deeper are malformed (exit 65)
-_OBJECTS = {
-    "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra"), "module": ("dict",),
-    "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"), "class": (),
-    "method": ("self", "func"), "tensor": ("view_of", "grad"),
-    "frame": ("locals", "closure", "globals", "soft_globals"), "singleton": (),
-    "npscalar": (), "ndarray": (), "generator": (),
-}
 # dtype -> (struct format of one element, bytes, kind: f float, i int, b bool, c complex)
 _DTYPES = {
     "torch.float32": ("f", 4, "f"), "torch.float64": ("d", 8, "f"),
@@ -159,67 +134,21 @@ class Tree:
                 self.refs[c] = self.refs.get(c, 0) + 1
 
     def fail(self, n, msg):
+        if n is None:
+            return Refused("capture %d: %s" % (self.no, msg))
         return Refused("capture %d node %d: %s" % (self.no, n, msg))
 
     @staticmethod
     def kids(kind, v):
-        if kind in ("list", "tuple", "set", "frozenset", "slice"):
-            return list(v)
-        if kind == "dict":
-            return [c for p in v for c in p]
-        if kind == "cell":
-            return [] if v is None else [v]
-        out = []
-        for key in _OBJECTS.get(kind, ()):
-            c = v.get(key)
-            if isinstance(c, list):
-                out.extend(c)
-            elif isinstance(c, dict):
-                out.extend(c.values())
-            elif c is not None:
-                out.append(c)
-        return out
+        return children(kind, v)
 
     def check(self):
-        """Known kinds, JSON of the right form, references to nodes that
-        exist, tensor sizes within bounds."""
-        for n, (kind, typ, v, blob) in self.rows.items():
-            if kind in _SCALARS:
-                if not _SCALARS[kind](v):
-                    raise self.fail(n, "%s with a value of the wrong type" % kind)
-                continue
-            if kind in ("list", "tuple", "set", "frozenset", "slice"):
-                if not isinstance(v, list) or (kind == "slice" and len(v) != 3):
-                    raise self.fail(n, "%s without a list of nodes" % kind)
-            elif kind == "dict":
-                if not isinstance(v, list) or not all(
-                        isinstance(p, list) and len(p) == 2 for p in v):
-                    raise self.fail(n, "dict without a list of pairs")
-            elif kind in _OBJECTS:
-                if not isinstance(v, dict):
-                    raise self.fail(n, "%s without an object of fields" % kind)
-                for key in _OBJECTS[kind]:
-                    c = v.get(key)
-                    if isinstance(c, dict) and key != "fields":
-                        raise self.fail(n, "%s: %s is not a node" % (kind, key))
-                if kind == "tensor":
-                    self.tensor_meta(n, v)
-            elif kind != "cell":
-                raise self.fail(n, "unknown kind %r" % (kind,))
-            for c in self.kids(kind, v):
-                if type(c) is not int or c not in self.rows:
-                    raise self.fail(n, "refers to node %r, which is not there" % (c,))
-        if 0 not in self.rows or self.rows[0][0] != "frame":
-            raise Refused("capture %d: no frame node" % self.no)
-        seen, todo = {0}, [(0, 0)]
-        while todo:  # the depth from the frame node, before anything is written
-            n, d = todo.pop()
-            if d > _MAX_DEPTH:
-                raise self.fail(n, "values nested deeper than %d" % _MAX_DEPTH)
-            for c in self.kids(self.rows[n][0], self.rows[n][2]):
-                if c not in seen:
-                    seen.add(c)
-                    todo.append((c, d + 1))
+        """The whole tree (value_kinds.py), each tensor's size within bounds and
+        each dtype one of torch's."""
+        def dtype(n, v):
+            if v not in _TORCH_DTYPES:  # a real dtype: never torch.load
+                raise self.fail(n, "dtype with a value of the wrong type")
+        check_tree(self.rows, self.fail, {"tensor": self.tensor_meta, "dtype": dtype})
 
     def tensor_meta(self, n, v):
         shape = _ints(v.get("shape"), "shape")
@@ -347,8 +276,8 @@ class Writer:
         kind, typ, v, blob = self.tree.rows[n]
         if n in self.busy:
             raise self.tree.fail(n, "a cycle through an immutable value")
-        if self.level >= _MAX_DEPTH:
-            raise self.tree.fail(n, "values nested deeper than %d" % _MAX_DEPTH)
+        if self.level >= MAX_DEPTH:
+            raise self.tree.fail(n, "values nested deeper than %d" % MAX_DEPTH)
         self.level += 1
         try:
             shared = self.tree.refs.get(n, 0) > 1

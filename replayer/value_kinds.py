@@ -1,0 +1,141 @@
+"""value_kinds.py -- the kinds of a captured value, and the one check of a tree of them.
+
+capture.py (the recorder) writes a frame's inputs as a tree of value nodes
+(schema/SCHEMA.md, value_nodes): per node a kind, a type name, a JSON value
+that names its children by node number, and a blob.  replay.py rebuilds the
+values, repro_values.py writes code that rebuilds them; both read the tree
+from a stranger's trace, so both check it here first, whole, before
+anything is built: every kind known, every value of its kind's form, every
+reference to a node that exists, nothing nested deeper than MAX_DEPTH from
+the frame node.  What a reader checks beyond the form (a tensor's bytes
+against its limit, a dtype its torch has) it gives check_tree as `more`.
+
+A new value kind is added here (its form), in capture.py (written), in
+replay.py (rebuilt) and in repro_values.py (written as code); its tests go
+where tests/README.md says.
+"""
+
+MAX_DEPTH = 200      # capture.py stops there; a tree nested deeper is malformed
+MAX_CODE = 16 << 20  # the most bytes of a bytes or bytearray value, or of code
+
+
+def _ints(v, n, lo, hi):
+    return isinstance(v, list) and len(v) <= n and all(type(x) is int and lo <= x < hi
+                                                         for x in v)
+
+
+def _dtype_name(v):
+    return isinstance(v, str) and v.startswith("torch.") and len(v) < 40 and v[6:].isidentifier()
+
+
+# Kinds whose value is data, and its form.
+SCALARS = {
+    "none": lambda v: v is None, "ellipsis": lambda v: v is None,
+    "bool": lambda v: type(v) is bool, "int": lambda v: type(v) is int,
+    "float": lambda v: isinstance(v, str) and len(v) < 40,
+    "complex": lambda v: isinstance(v, list) and len(v) == 2 and all(
+        isinstance(x, str) and len(x) < 40 for x in v),
+    "str": lambda v: isinstance(v, str),
+    "logger": lambda v: v is None or isinstance(v, str),
+    "bytes": lambda v: type(v) is int and 0 <= v <= MAX_CODE,
+    "bytearray": lambda v: type(v) is int and 0 <= v <= MAX_CODE,
+    "size": lambda v: _ints(v, 64, 0, 1 << 62),
+    "range": lambda v: isinstance(v, list) and len(v) == 3 and all(
+        type(x) is int for x in v) and v[2] != 0,
+    "dtype": _dtype_name,
+    "device": lambda v: isinstance(v, str) and len(v) < 64,
+    "pymodule": lambda v: isinstance(v, str),
+    "opaque": lambda v: v is None or isinstance(v, dict),
+}
+# Kinds whose value is a list of nodes.
+SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")
+# Kinds whose value is a JSON object, with the fields that hold nodes: a
+# node number, or null; a list of nodes for the fields in _LIST_FIELDS, an
+# object name -> node for those in _DICT_FIELDS.
+OBJECTS = {
+    "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra"), "module": ("dict",),
+    "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"), "class": (),
+    "method": ("self", "func"), "tensor": ("view_of", "grad"),
+    "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
+    "npscalar": (), "ndarray": (), "generator": (),
+}
+_LIST_FIELDS = ("items", "closure")
+_DICT_FIELDS = ("fields",)
+# Every kind: the above, a dict (a list of [key node, value node] pairs)
+# and a cell (its content's node, or null when empty).
+KINDS = frozenset(SCALARS) | frozenset(SEQUENCES) | frozenset(OBJECTS) | {"dict", "cell"}
+
+
+def children(kind, v):
+    """The node numbers a node's value refers to (for a value of the wrong
+    form, what it would refer to; check_tree refuses it)."""
+    if kind in SEQUENCES:
+        return v if isinstance(v, list) else []
+    if kind == "dict":
+        return [c for p in v if isinstance(p, list) for c in p] if isinstance(v, list) else []
+    if kind == "cell":
+        return [] if v is None else [v]
+    out = []
+    if kind in OBJECTS and isinstance(v, dict):
+        for key in OBJECTS[kind]:
+            c = v.get(key)
+            if isinstance(c, list):
+                out.extend(c)
+            elif isinstance(c, dict):
+                out.extend(c.values())
+            elif c is not None:
+                out.append(c)
+    return out
+
+
+def _form(kind, v):
+    """Why the value v is not of its kind's form; None when it is."""
+    if kind in SCALARS:
+        return None if SCALARS[kind](v) else "%s with a value of the wrong type" % kind
+    if kind in SEQUENCES:
+        if not isinstance(v, list) or (kind == "slice" and len(v) != 3):
+            return "%s without a list of nodes" % kind
+    elif kind == "dict":
+        if not isinstance(v, list) or not all(isinstance(p, list) and len(p) == 2 for p in v):
+            return "dict without a list of pairs"
+    elif kind in OBJECTS:
+        if not isinstance(v, dict):
+            return "%s without an object of fields" % kind
+        for key in OBJECTS[kind]:
+            c = v.get(key)
+            if isinstance(c, list) and key not in _LIST_FIELDS:
+                return "%s: %s is not a node" % (kind, key)
+            if isinstance(c, dict) and key not in _DICT_FIELDS:
+                return "%s: %s is not a node" % (kind, key)
+    elif kind != "cell":
+        return "unknown kind %r" % (kind,)
+    return None
+
+
+def check_tree(rows, fail, more=None):
+    """Checks a whole value tree, before anything is built from it.
+
+    rows: node -> (kind, type name, value, blob id), as read from the trace;
+    fail(node, message) makes the exception to raise (node None: the tree
+    as a whole); more: kind -> function(node, value) for a reader's own
+    checks of that kind, called once its form is checked."""
+    for n, (kind, _typ, v, _blob) in rows.items():
+        why = _form(kind, v)
+        if why is not None:
+            raise fail(n, why)
+        if more and kind in more:
+            more[kind](n, v)
+        for c in children(kind, v):
+            if type(c) is not int or c not in rows:
+                raise fail(n, "refers to node %r, which is not there" % (c,))
+    if 0 not in rows or rows[0][0] != "frame":
+        raise fail(None, "no frame node")
+    seen, todo = {0}, [(0, 0)]
+    while todo:
+        n, d = todo.pop()
+        if d > MAX_DEPTH:
+            raise fail(n, "values nested deeper than %d" % MAX_DEPTH)
+        for c in children(rows[n][0], rows[n][2]):
+            if c not in seen:
+                seen.add(c)
+                todo.append((c, d + 1))
