@@ -100,7 +100,7 @@ asan:
 # from it (named "<dynrec recorder/dynamo.py>" in tracebacks).  PY_LINT is
 # what `make check` runs ruff over (pyproject.toml [tool.ruff]).
 EMBED_PY := recorder/adapter.py recorder/dynamo.py recorder/dynamo_spec.py recorder/capture.py \
-            replayer/value_kinds.py replayer/definitions.py replayer/replay.py replayer/repro_values.py \
+            replayer/value_kinds.py replayer/recorded.py replayer/definitions.py replayer/replay.py replayer/repro_values.py \
             replayer/repro.py
 PY_LINT  := $(EMBED_PY) python/dynrec
 $(BUILD)/embedded_py.h: $(EMBED_PY)

@@ -39,11 +39,12 @@
 #include "session.h"
 #include "writer.h"
 
-/* `dynrec replay`'s driver: replayer/replay.py and the rule it imports
- * (definitions.py, value_kinds.py), built as modules of _dynrec (embed.h).  replay.py ends
- * the process with the replay's exit status. */
+/* `dynrec replay`'s driver: replayer/replay.py and what it imports
+ * (definitions.py, value_kinds.py, recorded.py), built as modules of
+ * _dynrec (embed.h).  replay.py ends the process with the replay's exit
+ * status. */
 static const char replay_bootstrap[] =
-    "import _dynrec\n_dynrec.load_embedded('value_kinds', 'definitions', 'replay')\n";
+    "import _dynrec\n_dynrec.load_embedded('value_kinds', 'recorded', 'definitions', 'replay')\n";
 
 #ifndef DR_DEFAULT_VENV
 #define DR_DEFAULT_VENV ""

@@ -45,6 +45,9 @@ import _dynrec
 
 from .definitions import (code_name, config_allowed, definitions, factory, future_flags,
                           module_name, option_allowed)
+from . import recorded as _trace
+from .recorded import Refused
+from .recorded import number as _int
 from .value_kinds import KINDS, MAX_CODE, MAX_DEPTH, check_tree
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
@@ -68,10 +71,6 @@ _MAX_TOTAL = 4 * _MAX_BYTES
 _MAX_NODES = 1000000
 
 
-class Refused(Exception):
-    """The trace is malformed: the replay stops (exit status 65)."""
-
-
 class NotReplayable(Exception):
     """This frame cannot be replayed here; the others go on."""
 
@@ -91,42 +90,10 @@ def _event(kind, num, text, data, cid=None):
 # ---- the trace ------------------------------------------------------------------
 
 
-def _int(s, what):
-    try:
-        return int(s)
-    except (TypeError, ValueError):
-        raise Refused("%s is not a number" % what)
-
-
-def _meta():
-    return {k: v for k, v in _query("SELECT key, value FROM meta") if k is not None}
-
-
 def _resets():
     """The places (seq) of the recorded torch._dynamo.reset() calls, in order."""
     return [_int(seq, "a sequence number")
             for (seq,) in _query("SELECT seq FROM v_ev WHERE kind = 'reset' ORDER BY seq")]
-
-
-def _captures():
-    rows = _query(
-        "SELECT e.num, e.compile_id, v.filename, v.qualname, v.firstlineno, e.data, e.blob_id,"
-        " e.text, e.seq FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id"
-        " WHERE e.kind = 'capture' ORDER BY e.seq")
-    caps = []
-    for num, cid, filename, qualname, line, data, blob, text, seq in rows:
-        try:
-            d = json.loads(data) if data else {}
-        except ValueError:
-            d = {}
-        if not isinstance(d, dict):
-            d = {}
-        caps.append({"no": _int(num, "a capture number"), "cid": cid or "?",
-                     "filename": filename or "", "qualname": qualname or "?",
-                     "line": _int(line or 0, "a first line"), "data": d,
-                     "blob": int(blob) if blob else None, "reason": text,
-                     "seq": _int(seq, "a sequence number")})
-    return caps
 
 
 _CID = re.compile(r"(?:(\d+):)?(\d+)/(\d+)")
@@ -1644,8 +1611,8 @@ def main():
     # depth is capped at MAX_DEPTH.
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * MAX_DEPTH + 1000))
 
-    meta = _meta()
-    caps = _captures()
+    meta = _trace.meta(_query)
+    caps = _trace.captures(_query)
     if not caps:
         _say("%s holds no captured frames: it predates input capture (dynrec 0.3.0) or "
              "Dynamo compiled nothing" % _R["name"])

@@ -114,7 +114,7 @@ static int write_script(const char *path, const char *text, size_t len) {
 static int run_generator(const DrReproOptions *o, char **text, size_t *len) {
     int status = DR_EX_SOFTWARE;
     PyObject *mod = NULL, *res = NULL, *opts = NULL, *ret = NULL;
-    static const char *const parts[] = {"value_kinds", "definitions", "repro_values", "repro"};
+    static const char *const parts[] = {"value_kinds", "recorded", "definitions", "repro_values", "repro"};
     PyObject *parent = PyImport_ImportModule("_dynrec_repro");
     if (!parent) goto error;
     int loaded = dr_embed_modules(parent, parts, sizeof parts / sizeof *parts);

@@ -17,6 +17,7 @@ import types
 
 import _dynrec_repro
 
+from . import recorded as _trace
 from .definitions import SAFE_BUILTINS, code_name, definitions, factory, module_name, shadows
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_USAGE, NoCaptures, Refused, Tree, Usage, Writer,
@@ -32,28 +33,6 @@ _DATA_MODULES = frozenset(("argparse", "collections", "dataclasses", "enum", "ty
                            "numbers", "fractions", "decimal", "datetime"))
 
 # ---- reading the trace ---------------------------------------------------------
-
-
-def _meta():
-    return {k: v for k, v in _query("SELECT key, value FROM meta") if k is not None}
-
-
-def _captures():
-    rows = _query(
-        "SELECT e.num, e.compile_id, v.filename, v.qualname, v.firstlineno, e.data, e.text"
-        " FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id"
-        " WHERE e.kind = 'capture' ORDER BY e.seq")
-    caps = []
-    for num, cid, filename, qualname, line, data, text in rows:
-        try:
-            d = json.loads(data) if data else {}
-        except ValueError:
-            d = {}
-        caps.append({"no": _int(num, "a capture number"), "cid": cid or "?",
-                     "filename": filename or "", "qualname": qualname or "?",
-                     "line": _int(line or 0, "a first line"),
-                     "data": d if isinstance(d, dict) else {}, "reason": text})
-    return caps
 
 
 def _recorded(key, epochs):
@@ -602,8 +581,8 @@ def _args(code, f_locals, w):
 
 
 def generate(opts):
-    meta = _meta()
-    caps = _captures()
+    meta = _trace.meta(_query)
+    caps = _trace.captures(_query)
     trace = opts.get("trace") or "trace.db"
     if not caps:
         raise NoCaptures("%s holds no captured frames: it was recorded before input capture "

@@ -30,6 +30,8 @@ import struct
 
 import _dynrec_repro
 
+from .recorded import Refused
+from .recorded import number as _int
 from .value_kinds import MAX_DEPTH, check_tree, children
 
 _query = _dynrec_repro.query
@@ -39,10 +41,6 @@ _MAX_TENSOR = 1 << 30
 _MAX_DATA_LIST = 1 << 16  # elements written out as literals; more: random data
 
 EXIT_OK, EXIT_USAGE, EXIT_PARTIAL, EXIT_DATAERR, EXIT_NOINPUT = 0, 2, 3, 65, 66
-
-
-class Refused(Exception):
-    """The trace is malformed (exit 65)."""
 
 
 class Usage(Exception):
@@ -73,13 +71,6 @@ def dotted(name, what):
     if not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
         raise Refused("%s %r is not a dotted name" % (what, name))
     return name
-
-
-def _int(s, what):
-    try:
-        return int(s)
-    except (TypeError, ValueError):
-        raise Refused("%s is not a number" % what)
 
 
 # ---- the value trees -------------------------------------------------------------
