@@ -286,6 +286,21 @@ Test(dynamo, failing_hook_is_recorded_and_switches_itself_off) {
                  "the compile hook went on recording");
     cr_assert_gt(DYN_INT(t, "SELECT count(*) FROM v_guard_failures"), 0);
     e2e_close(t);
+    /* Its traceback names the adapter's real file and line (recorder/embed.h). */
+    E2eProc *tb = e2e_run((const char *[]){e2e_bin, "sql", "T.db",
+                                           "SELECT dynrec_text(blob_id) FROM v_ev"
+                                           " WHERE kind = 'recorder_error'", NULL});
+    e2e_assert_exit(tb, 0, "dynrec sql");
+    const char *at = strstr(tb->out.data, "File \"<dynrec recorder/dynamo.py>\", line ");
+    cr_assert_not_null(at, "%s", tb->out.data);
+    int line = atoi(at + strlen("File \"<dynrec recorder/dynamo.py>\", line "));
+    char *src = e2e_slurp(e2e_example_path("../recorder/dynamo.py"), NULL);
+    cr_assert_not_null(src);
+    const char *l = src;
+    for (int i = 1; i < line && l; i++) l = (l = strchr(l, '\n')) ? l + 1 : NULL;
+    const char *raise = "raise RuntimeError(\"fault injected";
+    cr_assert(l && strncmp(l + strspn(l, " "), raise, strlen(raise)) == 0,
+              "line %d of recorder/dynamo.py is not the raise: %.80s", line, l ? l : "");
 }
 
 /* ---- errors -------------------------------------------------------------- */
