@@ -39,6 +39,7 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
                 tests/test_replay.c tests/test_pack.c tests/test_tools.c tests/test_view.c \
                 tests/test_repro.c tests/test_mask.c tests/test_identity.c tests/test_sanitize.c \
                 tests/test_hostile_values.c tests/test_hostile_trace.c tests/test_identical.c tests/test_cli.c tests/test_ranks.c \
+                tests/test_ident.c \
                 viewer/view_text.c
 # The in-process recorder's and torchrun's suites (their own line).
 TEST_SRC     += tests/test_inproc.c tests/test_dist.c
@@ -149,10 +150,10 @@ $(PKG)/%: python/dynrec/%
 # dynrec_text and dynrec_json as a loadable SQLite extension (`.load
 # build/dynrec_sqlite` in the sqlite3 shell).  Never with $(SAN): a stock
 # sqlite3 cannot load an ASan-instrumented library.
-$(BUILD)/dynrec_sqlite.so: viewer/sqlfuncs.c schema/codec.c schema/error.c viewer/sqlfuncs.h schema/codec.h schema/error.h
+$(BUILD)/dynrec_sqlite.so: viewer/sqlfuncs.c schema/codec.c schema/error.c schema/ident.c viewer/sqlfuncs.h schema/codec.h schema/error.h schema/ident.h
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden -DDR_SQLITE_EXTENSION -o $@ \
-	    viewer/sqlfuncs.c schema/codec.c schema/error.c -lzstd
+	    viewer/sqlfuncs.c schema/codec.c schema/error.c schema/ident.c -lzstd
 
 $(BUILD)/tests: $(TEST_SRC) $(TEST_LIB_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)

@@ -60,6 +60,7 @@ _qualname = _dynrec.qualname  # co_qualname, co_name on 3.10
 code_digest = _dynrec.code_digest  # capture.py records it, replay.py matches it
 _guard = _dynrec.guard
 _now = _dynrec.now_ns
+_is_library = _dynrec.is_library
 _tls = threading.local()
 _hooks = {}
 # Every wrapper below is _dynrec.around(orig, before, after) (around.c): the
@@ -139,15 +140,12 @@ def _inductor_dir():
 
 
 def is_library(filename):
-    """torch, the standard library, site-packages and generated code
-    (inductor's, in its cache directory: /tmp/torchinductor_<user> by default)."""
+    """torch (wherever it is installed), the standard library, installed
+    packages and generated code (inductor's, in its cache directory:
+    /tmp/torchinductor_<user> by default): the one rule, schema/ident.h."""
     if not filename or filename.startswith("<"):
         return True
-    f = os.path.realpath(filename)
-    ind = _inductor_dir()
-    return (f.startswith(_torch_dir) or f.startswith(_stdlib_dir)
-            or os.sep + "site-packages" + os.sep in f
-            or os.sep + "torchinductor_" in f or (ind is not None and f.startswith(ind)))
+    return _is_library(os.path.realpath(filename), (_torch_dir, _stdlib_dir, _inductor_dir()))
 
 
 def _callable_name(obj):

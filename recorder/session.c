@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../schema/ident.h"
 #include "../schema/json.h"
 #include "../schema/mask.h"
 #include "../schema/sign.h"
@@ -553,6 +554,29 @@ PyDoc_STRVAR(code_digest_doc,
  * of a data-dependent jump): the recorder stores it in a resume function's
  * capture, the replay picks the rebuilt resume function that has it.
  * Ownership: code is borrowed; returns a new str, or NULL with an error. */
+PyDoc_STRVAR(is_library_doc,
+             "is_library(path, dirs): whether code of path (a real path) is library code,\n"
+             "not the user's; dirs: directories (ending in '/', or None) that are library\n"
+             "too.  The one rule of schema/ident.h.");
+static PyObject *m_is_library(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    const char *dirs[8];
+    if (nargs != 2 || !PyUnicode_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        PyTuple_GET_SIZE(args[1]) > (Py_ssize_t)(sizeof dirs / sizeof *dirs)) {
+        PyErr_SetString(PyExc_TypeError, "is_library(path, dirs): a str and a tuple of str");
+        return NULL;
+    }
+    const char *path = PyUnicode_AsUTF8(args[0]);
+    if (!path) return NULL;
+    size_t n = (size_t)PyTuple_GET_SIZE(args[1]);
+    for (size_t i = 0; i < n; i++) {
+        PyObject *d = PyTuple_GET_ITEM(args[1], (Py_ssize_t)i); /* borrowed */
+        dirs[i] = d == Py_None ? NULL : PyUnicode_AsUTF8(d);
+        if (d != Py_None && !dirs[i]) return NULL;
+    }
+    return PyBool_FromLong(dr_is_library(path, dirs, n));
+}
+
 static PyObject *m_code_digest(PyObject *self, PyObject *code) {
     (void)self;
     if (!PyCode_Check(code)) {
@@ -602,6 +626,7 @@ static PyMethodDef dynrec_methods[] = {
     {"fork_before", m_fork_before, METH_NOARGS, fork_before_doc},
     {"code_digest", m_code_digest, METH_O, code_digest_doc},
     {"fork_parent", m_fork_parent, METH_NOARGS, fork_parent_doc},
+    {"is_library", (PyCFunction)(void (*)(void))m_is_library, METH_FASTCALL, is_library_doc},
     {"load_embedded", (PyCFunction)(void (*)(void))dr_embed_load_py, METH_FASTCALL,
      "load_embedded(name, ...): dynrec's own Python modules _dynrec.NAME (embed.h)."},
     {NULL, NULL, 0, NULL}};

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../schema/ident.h"
 #include "../schema/sign.h"
 #include "hook.h"
 
@@ -317,13 +318,6 @@ static int64_t code_id_of(DrRecorder *r, int64_t idx) {
     return row->id;
 }
 
-/* Code of the standard library, site-packages, frozen modules or generated
- * code ("<string>"), by its file name. */
-static int is_library(const char *f) {
-    return !f || f[0] == '<' || strstr(f, "/site-packages/") || strstr(f, "/dist-packages/") ||
-           strstr(f, "/lib/python3.");
-}
-
 void dr_rec_keep_library(DrRecorder *r, int keep) {
     if (r) r->keep_library = keep;
 }
@@ -396,7 +390,7 @@ static int write_counts(DrRecorder *r, DrError *e) {
             r->ncodes = ncap;
         }
         CodeRow *row = &r->codes[c->index];
-        if (!row->id && (row->lib || (!r->keep_library && is_library(c->filename)))) {
+        if (!row->id && (row->lib || (!r->keep_library && dr_is_library(c->filename, NULL, 0)))) {
             if (!row->lib) {
                 row->lib = 1;
                 row->filename = c->filename;

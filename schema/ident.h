@@ -23,4 +23,15 @@ long dr_compile_epoch(const char *cid, const char **dynamo_id);
  * are equal (COMPARE.md, "Matching"). */
 char *dr_frame_key(char *buf, size_t n, const char *file, const char *qualname, long line);
 
+/* Whether the code of file f is library code, not the user's: generated
+ * (NULL, "<string>", "<frozen ...>"), installed (site-packages,
+ * dist-packages), the standard library (lib/python3.X), inductor's
+ * generated code (a torchinductor_ directory), or under one of the n
+ * directories dirs (each ending in '/'; a NULL entry is skipped): torch's
+ * own wherever it is installed, the standard library's, inductor's cache
+ * directory as set.  The one rule: the recorder's frame counts (writer.c),
+ * the adapter's user stacks and stored sources (_dynrec.is_library) and
+ * show's user code (SQL dynrec_is_library) all ask it. */
+int dr_is_library(const char *f, const char *const *dirs, size_t n);
+
 #endif

@@ -16,6 +16,7 @@
 #include "../schema/json.h"
 #include "../schema/sign.h"
 #include "../schema/text.h"
+#include "sqlfuncs.h"
 
 static char *meta(DrTrace *t, const char *key) {
     char *v = NULL;
@@ -271,6 +272,10 @@ static void text_line(FILE *out, const char *label, const char *value) {
 }
 
 int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
+    int frc = dr_sqlfuncs_register(dr_trace_sqlite(t)); /* dynrec_is_library */
+    if (frc != SQLITE_OK)
+        return dr_error(err, DR_ERR_SQL, "%s: cannot add the SQL functions: %s", dr_trace_path(t),
+                        sqlite3_errstr(frc));
     int complete = dr_trace_is_complete(t);
     int top = o->top > 0 ? o->top : 10;
     int top_lib = o->top_library > 0 ? o->top_library : 10;
@@ -282,14 +287,11 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     "(SELECT x.code2_id, min(s.text) AS cid FROM events x JOIN strings s ON s.id = "        \
     "x.compile_id WHERE x.kind_id = (SELECT id FROM strings WHERE text = 'cache_entry') "  \
     "GROUP BY x.code2_id) e ON e.code2_id = fc.code_id "
-/* Library code: generated ("<string>"), installed, the standard library, and
- * inductor's generated code in its cache directory (torch's default
- * /tmp/torchinductor_<user>, or TORCHINDUCTOR_CACHE_DIR as recorded). */
+/* Library code (../schema/ident.h, the one rule), and inductor's generated
+ * code in TORCHINDUCTOR_CACHE_DIR as recorded. */
 #define LIBRARY_CODE                                                                        \
-    "(c.filename LIKE '<%%' OR c.filename LIKE '%%/site-packages/%%' OR "                   \
-    "c.filename LIKE '%%/lib/python3.%%' OR c.filename LIKE '%%/torchinductor_%%' OR "      \
-    "c.filename LIKE ifnull((SELECT value FROM meta WHERE key = "                            \
-    "'env.TORCHINDUCTOR_CACHE_DIR'), '<none>') || '/%%')"
+    "dynrec_is_library(c.filename, (SELECT value FROM meta WHERE key = "                     \
+    "'env.TORCHINDUCTOR_CACHE_DIR') || '/')"
     char sql[1024];
     snprintf(sql, sizeof sql, CODE_SQL "ORDER BY fc.calls + fc.resumes DESC, c.qualname LIMIT %d",
              top_lib);

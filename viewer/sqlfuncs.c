@@ -27,6 +27,7 @@ SQLITE_EXTENSION_INIT1
 #include <string.h>
 
 #include "../schema/codec.h"
+#include "../schema/ident.h"
 #include "sqlfuncs.h"
 
 /* JSON's subtype in SQLite's json1: a value so marked is taken as JSON, not
@@ -199,7 +200,25 @@ static void fn_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_subtype(ctx, JSON_SUBTYPE);
 }
 
+/* dynrec_is_library(filename [, dir ...]): 1 when the code of filename is
+ * library code, 0 when it is the user's (ident.h, the one rule); each dir
+ * (NULL skipped) is a directory that is library too. */
+static void fn_is_library(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+    const char *dirs[8];
+    if (argc < 1 || argc > 1 + (int)(sizeof dirs / sizeof *dirs)) {
+        sqlite3_result_error(ctx, "dynrec_is_library(filename [, dir ...]): 1 to 9 arguments", -1);
+        return;
+    }
+    const char *f = (const char *)sqlite3_value_text(argv[0]);
+    for (int i = 1; i < argc; i++) dirs[i - 1] = (const char *)sqlite3_value_text(argv[i]);
+    sqlite3_result_int(ctx, dr_is_library(f, dirs, (size_t)(argc - 1)));
+}
+
 int dr_sqlfuncs_register(sqlite3 *db) {
+    int rc0 = sqlite3_create_function_v2(db, "dynrec_is_library", -1,
+                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, fn_is_library,
+                                         NULL, NULL, NULL);
+    if (rc0 != SQLITE_OK) return rc0;
     FuncState *s = calloc(1, sizeof *s);
     if (!s) return SQLITE_NOMEM;
     /* One state shared by both functions: the destructor runs once, with

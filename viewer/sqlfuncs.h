@@ -1,5 +1,5 @@
 /* sqlfuncs.h -- SQL functions that read a trace's payloads: dynrec_text(blob_id)
- * and dynrec_json(blob_id), for `dynrec sql` and the loadable SQLite
+ * and dynrec_json(blob_id), and dynrec_is_library(filename), for `dynrec sql` and the loadable SQLite
  * extension build/dynrec_sqlite.so (`.load build/dynrec_sqlite` in sqlite3). */
 #ifndef DR_SQLFUNCS_H
 #define DR_SQLFUNCS_H
@@ -10,8 +10,10 @@
  * the blob (the codec refuses it before allocating). */
 #define DR_SQL_TEXT_MAX ((size_t)64 << 20)
 
-/* Registers dynrec_text and dynrec_json on db; they read the tables
- * main.blobs and main.dicts of that connection.  Returns an SQLite code. */
+/* Registers dynrec_text and dynrec_json on db (they read the tables
+ * main.blobs and main.dicts of that connection) and dynrec_is_library
+ * (filename [, dir ...]), ../schema/ident.h's rule of library code.
+ * Returns an SQLite code. */
 int dr_sqlfuncs_register(sqlite3 *db);
 
 #endif
