@@ -41,7 +41,7 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
                 viewer/view_text.c
 # The in-process recorder's and torchrun's suites (their own line).
 TEST_SRC     += tests/test_inproc.c tests/test_dist.c
-TEST_SRC     += tests/test_model.c
+TEST_SRC     += tests/test_model.c tests/test_escape.c
 TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c replayer/util.c replayer/model.c replayer/compare.c viewer/report.c
 HEADERS      := $(wildcard cli/*.h schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/adapter_py.h $(BUILD)/dynamo_py.h $(BUILD)/dynamo_spec_py.h $(BUILD)/capture_py.h $(BUILD)/replay_py.h $(BUILD)/repro_py.h $(BUILD)/repro_values_py.h $(BUILD)/default_dict.h
 
