@@ -74,7 +74,8 @@ Test(escape, json_string_table) {
         {"rlm\xe2\x80\x8f alm\xd8\x9c", "\"rlm\\u200f alm\\u061c\"", 1},
         {"ls\xe2\x80\xa8ps\xe2\x80\xa9", "\"ls\\u2028ps\\u2029\"", 1},
         /* other characters are kept as they are */
-        {"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 /<>&'", "\"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 /<>&'\"", 1},
+        {"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 /<>&'",
+         "\"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 /<>&'\"", 1},
         /* bytes that are not UTF-8: each U+FFFD, the rest kept */
         {"bad\xff", "\"bad\\ufffd\"", 0},
         {"\x80x", "\"\\ufffdx\"", 0},

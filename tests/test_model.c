@@ -146,7 +146,8 @@ static Loaded build(const char *name, const char *script) {
         } else if (strcmp(verb, "compile") == 0) {
             const char *tname = field(f, n, 7, "MainThread");
             snprintf(data, sizeof data,
-                     "{\"attempts\": 1, \"graphs\": %s, \"outcome\": \"%s\", \"recompile\": %s%s%s%s}",
+                     "{\"attempts\": 1, \"graphs\": %s, \"outcome\": \"%s\","
+                     " \"recompile\": %s%s%s%s}",
                      field(f, n, 5, "1"), field(f, n, 4, "compiled"), field(f, n, 3, "0"),
                      n > 7 && !f[7] ? "" : ", \"thread_name\": \"", n > 7 && !f[7] ? "" : tname,
                      n > 7 && !f[7] ? "" : "\"");
@@ -271,7 +272,8 @@ Test(model, frame_key_is_file_under_the_root_qualname_and_line) {
          "pkg/main.py\x1fmain\x1f" "1"},
         /* library directories first, even under the root */
         {"", "/home/a/proj/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py",
-         "Module._call_impl", 1740, "<site>/torch/nn/modules/module.py\x1fModule._call_impl\x1f" "1740"},
+         "Module._call_impl", 1740,
+         "<site>/torch/nn/modules/module.py\x1fModule._call_impl\x1f" "1740"},
         {"", "/usr/lib/python3.11/contextlib.py", "contextmanager", 260,
          "<stdlib>/contextlib.py\x1f" "contextmanager\x1f" "260"},
         /* a pseudo-file is kept; a file elsewhere stays absolute */
@@ -382,8 +384,10 @@ Test(model, compile_label_is_epoch_thread_and_ordinal_in_the_frame) {
 /* A compile known only from its parts (a trace cut short before its
  * compile event): outside any frame, with no outcome, and compared. */
 Test(model, a_compile_without_its_event_is_kept_and_compared) {
-    Loaded a = build("parts_a.db", "code|0|/home/a/proj/m.py|f|10\ncb|0\nguard|0/0|TYPE_MATCH: x\n");
-    Loaded b = build("parts_b.db", "code|0|/home/a/proj/m.py|f|10\ncb|0\nguard|0/0|TYPE_MATCH: y\n");
+    Loaded a = build("parts_a.db",
+                     "code|0|/home/a/proj/m.py|f|10\ncb|0\nguard|0/0|TYPE_MATCH: x\n");
+    Loaded b = build("parts_b.db",
+                     "code|0|/home/a/proj/m.py|f|10\ncb|0\nguard|0/0|TYPE_MATCH: y\n");
     cr_assert_eq(a.m->ncompiles, 1);
     const DrCompile *c = compile_of(a.m, "0/0");
     cr_expect_eq(c->has_event, 0);
@@ -419,14 +423,16 @@ Test(model, compared_lines_are_masked_and_formatted_once) {
     Loaded l = build(
         "lines.db",
         "code|0|/home/a/proj/m.py|f|10\ncb|0\ncb|0\n"
-        "cfg|-|{\"cache_size_limit\": 8, \"b_set\": \"{'z', 'a'}\", \"debug_dir_root\": \"/home/a/proj/x\","
+        "cfg|-|{\"cache_size_limit\": 8, \"b_set\": \"{'z', 'a'}\","
+        " \"debug_dir_root\": \"/home/a/proj/x\","
         " \"when\": \"frozenset({'q', 'p'})\"}\n"
         "guard|0/0|TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[3], stride=[1])\n"
         "guard|0/0|ID_MATCH: ___check_obj_id(L['self'], 140200980950336)\n"
         "guard|0/0|GLOBAL_ID: G['_140200980950336_c0'].Tensor at 0x7f3a2b1c0d00\n"
         "gb|0|0/0|Unsupported|/home/a/proj/m.py|12|call to print\\nfrom user code:\\n  m.py:12\n"
         "gb|0|0/0|-|/home/a/proj/.venv/lib/python3.11/site-packages/torch/x.py|5|took 0.25 s\n"
-        "graph|0/0|<torch._dynamo.testing.CompileCounter object at 0x7f12ab34cd50>|3|" GRAPH_CODE "\n"
+        "graph|0/0|<torch._dynamo.testing.CompileCounter object at 0x7f12ab34cd50>|3|"
+        GRAPH_CODE "\n"
         "graph|0/0|inductor|2|# at 0x7f00aa\\ndef forward(self):\\n    pass\\n\n"
         "err|0/0|RuntimeError|1|boom at 0x7f00\\nsecond line\n"
         "err|0/0|TypeError|0|bad pid 12\n"
@@ -450,7 +456,8 @@ Test(model, compared_lines_are_masked_and_formatted_once) {
         /* guards: a set, sorted */
         {"0/0", DR_CAT_GUARDS, 0, "GLOBAL_ID: G['_#_c#'].Tensor at 0x?"},
         {"0/0", DR_CAT_GUARDS, 1, "ID_MATCH: ___check_obj_id(L['self'], #)"},
-        {"0/0", DR_CAT_GUARDS, 2, "TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[3], stride=[1])"},
+        {"0/0", DR_CAT_GUARDS, 2,
+         "TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[3], stride=[1])"},
         /* graph breaks: type, file relative to the root, line, the first line of the reason */
         {"0/0", DR_CAT_GRAPH_BREAKS, 0, "Unsupported at m.py:12: call to print"},
         {"0/0", DR_CAT_GRAPH_BREAKS, 1, "? at <site>/torch/x.py:5: took <time>"},
@@ -565,7 +572,8 @@ static const CompareRow compare_rows[] = {
      "guard|0/0|ID_MATCH: ___check_obj_id(L['self'], 139911112222333)\n" G_TENSOR3
      "gb|0|0/0|Unsupported|/srv/b/run/m.py|12|call to print\\nfrom somewhere else\n" GRAPH
      "compile|0|0/0|0|compiled|1|77\n", .cat = NULL},
-    {"guards are a set: another order is the same", BASE, F_CODE G_ID G_TENSOR3 GB_PRINT GRAPH C0, .cat = NULL},
+    {"guards are a set: another order is the same", BASE,
+     F_CODE G_ID G_TENSOR3 GB_PRINT GRAPH C0, .cat = NULL},
     {"one extra recompile", BASE, BASE RECOMPILE, .cat = "compiles", .count = 1, .total = 2,
      .what = "compile #1 of f only in b (compiled, 1 guard)", .cb = "0/1",
      .side_a = "(no such compile)", .side_b = "compile 0/1: compiled",
@@ -620,7 +628,8 @@ static const CompareRow compare_rows[] = {
     {"another guard failure", BASE RECOMPILE, BASE RECOMPILE_REASON("5"),
      .cat = "guard_failures", .count = 1,
      .what = "guard failures of compile #1 of f differs: 1 removed, 1 added", .ca = "0/1",
-     .cb = "0/1", .side_a = "entry #0: tensor 'L['x']' size mismatch at index 0. expected 3, actual 4",
+     .cb = "0/1",
+     .side_a = "entry #0: tensor 'L['x']' size mismatch at index 0. expected 3, actual 4",
      .side_b = "actual 5"},
     {"after a reset: matched by epoch and ordinal, not by id", BASE "cb|0\ncompile|0|1:0/0|0\n",
      BASE "cb|0\ncompile|0|1:7/0|0\n", .cat = NULL},
@@ -637,7 +646,8 @@ static const CompareRow compare_rows[] = {
      .ca = "0/0", .cb = "0/1", .side_a = "TYPE_MATCH: a", .side_b = "TYPE_MATCH: c"},
     {"a guard failure against another thread's entry is counted, not compared",
      THREADS("a", "7", "Thread-1 (w)", "b", "8", "Thread-2 (w)") "gf|0|0/1|0/0|0/0: reason one\n",
-     THREADS("a", "7", "Thread-1 (w)", "b", "8", "Thread-2 (w)") "gf|0|0/1|0/0|0/0: reason two\n", .cat = NULL},
+     THREADS("a", "7", "Thread-1 (w)", "b", "8", "Thread-2 (w)") "gf|0|0/1|0/0|0/0: reason two\n",
+     .cat = NULL},
     {"a frame Dynamo never compiled: callbacks not compared", BASE G_CODE "cb|1\n",
      BASE G_CODE "cb|1\ncb|1\ncb|1\n", .cat = NULL},
     {"a compiled frame's callbacks differ", BASE, BASE "cb|0\n", .cat = "frames", .count = 1,
@@ -704,7 +714,8 @@ static const CompareRow compare_rows[] = {
     {"output differing in times only", BASE "out|stdout|done in 1.5s\\n|13\n",
      BASE "out|stdout|done in 12.25s\\n|15\n", .cat = NULL},
     {"output", BASE "out|stdout|one\\ntwo\\n|8\n", BASE "out|stdout|one\\nthree\\n|10\n",
-     .cat = "output", .count = 1, .what = "the program's stdout differs from line 2 (8 vs 10 bytes)",
+     .cat = "output", .count = 1,
+     .what = "the program's stdout differs from line 2 (8 vs 10 bytes)",
      .side_a = "2: two", .side_b = "2: three"},
 };
 
