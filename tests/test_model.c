@@ -551,6 +551,7 @@ Test(model, compared_lines_are_masked_and_formatted_once) {
     F_CODE "guard|0/0|TYPE_MATCH: " g1 "\ncompile|0|0/0|0|compiled|1|" t1 "|" n1 "\n"          \
            "guard|0/1|TYPE_MATCH: " g2 "\ncompile|0|0/1|1|compiled|1|" t2 "|" n2 "\n"
 #define CFG(json) "cfg|-|" json "\n"
+#define GLOBAL_STATE(json) "guard|0/0|GLOBAL_STATE: ___check_global_state() against " json "\n"
 
 typedef struct {
     const char *rule, *a, *b;
@@ -713,6 +714,32 @@ static const CompareRow compare_rows[] = {
      .o = {.max_compiles = 1}},
     {"output differing in times only", BASE "out|stdout|done in 1.5s\\n|13\n",
      BASE "out|stdout|done in 12.25s\\n|15\n", .cat = NULL},
+    {"output is compared only where both traces kept it", BASE "out|stdout|one\\n|4\n", BASE,
+     .cat = NULL},
+    {"a frame left out by key", BASE, BASE G_CODE "cb|1\n",
+     .o = {.skip_frames = (const char *const[]){"m.py\x1fg\x1f" "20"}, .nskip = 1}, .cat = NULL},
+    {"config keys a replay does not set are not compared",
+     BASE CFG("{\"a\": 1, \"log_compilation_metrics\": true}"),
+     BASE CFG("{\"a\": 1, \"log_compilation_metrics\": false}"),
+     .o = {.config_unset = (const char *const[]){"log_compilation_metrics"}, .nconfig_unset = 1},
+     .cat = NULL, .also = "\"not_set_by_replay\": [\"log_compilation_metrics\"]"},
+    {"a global-state key of one torch version is left out of the guard",
+     F_CODE GLOBAL_STATE("{\"grad_enabled\": true}") C0 "meta|torch_version|2.14.1\n",
+     F_CODE GLOBAL_STATE("{\"cuda_matmul_precision\": \"high\", \"grad_enabled\": true}") C0
+     "meta|torch_version|2.15.0\n",
+     .cat = NULL, .also = "\"global_state_keys_not_compared\": [\"cuda_matmul_precision\"]"},
+    {"a global-state key on one side of the same torch version",
+     F_CODE GLOBAL_STATE("{\"grad_enabled\": true}") C0,
+     F_CODE GLOBAL_STATE("{\"cuda_matmul_precision\": \"high\", \"grad_enabled\": true}") C0,
+     .cat = "guards", .count = 1,
+     .what = "guard set of compile #0 of f differs: 1 removed, 1 added",
+     .side_b = "\"cuda_matmul_precision\": \"high\""},
+    {"a changed global-state value across torch versions is still a difference",
+     F_CODE GLOBAL_STATE("{\"grad_enabled\": true}") C0 "meta|torch_version|2.14.1\n",
+     F_CODE GLOBAL_STATE("{\"cuda_matmul_precision\": \"high\", \"grad_enabled\": false}") C0
+     "meta|torch_version|2.15.0\n",
+     .cat = "guards", .count = 1, .side_a = "\"grad_enabled\": true",
+     .side_b = "\"grad_enabled\": false"},
     {"output", BASE "out|stdout|one\\ntwo\\n|8\n", BASE "out|stdout|one\\nthree\\n|10\n",
      .cat = "output", .count = 1,
      .what = "the program's stdout differs from line 2 (8 vs 10 bytes)",
@@ -793,4 +820,80 @@ Test(model, compare_reports_the_first_divergence_by_the_rules) {
         loaded_free(&b);
         loaded_free(&a);
     }
+}
+
+/* "reproduced N/M compiles" (COMPARE.md, "Replay mode"): the compared
+ * compiles of a with no divergence, and the line per compile. */
+Test(model, reproduced_counts_the_compiles_of_a_without_a_divergence) {
+    Loaded a = build("rep_a.db", BASE RECOMPILE "compile|-|9/0|0\n");
+    Loaded b = build("rep_b.db", BASE "compile|-|9/0|0|skipped|0\n");
+    DrCompareOptions o = {.replay = 1};
+    DrDiff *d = dr_compare(a.m, b.m, &o, NULL);
+    cr_assert_not_null(d);
+    long reproduced = -2, total = -2;
+    dr_diff_reproduced(d, &reproduced, &total);
+    cr_expect_eq(total, 3);
+    cr_expect_eq(reproduced, 1, "0/1 is only in a, 9/0 differs");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_not_null(f);
+    cr_assert_eq(dr_diff_print_compiles(d, f, 2), 0);
+    cr_assert_eq(fclose(f), 0);
+    cr_expect_str_eq(buf,
+                     "    reproduced 0/0 f: compiled, 2 guards, 0 guard failures, 1 graph breaks,"
+                     " 1 graphs, 0 speculation steps, side effects 0 applied 0 dropped, 0 errors\n"
+                     "    DIVERGED   0/1 f: compiled, 1 guards, 1 guard failures, 0 graph breaks,"
+                     " 0 graphs, 0 speculation steps, side effects 0 applied 0 dropped, 0 errors\n"
+                     "    ... and 1 more\n");
+    free(buf);
+    dr_diff_free(d);
+    d = dr_compare(a.m, a.m, &o, NULL);
+    cr_assert_not_null(d);
+    dr_diff_reproduced(d, &reproduced, &total);
+    cr_expect(reproduced == 3 && total == 3, "%ld/%ld", reproduced, total);
+    dr_diff_free(d);
+    loaded_free(&b);
+    loaded_free(&a);
+}
+
+typedef struct {
+    char seen[512];
+    int stop_after;
+    int calls;
+} Collected;
+
+static int collect_op(void *arg, const char *op, const char *cid) {
+    Collected *c = arg;
+    size_t n = strlen(c->seen);
+    snprintf(c->seen + n, sizeof c->seen - n, "%s%s@%s", n ? " " : "", op, cid);
+    return ++c->calls == c->stop_after;
+}
+
+/* The collectives of a rank (COMPARE.md, "Ranks of one job"): calls of a
+ * c10d operator or of a torch.distributed collective in the graphs' code,
+ * in the order of compiles, comment lines and other names left out. */
+Test(model, collectives_are_the_c10d_and_distributed_calls_in_compile_order) {
+    Loaded l = build(
+        "coll.db",
+        F_CODE
+        "graph|0/0|eager|9|def forward(self, x):\\n"
+        "    all_reduce = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\\n"
+        "    wait = torch.ops._c10d_functional.wait_tensor.default(all_reduce)\\n"
+        "    # torch.distributed.broadcast(x, 0) in a comment line\\n"
+        "    y = torch.distributed.broadcast(x, 0)\\n"
+        "    z = torch.add(x, 1); v = torch.distributed.get_rank()\\n"
+        "    w = mytorch.distributed.all_reduce(x)\\n"
+        "    return torch.distributed.all_reduce_coalesced([x])\\n\n"
+        "graph|0/1|eager|2|def forward(self):\\n    torch.distributed.barrier()\\n\n"
+        "compile|0|0/1|0\n" C0);
+    Collected c = {.stop_after = -1};
+    cr_expect_eq(dr_model_collectives(l.m, collect_op, &c), 5);
+    cr_expect_str_eq(c.seen, "barrier@0/1 all_reduce@0/0 wait_tensor@0/0 broadcast@0/0"
+                             " all_reduce_coalesced@0/0");
+    Collected stop = {.stop_after = 2};
+    cr_expect_eq(dr_model_collectives(l.m, collect_op, &stop), -1);
+    cr_expect_str_eq(stop.seen, "barrier@0/1 all_reduce@0/0");
+    cr_expect_eq(dr_model_collectives(l.m, NULL, NULL), 5);
+    loaded_free(&l);
 }
