@@ -649,6 +649,13 @@ static const CompareRow compare_rows[] = {
      THREADS("a", "7", "Thread-1 (w)", "b", "8", "Thread-2 (w)") "gf|0|0/1|0/0|0/0: reason one\n",
      THREADS("a", "7", "Thread-1 (w)", "b", "8", "Thread-2 (w)") "gf|0|0/1|0/0|0/0: reason two\n",
      .cat = NULL},
+    {"threads: one side's frame compiled by one thread is matched by its thread's name",
+     F_CODE "guard|0/0|TYPE_MATCH: a\ncompile|0|0/0|0|compiled|1|7|MainThread\n",
+     F_CODE "guard|0/0|TYPE_MATCH: a\ncompile|0|0/0|0|compiled|1|7|MainThread\n"
+     "guard|0/1|TYPE_MATCH: b\ncompile|0|0/1|1|compiled|1|8|Thread-1 (w)\n",
+     .cat = "compiles", .count = 1, .total = 2,
+     .what = "compile Thread-1 (w) #0 of f only in b (compiled, 1 guard)", .cb = "0/1",
+     .side_a = "(no such compile)", .side_b = "compile 0/1: compiled"},
     {"a frame Dynamo never compiled: callbacks not compared", BASE G_CODE "cb|1\n",
      BASE G_CODE "cb|1\ncb|1\ncb|1\n", .cat = NULL},
     {"a compiled frame's callbacks differ", BASE, BASE "cb|0\n", .cat = "frames", .count = 1,
