@@ -9,7 +9,8 @@
  * relative files, library prefixes, resume functions, recompiles, resets,
  * threads), the masked lines the model compares, and, for pairs of traces,
  * the first divergence dr_compare reports (category, what, compile ids,
- * both sides), one row per rule of replayer/COMPARE.md. */
+ * both sides), one row per rule of replayer/COMPARE.md; then a replay's
+ * "reproduced N/M" and a rank's collectives. */
 #define _GNU_SOURCE 1
 #include <criterion/criterion.h>
 #include <dirent.h>
