@@ -43,7 +43,8 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
                 viewer/view_text.c
 # The in-process recorder's and torchrun's suites (their own line).
 TEST_SRC     += tests/test_inproc.c tests/test_dist.c
-TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c
+TEST_SRC     += tests/test_model.c tests/test_escape.c
+TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c replayer/util.c replayer/model.c replayer/compare.c viewer/report.c
 HEADERS      := $(wildcard cli/*.h schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/embedded_py.h $(BUILD)/default_dict.h
 
 # The recorder as an extension module (recorder/inproc.c), for `import

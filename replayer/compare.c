@@ -562,6 +562,18 @@ static void count_lone_frame(DrDiff *d, const DrModel *m, const DrFrame *f, long
     }
 }
 
+/* The label c is matched by: its own, except in a frame one thread
+ * compiled when the other side's frame was compiled by several (mine 0,
+ * other 1): then the label it would have had there, its thread's name
+ * (traces without names: the first thread) and ordinal, as number_compiles
+ * in model.c writes them.  NULL only when out of memory. */
+static const char *match_label(DrDiff *d, const DrCompile *c, int mine, int other) {
+    if (mine || !other) return c->label;
+    char ep[40] = "";
+    if (c->epoch) snprintf(ep, sizeof ep, "epoch %ld ", c->epoch);
+    return fmt(d, "%s%.300s #%ld", ep, c->thread_name ? c->thread_name : "thread 1", c->ordinal);
+}
+
 static int skipped_frame(const DrDiff *d, const char *key) {
     for (long i = 0; i < d->o.nskip; i++)
         if (strcmp(d->o.skip_frames[i], key) == 0) return 1;
@@ -619,12 +631,18 @@ static void compare_frames(DrDiff *d) {
          * side's labels so that a frame with thousands of compiles stays
          * linear. */
         DrMap la = {0}, lb = {0};
+        int ma = f->multi_thread, mb = g->multi_thread;
+        const char *lab;
         for (long k = 0; k < nfa; k++)
-            d->failed |= dr_map_put(&la, A->compiles[f->comp[k]].label, f->comp[k]) != 0;
+            if ((lab = match_label(d, &A->compiles[f->comp[k]], ma, mb)))
+                d->failed |= dr_map_put(&la, lab, f->comp[k]) != 0;
         for (long j = 0; j < nfb; j++)
-            d->failed |= dr_map_put(&lb, B->compiles[g->comp[j]].label, g->comp[j]) != 0;
+            if ((lab = match_label(d, &B->compiles[g->comp[j]], mb, ma)))
+                d->failed |= dr_map_put(&lb, lab, g->comp[j]) != 0;
         for (long k = 0; k < nfa; k++) {
-            long ca = f->comp[k], cb = dr_map_get(&lb, A->compiles[ca].label);
+            long ca = f->comp[k];
+            lab = match_label(d, &A->compiles[ca], ma, mb);
+            long cb = lab ? dr_map_get(&lb, lab) : -1;
             if (cb < 0) {
                 if (!(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, A, fa, ca, 0, B, fb);
             } else {
@@ -633,7 +651,8 @@ static void compare_frames(DrDiff *d) {
         }
         for (long j = 0; j < nfb; j++) {
             long cb = g->comp[j];
-            if (dr_map_get(&la, B->compiles[cb].label) < 0 && !(ign & (1u << DR_CAT_COMPILES)))
+            lab = match_label(d, &B->compiles[cb], mb, ma);
+            if (lab && dr_map_get(&la, lab) < 0 && !(ign & (1u << DR_CAT_COMPILES)))
                 lone_compile(d, B, fb, cb, 1, A, fa);
         }
         dr_map_free(&la);

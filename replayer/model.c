@@ -423,7 +423,7 @@ static int cmp_rank(const void *a, const void *b) {
 
 /* Orders the compiles, then names each by its place in its frame: the
  * n-th compile of the frame ("#n"), or, when several threads compiled the
- * frame, the n-th of its thread ("Thread-1 (worker)#n"). */
+ * frame, the n-th of its thread ("Thread-1 (worker) #n"). */
 static int number_compiles(DrModel *m, DrError *err) {
     long outside = -1;
     for (long i = 0; i < m->ncompiles; i++) {

@@ -17,7 +17,7 @@ typedef struct {
     long frame;        /* index into DrModel.frames */
     char *group;       /* "" or the thread name when several threads compiled the frame */
     long ordinal;      /* position among the frame's compiles of the same group */
-    char *label;       /* epoch, group and ordinal: "#1", "Thread-2 (worker)#0", "epoch 1 #0" */
+    char *label;       /* epoch, group and ordinal: "#1", "Thread-2 (worker) #0", "epoch 1 #0" */
     int64_t seq, first_seq;
     long rank;         /* position in the trace's order of compiles */
     int has_event;     /* a compile event was recorded (else only its parts) */
