@@ -58,6 +58,7 @@ typedef struct {
     DrStrVec minus, plus;  /* lines only in a / only in b */
     long line;        /* a source line of the frame's file, 0 for none */
     char *line_file;  /* the file of that line (a relname) */
+    long order;       /* when it was found: the tie-break of the sort */
 } Div;
 
 struct DrDiff {
@@ -99,6 +100,7 @@ static Div *add_div(DrDiff *d, int cat, long rank) {
     memset(v, 0, sizeof *v);
     v->cat = cat;
     v->rank = rank;
+    v->order = d->ndivs - 1;
     v->fa = v->fb = v->ca = v->cb = -1;
     d->per_cat[cat]++;
     return v;
@@ -713,7 +715,8 @@ static int cmp_div(const void *p, const void *q) {
     const Div *a = p, *b = q;
     if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
     if (a->cat != b->cat) return a->cat < b->cat ? -1 : 1;
-    return 0;
+    /* qsort need not be stable: found first stays first, on every libc. */
+    return a->order < b->order ? -1 : a->order > b->order;
 }
 
 DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o,
