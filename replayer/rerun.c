@@ -37,7 +37,7 @@
 #include "sandbox.h"
 #include "../schema/ident.h"
 #include "../schema/sign.h"
-#include "util.h"
+#include "../common/util.h"
 
 extern char **environ;
 
