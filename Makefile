@@ -36,7 +36,7 @@ SQL_SRC      := sql/sqlfuncs.c sql/sql.c
 # The terminal viewer is the only user of ncurses: only dynrec links it.
 VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
 VIEW_LIBS    := -lncursesw
-REPLAYER_SRC := replayer/model.c replayer/compare.c replayer/rerun.c replayer/sandbox.c \
+REPLAYER_SRC := replayer/model.c replayer/compare.c replayer/child.c replayer/rerun.c replayer/replay.c replayer/sandbox.c \
                 replayer/repro.c
 # The command line: one file per command, and the option parser.
 CLI_SRC      := $(wildcard cli/*.c)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "../replayer/rerun.h"
+#include "../replayer/replay.h"
 
 static const char usage[] =
     "usage: dynrec replay [options] trace.db\n"
