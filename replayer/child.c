@@ -181,16 +181,14 @@ void dr_child_free_files(DrChildFiles *f) {
     dr_vec_free(&f->blob);
 }
 
-/* A private (0700) directory for this re-run in r->tmpdir, removed at the
- * end; 0, or -1 after saying why. */
-int dr_child_tmpdir(DrChild *r, const char *what) {
+int dr_child_tmpdir(DrChild *r, const char *what, DrError *err) {
     const char *base = getenv("TMPDIR");
     char *tmpl = NULL;
     if (asprintf(&tmpl, "%s/dynrec-%s-XXXXXX", base && *base == '/' ? base : "/tmp", what) < 0)
         return -1;
     if (!mkdtemp(tmpl)) {
-        fprintf(stderr, "dynrec %s: cannot make a temporary directory %s: %s\n", what, tmpl,
-                strerror(errno));
+        dr_error(err, DR_ERR_IO, "cannot make a temporary directory %s: %s", tmpl,
+                 strerror(errno));
         free(tmpl);
         return -1;
     }
@@ -387,10 +385,10 @@ static const char CHECK_SET_PY[] =
     "        bad = 1\n"
     "sys.exit(bad)\n";
 
-int dr_child_check_sets(int nset, char *const *set) {
+int dr_child_check_sets(int nset, char *const *set, FILE *msgs) {
     char *python = dr_run_choose_python();
     if (!python) {
-        fprintf(stderr, "dynrec rerun: no virtualenv Python to check --set with; set "
+        fprintf(msgs, "dynrec rerun: no virtualenv Python to check --set with; set "
                         "VIRTUAL_ENV\n");
         return DR_EX_USAGE;
     }
@@ -423,9 +421,9 @@ int dr_child_check_sets(int nset, char *const *set) {
     if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         if (out.s && *out.s) {
             for (char *line = strtok(out.s, "\n"); line; line = strtok(NULL, "\n"))
-                fprintf(stderr, "dynrec rerun: --set %s\n", line);
+                fprintf(msgs, "dynrec rerun: --set %s\n", line);
         } else {
-            fprintf(stderr, "dynrec rerun: cannot check --set with %s (it failed to import "
+            fprintf(msgs, "dynrec rerun: cannot check --set with %s (it failed to import "
                             "torch)\n", python);
         }
         rc = DR_EX_USAGE;
@@ -442,18 +440,15 @@ static int python_minor(const char *v, int *maj, int *min) {
     return v && sscanf(v, "%d.%d", maj, min) == 2 ? 0 : -1;
 }
 
-/* A trace recorded with another Python minor version than this dynrec
- * embeds (marshalled code and bytecode are per minor version): says so for
- * `dynrec CMD` and returns 1; 0 when the versions agree or are unknown. */
-int dr_child_other_python(const char *cmd, const char *verb, const char *trace,
-                        const char *recorded) {
+int dr_child_other_python(const char *verb, const char *trace, const char *recorded,
+                          DrError *err) {
     int rmaj, rmin, maj, min;
     if (python_minor(recorded, &rmaj, &rmin) != 0 ||
         python_minor(dr_run_python_version(), &maj, &min) != 0 || (rmaj == maj && rmin == min))
         return 0;
-    fprintf(stderr, "dynrec %s: %s was recorded with Python %d.%d; this dynrec runs Python "
-                    "%d.%d: %s it with a dynrec built for Python %d.%d\n",
-            cmd, trace, rmaj, rmin, maj, min, verb, rmaj, rmin);
+    dr_error(err, DR_ERR_ARG, "%s was recorded with Python %d.%d; this dynrec runs Python "
+             "%d.%d: %s it with a dynrec built for Python %d.%d",
+             trace, rmaj, rmin, maj, min, verb, rmaj, rmin);
     return 1;
 }
 
@@ -566,41 +561,29 @@ int dr_child_spawn(DrChild *r, const DrSandbox *sb, const char *what, const char
     return st;
 }
 
-/* Opens the recording and loads its decisions (a file that cannot be
- * compared is refused before anything runs); says why not and returns 65. */
-int dr_child_load_recording(const char *what, const char *path, DrTrace **t, DrModel **m) {
-    DrError err = {0};
-    *t = dr_trace_open(path, &err);
-    if (*t) *m = dr_model_load(*t, &err);
-    if (!*t || !*m) {
-        fprintf(stderr, "dynrec %s: %s\n", what, err.msg);
+int dr_child_load_recording(const char *path, DrTrace **t, DrModel **m, DrError *err) {
+    *t = dr_trace_open(path, err);
+    if (*t) *m = dr_model_load(*t, err);
+    return *t && *m ? 0 : DR_EX_DATAERR;
+}
+
+int dr_child_load_result(const char *run, const char *path, DrTrace **nt, DrModel **mb,
+                         DrError *err) {
+    DrError e = {0};
+    *nt = dr_trace_open(path, &e);
+    if (!*nt) {
+        dr_error(err, e.code, "the %s left no readable trace: %s", run, e.msg);
         return DR_EX_DATAERR;
     }
+    if (!(*mb = dr_model_load(*nt, err))) return DR_EX_DATAERR;
     return 0;
 }
 
-/* Opens the trace a child wrote and loads its decisions; says why not
- * (what: "rerun", "replay"; run: "re-run", "replay") and returns 65. */
-int dr_child_load_result(const char *what, const char *run, const char *path, DrTrace **nt,
-                       DrModel **mb) {
-    DrError err = {0};
-    *nt = dr_trace_open(path, &err);
-    if (!*nt) {
-        fprintf(stderr, "dynrec %s: the %s left no readable trace: %s\n", what, run, err.msg);
-        return DR_EX_DATAERR;
-    }
-    if (!(*mb = dr_model_load(*nt, &err))) {
-        fprintf(stderr, "dynrec %s: %s\n", what, err.msg);
-        return DR_EX_DATAERR;
-    }
-    return 0;
-}
-/* Moves the confined child's trace (out_dir/replay.db) to where the user
- * asked for it; 0, or -1 after saying why. */
-int dr_child_move_out(const char *from, const char *to) {
+/* The message says "replay" for rerun too, as it always has. */
+int dr_child_move_out(const char *from, const char *to, FILE *msgs) {
     if (rename(from, to) == 0) return 0;
     if (errno != EXDEV) {
-        fprintf(stderr, "dynrec replay: cannot write %s: %s\n", to, strerror(errno));
+        fprintf(msgs, "dynrec replay: cannot write %s: %s\n", to, strerror(errno));
         return -1;
     }
     int in = open(from, O_RDONLY | O_CLOEXEC);
@@ -615,7 +598,7 @@ int dr_child_move_out(const char *from, const char *to) {
     if (in >= 0) close(in);
     if (outfd >= 0 && close(outfd) != 0) ok = 0;
     if (!ok) {
-        fprintf(stderr, "dynrec replay: cannot write %s: %s\n", to, strerror(errno));
+        fprintf(msgs, "dynrec replay: cannot write %s: %s\n", to, strerror(errno));
         unlink(to);
         return -1;
     }

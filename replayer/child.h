@@ -2,12 +2,15 @@
  * the recorded program again in a child (`dynrec run --rerun-of` or
  * `--replay-of`) and compare its trace with the recording.
  *
- * Every string a DrChild holds lives in its arena.  Functions that print
- * say so; the rest return a status and print nothing. */
+ * Every string a DrChild holds lives in its arena.  A failure that ends
+ * the command fills a DrError the command line prints ("dynrec CMD: msg");
+ * the few functions that write notes say so and take the FILE* they write
+ * to.  Only a spawned child writes to the process's own stderr. */
 #ifndef DR_REPLAYER_CHILD_H
 #define DR_REPLAYER_CHILD_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../cli/exit.h"
 #include "../common/util.h"
@@ -20,6 +23,7 @@
  * made for the child. */
 typedef struct {
     DrArena arena;
+    FILE *msgs;          /* the command's notes (stderr) */
     DrTrace *t;
     char *cwd, *script, *module, *python_version, *torch_version, *exit_status;
     DrStrVec args;       /* the script's own arguments */
@@ -54,9 +58,9 @@ typedef struct {
 int dr_child_load_files(DrChild *r, DrChildFiles *f, DrError *err);
 void dr_child_free_files(DrChildFiles *f);
 
-/* A private (0700) directory $TMPDIR/dynrec-WHAT-XXXXXX in r->tmpdir;
- * 0, or -1 after saying why on stderr. */
-int dr_child_tmpdir(DrChild *r, const char *what);
+/* A private (0700) directory $TMPDIR/dynrec-WHAT-XXXXXX in r->tmpdir,
+ * removed at the end; 0, or -1 with err filled. */
+int dr_child_tmpdir(DrChild *r, const char *what, DrError *err);
 
 /* Removes dir and everything under it (links are not followed). */
 void dr_child_rmtree(const char *dir);
@@ -74,15 +78,16 @@ int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, DrBu
 
 /* Checks each --set NAME=VALUE with the venv's Python (a known config
  * name, a Python literal) before anything runs; 0, or DR_EX_USAGE after
- * saying why on stderr. */
-int dr_child_check_sets(int nset, char *const *set);
+ * writing one line per bad setting to msgs ("dynrec rerun: --set ...",
+ * for replay too, as it always has). */
+int dr_child_check_sets(int nset, char *const *set, FILE *msgs);
 
 /* A trace recorded with another Python minor version than this dynrec
- * embeds (marshalled code and bytecode are per minor version): says so on
- * stderr for `dynrec CMD` and returns 1; 0 when the versions agree or are
- * unknown. */
-int dr_child_other_python(const char *cmd, const char *verb, const char *trace,
-                          const char *recorded);
+ * embeds (marshalled code and bytecode are per minor version): returns 1
+ * with err filled (verb: "re-run", "replay"); 0 when the versions agree or
+ * are unknown. */
+int dr_child_other_python(const char *verb, const char *trace, const char *recorded,
+                          DrError *err);
 
 /* "<stem>-WHAT.db" in this directory, or -2, -3, ... when taken; in r's
  * arena, NULL when none is free. */
@@ -99,18 +104,17 @@ int dr_child_spawn(DrChild *r, const DrSandbox *sb, const char *what, const char
                    DrStrVec *argv, DrStrVec *env, const char *cwd, int to_stderr);
 
 /* Opens the recording and loads its decisions (a file that cannot be
- * compared is refused before anything runs); 0, or DR_EX_DATAERR after
- * saying why on stderr. */
-int dr_child_load_recording(const char *what, const char *path, DrTrace **t, DrModel **m);
+ * compared is refused before anything runs); 0, or DR_EX_DATAERR with err
+ * filled. */
+int dr_child_load_recording(const char *path, DrTrace **t, DrModel **m, DrError *err);
 
-/* Opens the trace a child wrote and loads its decisions (what: "rerun",
- * "replay"; run: "re-run", "replay"); 0, or DR_EX_DATAERR after saying
- * why on stderr. */
-int dr_child_load_result(const char *what, const char *run, const char *path, DrTrace **nt,
-                         DrModel **mb);
+/* Opens the trace a child wrote and loads its decisions (run: "re-run",
+ * "replay"); 0, or DR_EX_DATAERR with err filled. */
+int dr_child_load_result(const char *run, const char *path, DrTrace **nt, DrModel **mb,
+                         DrError *err);
 
 /* Moves the confined child's trace to where the user asked for it
- * (copying across file systems); 0, or -1 after saying why on stderr. */
-int dr_child_move_out(const char *from, const char *to);
+ * (copying across file systems); 0, or -1 after saying why on msgs. */
+int dr_child_move_out(const char *from, const char *to, FILE *msgs);
 
 #endif

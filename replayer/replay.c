@@ -134,8 +134,8 @@ static int run_replay_child(DrChild *r, const DrReplayOptions *o, const DrSandbo
     return st;
 }
 
-int dr_replay(const DrReplayOptions *o) {
-    DrChild R = {0}, *r = &R;
+int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
+    DrChild R = {.msgs = msgs}, *r = &R;
     DrChildFiles files = {0};
     DrStrVec env = {0};
     Skips sk = {0};
@@ -150,23 +150,23 @@ int dr_replay(const DrReplayOptions *o) {
     char sandbox_desc[500] = "none", in_dir[4200];
     char *python = dr_run_choose_python();
 
-    if ((rc = dr_child_load_recording("replay", o->trace, &r->t, &ma)) != 0) goto done;
+    if ((rc = dr_child_load_recording(o->trace, &r->t, &ma, error)) != 0) goto done;
     rc = 1;
     /* One validated snapshot: from here on every read, the checks below
      * and the child's, is of a private copy made after the trace was
      * validated, never the user's file again (which could change under
      * us, or read differently through a view). */
     char copy[4096], out_dir[4096];
-    if (dr_child_tmpdir(r, "replay") != 0) goto done;
+    if (dr_child_tmpdir(r, "replay", error) != 0) goto done;
     snprintf(copy, sizeof copy, "%s/in", r->tmpdir);
     snprintf(out_dir, sizeof out_dir, "%s/out", r->tmpdir);
     if (mkdir(copy, 0700) != 0 || mkdir(out_dir, 0700) != 0) {
-        fprintf(stderr, "dynrec replay: cannot make %s: %s\n", copy, strerror(errno));
+        dr_error(error, DR_ERR_IO, "cannot make %s: %s", copy, strerror(errno));
         goto done;
     }
     snprintf(copy, sizeof copy, "%s/in/trace.db", r->tmpdir);
     if (dr_trace_snapshot(r->t, copy, &err) != DR_OK) {
-        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        *error = err;
         rc = DR_EX_DATAERR;
         goto done;
     }
@@ -174,7 +174,7 @@ int dr_replay(const DrReplayOptions *o) {
     ma = NULL;
     dr_trace_free(r->t);
     r->t = NULL;
-    if ((rc = dr_child_load_recording("replay", copy, &r->t, &ma)) != 0) goto done;
+    if ((rc = dr_child_load_recording(copy, &r->t, &ma, error)) != 0) goto done;
     rc = 1;
     r->cwd = ma->cwd ? ma->cwd : "/";
     r->python_version = ma->python_version;
@@ -186,28 +186,28 @@ int dr_replay(const DrReplayOptions *o) {
     ncap = NULL;
     if (ncaptures == 0) {
         if (dr_trace_schema_version(r->t) < 2)
-            fprintf(stderr, "dynrec replay: %s predates input capture (written by schema %d; "
-                            "dynrec 0.3.0 captures frame inputs): record it again to replay it\n",
-                    o->trace, dr_trace_schema_version(r->t));
+            dr_error(error, DR_ERR_ARG, "%s predates input capture (written by schema %d; "
+                     "dynrec 0.3.0 captures frame inputs): record it again to replay it",
+                     o->trace, dr_trace_schema_version(r->t));
         else if (dr_trace_get_meta(r->t, "hook.capture", &ncap, NULL) == DR_OK && ncap &&
                  strcmp(ncap, "active") != 0)
-            fprintf(stderr, "dynrec replay: %s holds no captured frames: the capture was "
-                            "switched off in that run (%s; see its recorder_error events)\n",
-                    o->trace, dr_child_safe(r, ncap, 100));
+            dr_error(error, DR_ERR_ARG, "%s holds no captured frames: the capture was "
+                     "switched off in that run (%s; see its recorder_error events)",
+                     o->trace, dr_child_safe(r, ncap, 100));
         else
-            fprintf(stderr, "dynrec replay: %s holds no captured frames: Dynamo compiled "
-                            "nothing in that run\n", o->trace);
+            dr_error(error, DR_ERR_ARG, "%s holds no captured frames: Dynamo compiled "
+                     "nothing in that run", o->trace);
         free(ncap);
         rc = DR_EX_NOINPUT;
         goto done;
     }
     /* After the captures: a trace no dynrec can replay says so first. */
-    if (dr_child_other_python("replay", "replay", o->trace, r->python_version)) {
+    if (dr_child_other_python("replay", o->trace, r->python_version, error)) {
         rc = DR_EX_UNAVAILABLE;
         goto done;
     }
     if (dr_child_load_files(r, &files, &err) != DR_OK) {
-        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        *error = err;
         rc = DR_EX_DATAERR;
         goto done;
     }
@@ -237,33 +237,33 @@ int dr_replay(const DrReplayOptions *o) {
     }
     if (!sb.bwrap && !o->trust && !sources_on_disk(r, &files, why, sizeof why)) {
         if (o->no_sandbox)
-            fprintf(stderr, "dynrec replay: %s; nothing was run. Unconfined (--no-sandbox), "
-                            "replay runs the definitions (imports, def, class) of the sources "
-                            "stored in %s only when they are this disk's own; if you trust "
-                            "where the file came from, add --trust\n", why, o->trace);
+            dr_error(error, DR_ERR_ARG, "%s; nothing was run. Unconfined (--no-sandbox), "
+                     "replay runs the definitions (imports, def, class) of the sources "
+                     "stored in %s only when they are this disk's own; if you trust "
+                     "where the file came from, add --trust", why, o->trace);
         else
-            fprintf(stderr, "dynrec replay: %s, and the replay cannot be confined here: %s; "
-                            "nothing was run. If you trust where %s came from, add --trust "
-                            "to replay it unconfined\n", why, sbx_why, o->trace);
+            dr_error(error, DR_ERR_ARG, "%s, and the replay cannot be confined here: %s; "
+                     "nothing was run. If you trust where %s came from, add --trust "
+                     "to replay it unconfined", why, sbx_why, o->trace);
         rc = DR_EX_NOPERM;
         goto done;
     }
-    if (o->nset && (rc = dr_child_check_sets(o->nset, o->set)) != 0) goto done;
+    if (o->nset && (rc = dr_child_check_sets(o->nset, o->set, msgs)) != 0) goto done;
     const char *outp = o->out ? o->out : dr_child_default_out(r, o->trace, "replay");
     char *newpath = outp ? dr_child_absolute(r, outp) : NULL;
     char *tracepath = dr_child_absolute(r, o->trace);
     if (!newpath || !tracepath) {
-        fprintf(stderr, "dynrec replay: cannot name the new trace; give one with -o\n");
+        dr_error(error, DR_ERR_IO, "cannot name the new trace; give one with -o");
         goto done;
     }
     DrBuf left = {0};
     int erc = dr_child_replay_env(r, &env, sb.bwrap != NULL, o->trust, &left, &err);
     if (erc == DR_OK && left.len)
-        fprintf(stderr, "dynrec replay: recorded environment left out (it could name a path or "
+        fprintf(msgs, "dynrec replay: recorded environment left out (it could name a path or "
                         "make Python import): %s\n", left.s);
     dr_buf_free(&left);
     if (erc != DR_OK) {
-        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        *error = err;
         rc = DR_EX_DATAERR;
         goto done;
     }
@@ -278,10 +278,11 @@ int dr_replay(const DrReplayOptions *o) {
     }
     int st = run_replay_child(r, o, sb.bwrap ? &sb : NULL, child_out, copy, tracepath, &env);
     /* Whatever the child wrote is the user's, however it ended. */
-    if (sb.bwrap && access(child_out, F_OK) == 0 && dr_child_move_out(child_out, newpath) != 0) goto done;
+    if (sb.bwrap && access(child_out, F_OK) == 0 && dr_child_move_out(child_out, newpath, msgs) != 0)
+        goto done;
     if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
-        fprintf(stderr, "dynrec replay: the replay did not finish%s\n",
-                st != -1 && WIFSIGNALED(st) ? " (killed by a signal)" : "");
+        dr_error(error, DR_ERR_IO, "the replay did not finish%s",
+                 st != -1 && WIFSIGNALED(st) ? " (killed by a signal)" : "");
         goto done;
     }
     if (WEXITSTATUS(st) == DR_EX_DATAERR || WEXITSTATUS(st) == DR_EX_USAGE) {
@@ -289,11 +290,11 @@ int dr_replay(const DrReplayOptions *o) {
         goto done;
     }
     if (WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "dynrec replay: the replay failed (exit status %d); its trace is %s\n",
-                WEXITSTATUS(st), newpath);
+        dr_error(error, DR_ERR_IO, "the replay failed (exit status %d); its trace is %s",
+                 WEXITSTATUS(st), newpath);
         goto done;
     }
-    if ((rc = dr_child_load_result("replay", "replay", newpath, &nt, &mb)) != 0) goto done;
+    if ((rc = dr_child_load_result("replay", newpath, &nt, &mb, error)) != 0) goto done;
     rc = 1;
     sk.r = r;
     sk.m = ma;
@@ -338,7 +339,7 @@ int dr_replay(const DrReplayOptions *o) {
     d = dr_compare(ma, mb, &co, &err);
     dr_vec_free(&unset);
     if (!d) {
-        fprintf(stderr, "dynrec replay: %s\n", err.msg);
+        *error = err;
         dr_vec_free(&skip_all);
         goto done;
     }
@@ -354,7 +355,6 @@ int dr_replay(const DrReplayOptions *o) {
             for (long i = 0; i < tmp.n; i++) dr_vec_push(&note_lines, tmp.v[i]);
         dr_vec_free(&tmp);
     }
-    FILE *out = stdout;
     if (o->json) {
         fputs("{\n  \"replay\": {\"of\": ", out);
         dr_json_string(out, o->trace);
@@ -414,7 +414,7 @@ int dr_replay(const DrReplayOptions *o) {
     dr_vec_free(&note_lines);
     dr_vec_free(&skip_all);
     rc = !dr_diff_identical(d) ? 1 : sk.names.n ? DR_EX_PARTIAL : 0;
-    if (fflush(stdout) != 0) rc = 1;
+    if (fflush(out) != 0) rc = 1;
 done:
     free(new_torch);
     free(notes);

@@ -4,7 +4,10 @@
 #ifndef DR_REPLAY_H
 #define DR_REPLAY_H
 
+#include <stdio.h>
+
 #include "../cli/exit.h"
+#include "../schema/error.h"
 
 typedef struct {
     const char *trace;    /* the recording to replay */
@@ -24,6 +27,10 @@ typedef struct {
 /* Exit statuses of dr_replay: those of dr_rerun, and 3 (identical, but
  * some frames could not be replayed). */
 
-int dr_replay(const DrReplayOptions *o);
+/* Replays and compares: the report goes to out, notes to msgs, the
+ * child's own output to stderr.  Returns the exit status; on a failure
+ * err (not NULL) says why, as dr_rerun's does, or is left empty when the
+ * replay child already said it (65, 2). */
+int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *err);
 
 #endif

@@ -45,7 +45,7 @@ static void note(DrChild *r, const char *fmt, ...) {
     va_end(ap);
     const char *line = dr_child_safe(r, buf, 0);
     dr_vec_push(&r->notes, (char *)line);
-    fprintf(stderr, "dynrec rerun: %s\n", line);
+    fprintf(r->msgs, "dynrec rerun: %s\n", line);
 }
 
 /* Splits text into lines (pointers into a copy owned by the arena). */
@@ -72,7 +72,8 @@ static long line_diff(DrChild *r, const char *name, const char *old, size_t oldl
     lines_of(&r->arena, cur, curlen, &b);
     long n = a.n, m = b.n, changed = 0, shown = 0;
     if (n > 3000 || m > 3000) {
-        fprintf(stderr, "  (%s is too long to show its changed lines)\n", dr_child_safe(r, name, 0));
+        fprintf(r->msgs, "  (%s is too long to show its changed lines)\n",
+                dr_child_safe(r, name, 0));
         dr_vec_free(&a);
         dr_vec_free(&b);
         return 1;
@@ -94,15 +95,17 @@ static long line_diff(DrChild *r, const char *name, const char *old, size_t oldl
         if (i < n && j < m && strcmp(a.v[i], b.v[j]) == 0) {
             i++, j++;
         } else if (i < n && (j == m || AT(i + 1, j) >= AT(i, j + 1))) {
-            if (shown++ < max) fprintf(stderr, "  -%ld: %s\n", i + 1, dr_child_safe(r, a.v[i], 200));
+            if (shown++ < max)
+                fprintf(r->msgs, "  -%ld: %s\n", i + 1, dr_child_safe(r, a.v[i], 200));
             i++, changed++;
         } else {
-            if (shown++ < max) fprintf(stderr, "  +%ld: %s\n", j + 1, dr_child_safe(r, b.v[j], 200));
+            if (shown++ < max)
+                fprintf(r->msgs, "  +%ld: %s\n", j + 1, dr_child_safe(r, b.v[j], 200));
             j++, changed++;
         }
     }
 #undef AT
-    if (shown > max) fprintf(stderr, "  ... and %ld more changed lines\n", shown - max);
+    if (shown > max) fprintf(r->msgs, "  ... and %ld more changed lines\n", shown - max);
     free(L);
     dr_vec_free(&a);
     dr_vec_free(&b);
@@ -157,23 +160,24 @@ static int has_dotdot(const char *s) {
 }
 
 /* --from-trace: writes the stored sources under r->tmpdir and sets
- * run_cwd and run_target.  Returns 0, or an exit status after saying why. */
-static int lay_out(DrChild *r, DrChildFiles *f) {
+ * run_cwd and run_target.  Returns 0, or an exit status with error filled
+ * (empty when out of memory). */
+static int lay_out(DrChild *r, DrChildFiles *f, DrError *error) {
     if (!r->cwd || r->cwd[0] != '/') {
-        fprintf(stderr, "dynrec rerun: %s records no absolute working directory; cannot lay "
-                        "out its sources\n", dr_trace_path(r->t));
+        dr_error(error, DR_ERR_CORRUPT, "%s records no absolute working directory; cannot lay "
+                 "out its sources", dr_trace_path(r->t));
         return DR_EX_DATAERR;
     }
     for (long i = 0; i < f->path.n; i++)
         if (has_dotdot(f->path.v[i]) || strchr(f->path.v[i], '\n')) {
-            fprintf(stderr, "dynrec rerun: refusing %s: its stored file name '%s' would "
-                            "escape the temporary directory\n",
-                    dr_trace_path(r->t), dr_child_safe(r, f->path.v[i], 300));
+            dr_error(error, DR_ERR_CORRUPT, "refusing %s: its stored file name '%s' would "
+                     "escape the temporary directory",
+                     dr_trace_path(r->t), dr_child_safe(r, f->path.v[i], 300));
             return DR_EX_DATAERR;
         }
     if (r->script && has_dotdot(r->script)) {
-        fprintf(stderr, "dynrec rerun: refusing %s: its script name '%s' would escape the "
-                        "temporary directory\n", dr_trace_path(r->t), dr_child_safe(r, r->script, 300));
+        dr_error(error, DR_ERR_CORRUPT, "refusing %s: its script name '%s' would escape the "
+                 "temporary directory", dr_trace_path(r->t), dr_child_safe(r, r->script, 300));
         return DR_EX_DATAERR;
     }
     /* The directory holding both the cwd and the script. */
@@ -211,7 +215,7 @@ static int lay_out(DrChild *r, DrChildFiles *f) {
         DrError err = {0};
         if (ok && dr_trace_read_blob(r->t, atoll(f->blob.v[i]), 64u << 20, &data, &len, &err) !=
                       DR_OK) {
-            fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+            fprintf(r->msgs, "dynrec rerun: %s\n", err.msg);
             ok = 0;
         }
         int fd = ok ? open(dest, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
@@ -224,8 +228,8 @@ static int lay_out(DrChild *r, DrChildFiles *f) {
         if (fd >= 0 && close(fd) != 0) ok = 0;
         free(data);
         if (!ok) {
-            fprintf(stderr, "dynrec rerun: cannot write %s: %s\n", dr_child_safe(r, dest, 0),
-                    strerror(errno));
+            dr_error(error, DR_ERR_IO, "cannot write %s: %s", dr_child_safe(r, dest, 0),
+                     strerror(errno));
             free(dest);
             return 1;
         }
@@ -248,8 +252,8 @@ static int lay_out(DrChild *r, DrChildFiles *f) {
         free(copy);
         struct stat sb;
         if (!r->run_target || stat(r->run_target, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            fprintf(stderr, "dynrec rerun: %s does not store its script %s; nothing to run "
-                            "from the trace\n", dr_trace_path(r->t), dr_child_safe(r, r->script, 300));
+            dr_error(error, DR_ERR_CORRUPT, "%s does not store its script %s; nothing to run "
+                     "from the trace", dr_trace_path(r->t), dr_child_safe(r, r->script, 300));
             return DR_EX_DATAERR;
         }
     }
@@ -318,8 +322,8 @@ static void report_header(DrChild *r, FILE *out, const char *trace, const char *
 static void json_header(DrChild *r, FILE *out, const char *trace, const char *newpath,
                         const DrRerunOptions *o, const char *new_torch, int st);
 
-int dr_rerun(const DrRerunOptions *o) {
-    DrChild R = {0}, *r = &R;
+int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *error) {
+    DrChild R = {.msgs = msgs}, *r = &R;
     DrChildFiles files = {0};
     DrStrVec env = {0};
     DrTrace *nt = NULL;
@@ -331,7 +335,7 @@ int dr_rerun(const DrRerunOptions *o) {
     char *python = NULL;
 
     /* The recording's decisions are read first; the run facts come with them. */
-    if ((rc = dr_child_load_recording("rerun", o->trace, &r->t, &ma)) != 0) goto done;
+    if ((rc = dr_child_load_recording(o->trace, &r->t, &ma, error)) != 0) goto done;
     rc = 1;
     r->cwd = ma->cwd;
     r->script = ma->script;
@@ -342,12 +346,12 @@ int dr_rerun(const DrRerunOptions *o) {
     char *argv_json = dr_child_meta(r, "argv");
     if ((!r->script && !r->module) || !r->cwd || !argv_json ||
         dr_child_parse_strings(&r->arena, argv_json, &r->args) != 0) {
-        fprintf(stderr, "dynrec rerun: %s does not record a command to re-run (script, cwd and "
-                        "argv in meta); record one with 'dynrec run'\n", o->trace);
+        dr_error(error, DR_ERR_CORRUPT, "%s does not record a command to re-run (script, cwd and "
+                 "argv in meta); record one with 'dynrec run'", o->trace);
         rc = DR_EX_DATAERR;
         goto done;
     }
-    if (dr_child_other_python("rerun", "re-run", o->trace, r->python_version)) {
+    if (dr_child_other_python("re-run", o->trace, r->python_version, error)) {
         rc = DR_EX_UNAVAILABLE;
         goto done;
     }
@@ -355,16 +359,16 @@ int dr_rerun(const DrRerunOptions *o) {
      * trace holds part of a run, a re-run would record all of it. */
     char *by = dr_child_meta(r, "recorded_by");
     if (by && strcmp(by, "in-process") == 0) {
-        fprintf(stderr, "dynrec rerun: %s was recorded in process (dynrec.record): it holds part "
-                        "of a run, and a re-run records the whole program; nothing was run. "
-                        "Replay its compiles with 'dynrec replay %s', or run the program again "
-                        "and compare the two traces with 'dynrec diff'\n", o->trace, o->trace);
+        dr_error(error, DR_ERR_ARG, "%s was recorded in process (dynrec.record): it holds part "
+                 "of a run, and a re-run records the whole program; nothing was run. "
+                 "Replay its compiles with 'dynrec replay %s', or run the program again "
+                 "and compare the two traces with 'dynrec diff'", o->trace, o->trace);
         rc = DR_EX_USAGE;
         goto done;
     }
     if (o->from_trace && !o->trust) {
-        fprintf(stderr, "dynrec rerun: --from-trace runs the code stored in %s; nothing was run. "
-                        "If you trust where the file came from, add --trust\n", o->trace);
+        dr_error(error, DR_ERR_ARG, "--from-trace runs the code stored in %s; nothing was run. "
+                 "If you trust where the file came from, add --trust", o->trace);
         rc = DR_EX_NOPERM;
         goto done;
     }
@@ -373,10 +377,10 @@ int dr_rerun(const DrRerunOptions *o) {
      * trace this user recorded here runs without --trust (sign.h). */
     DrSigState sig = dr_trace_signature(r->t);
     if (sig != DR_SIG_OWN && !o->trust) {
-        fprintf(stderr, "dynrec rerun: %s was not recorded by you here (%s): a re-run executes "
-                        "its recorded command line and environment; nothing was run. If you "
-                        "trust where the file came from, add --trust\n", o->trace,
-                dr_sig_text(sig));
+        dr_error(error, DR_ERR_ARG, "%s was not recorded by you here (%s): a re-run executes "
+                 "its recorded command line and environment; nothing was run. If you "
+                 "trust where the file came from, add --trust", o->trace,
+                 dr_sig_text(sig));
         rc = DR_EX_NOPERM;
         goto done;
     }
@@ -403,8 +407,8 @@ int dr_rerun(const DrRerunOptions *o) {
         snprintf(sbx_dir, sizeof sbx_dir, "%s/dynrec-sandbox-XXXXXX",
                  base && *base == '/' ? base : "/tmp");
         if (!mkdtemp(sbx_dir)) {
-            fprintf(stderr, "dynrec rerun: cannot make a temporary directory %s: %s\n", sbx_dir,
-                    strerror(errno));
+            dr_error(error, DR_ERR_IO, "cannot make a temporary directory %s: %s", sbx_dir,
+                     strerror(errno));
             sbx_dir[0] = 0;
             goto done;
         }
@@ -416,7 +420,7 @@ int dr_rerun(const DrRerunOptions *o) {
         snprintf(copy, sizeof copy, "%s/in/trace.db", sbx_dir);
         snprintf(child_out, sizeof child_out, "%s/out/rerun.db", sbx_dir);
         if (dr_trace_snapshot(r->t, copy, &err) != DR_OK) {
-            fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+            *error = err;
             rc = DR_EX_DATAERR;
             goto done;
         }
@@ -426,9 +430,9 @@ int dr_rerun(const DrRerunOptions *o) {
         box.mode = DR_SBX_RERUN;
         box.python = python = dr_run_choose_python();
     }
-    if (o->nset && (rc = dr_child_check_sets(o->nset, o->set)) != 0) goto done;
+    if (o->nset && (rc = dr_child_check_sets(o->nset, o->set, msgs)) != 0) goto done;
     if (dr_child_load_files(r, &files, &err) != DR_OK) {
-        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+        *error = err;
         rc = DR_EX_DATAERR;
         goto done;
     }
@@ -436,28 +440,28 @@ int dr_rerun(const DrRerunOptions *o) {
     char *newpath = outp ? dr_child_absolute(r, outp) : NULL;
     char *tracepath = dr_child_absolute(r, o->trace);
     if (!newpath || !tracepath) {
-        fprintf(stderr, "dynrec rerun: cannot name the new trace; give one with -o\n");
+        dr_error(error, DR_ERR_IO, "cannot name the new trace; give one with -o");
         goto done;
     }
     if (o->from_trace) {
-        if (dr_child_tmpdir(r, "rerun") != 0) goto done;
-        if ((rc = lay_out(r, &files)) != 0) goto done;
+        if (dr_child_tmpdir(r, "rerun", error) != 0) goto done;
+        if ((rc = lay_out(r, &files, error)) != 0) goto done;
     } else {
         struct stat sb;
         r->run_target = r->module ? r->module : r->script;
         if (stat(r->cwd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
             r->run_cwd = r->cwd;
         } else {
-            if (dr_child_tmpdir(r, "rerun") != 0) goto done;
+            if (dr_child_tmpdir(r, "rerun", error) != 0) goto done;
             r->run_cwd = r->tmpdir;
             note(r, "the recorded directory %s is gone; running in %s", r->cwd, r->tmpdir);
         }
         if (r->script) {
             char *abs = dr_path_normalize(&r->arena, r->cwd, r->script);
             if (!abs || access(abs, R_OK) != 0) {
-                fprintf(stderr, "dynrec rerun: the recorded script %s is not there (%s); to run "
-                                "the copy stored in the trace, use --from-trace --trust\n",
-                        dr_child_safe(r, abs ? abs : r->script, 0), strerror(errno));
+                dr_error(error, DR_ERR_ARG, "the recorded script %s is not there (%s); to run "
+                         "the copy stored in the trace, use --from-trace --trust",
+                         dr_child_safe(r, abs ? abs : r->script, 0), strerror(errno));
                 rc = DR_EX_NOINPUT;
                 goto done;
             }
@@ -471,11 +475,11 @@ int dr_rerun(const DrRerunOptions *o) {
     int erc = foreign ? dr_child_replay_env(r, &env, box.bwrap != NULL, 0, &left, &err)
                       : dr_child_rerun_env(r, &env, &err);
     if (erc == DR_OK && left.len)
-        fprintf(stderr, "dynrec rerun: recorded environment left out (it could name a path or "
+        fprintf(r->msgs, "dynrec rerun: recorded environment left out (it could name a path or "
                         "make Python import): %s\n", left.s);
     dr_buf_free(&left);
     if (erc != DR_OK) {
-        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+        *error = err;
         rc = DR_EX_DATAERR;
         goto done;
     }
@@ -495,37 +499,38 @@ int dr_rerun(const DrRerunOptions *o) {
     int st = run_child(r, o, box.bwrap ? &box : NULL, box.bwrap ? child_out : newpath,
                        run_of ? run_of : tracepath, tracepath, &env);
     if (st == -1 || (WIFEXITED(st) && WEXITSTATUS(st) == 127)) {
-        fprintf(stderr, "dynrec rerun: the re-run could not start\n");
+        dr_error(error, DR_ERR_IO, "the re-run could not start");
         rc = 1;
         goto done;
     }
-    if (box.bwrap && (access(child_out, F_OK) != 0 || dr_child_move_out(child_out, newpath) != 0)) {
-        fprintf(stderr, "dynrec rerun: the confined re-run left no trace%s\n",
-                WIFSIGNALED(st) ? " (killed by a signal)" : "");
+    if (box.bwrap &&
+        (access(child_out, F_OK) != 0 || dr_child_move_out(child_out, newpath, msgs) != 0)) {
+        dr_error(error, DR_ERR_IO, "the confined re-run left no trace%s",
+                 WIFSIGNALED(st) ? " (killed by a signal)" : "");
         rc = 1;
         goto done;
     }
-    if ((rc = dr_child_load_result("rerun", "re-run", newpath, &nt, &mb)) != 0) goto done;
+    if ((rc = dr_child_load_result("re-run", newpath, &nt, &mb, error)) != 0) goto done;
     rc = 1;
     DrCompareOptions co = {.label_a = o->trace, .label_b = newpath, .ignore = o->ignore};
     if (!(d = dr_compare(ma, mb, &co, &err))) {
-        fprintf(stderr, "dynrec rerun: %s\n", err.msg);
+        *error = err;
         goto done;
     }
     char *new_torch = NULL;
     dr_trace_get_meta(nt, "torch_version", &new_torch, NULL);
     if (o->json) {
-        fputs("{\n  ", stdout);
-        json_header(r, stdout, o->trace, newpath, o, new_torch, st);
-        dr_diff_print_json_fields(d, stdout);
-        fputs("\n}\n", stdout);
+        fputs("{\n  ", out);
+        json_header(r, out, o->trace, newpath, o, new_torch, st);
+        dr_diff_print_json_fields(d, out);
+        fputs("\n}\n", out);
     } else {
-        report_header(r, stdout, o->trace, newpath, o, new_torch, st, d);
-        dr_diff_print(d, stdout, 0);
+        report_header(r, out, o->trace, newpath, o, new_torch, st, d);
+        dr_diff_print(d, out, 0);
     }
     free(new_torch);
     rc = dr_diff_identical(d) ? 0 : 1;
-    if (fflush(stdout) != 0) rc = 1;
+    if (fflush(out) != 0) rc = 1;
 done:
     dr_child_rmtree(r->tmpdir);
     dr_child_rmtree(sbx_dir);

@@ -3,7 +3,10 @@
 #ifndef DR_RERUN_H
 #define DR_RERUN_H
 
+#include <stdio.h>
+
 #include "../cli/exit.h"
+#include "../schema/error.h"
 
 typedef struct {
     const char *trace;    /* the recording to re-run */
@@ -22,8 +25,11 @@ typedef struct {
  * 66 (the recorded script is gone: use --from-trace), 69 (another Python
  * minor version), 77 (--from-trace without --trust). */
 
-/* Re-runs, records and compares; prints its notes to stderr and the report
- * to stdout.  Returns the exit status for the command. */
-int dr_rerun(const DrRerunOptions *o);
+/* Re-runs, records and compares: the report goes to out, notes (what was
+ * restored, which sources changed, the sandbox) to msgs.  Returns the exit
+ * status for the command (above); on a failure, err (not NULL) says why,
+ * for the command line to print, or is left empty when a line on msgs
+ * already did (--set) or there is nothing to add (out of memory). */
+int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *err);
 
 #endif
