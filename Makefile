@@ -23,17 +23,26 @@ LIBS    := -lsqlite3 -lzstd -lseccomp -lpthread
 
 SCHEMA_SRC   := schema/error.c schema/codec.c schema/trace.c schema/json.c schema/text.c schema/ident.c schema/sign.c \
                 schema/mask.c
+# The trace writer of `dynrec pack`: dynrec only (not in SCHEMA_SRC, which
+# the extension module and the test library link too).
+PACK_SRC     := schema/pack.c
+# The small containers (arena, string vector, map, buffer) of the replayer,
+# the CLI and pack.
+COMMON_SRC   := common/util.c
 RECORDER_SRC := recorder/writer.c recorder/hook.c recorder/session.c recorder/run.c recorder/output.c recorder/around.c recorder/pycompat.c \
                 recorder/embed.c
-VIEWER_SRC   := viewer/show.c viewer/sqlfuncs.c viewer/sql.c viewer/export.c viewer/report.c viewer/pack.c
+VIEWER_SRC   := viewer/show.c viewer/export.c viewer/report.c
+# `dynrec sql` and its SQL functions (sqlfuncs.c is also the SQLite extension).
+SQL_SRC      := sql/sqlfuncs.c sql/sql.c
 # The terminal viewer is the only user of ncurses: only dynrec links it.
 VIEW_SRC     := viewer/view.c viewer/view_doc.c viewer/view_text.c
 VIEW_LIBS    := -lncursesw
-REPLAYER_SRC := replayer/util.c replayer/model.c replayer/compare.c replayer/rerun.c replayer/sandbox.c \
+REPLAYER_SRC := replayer/model.c replayer/compare.c replayer/child.c replayer/rerun.c replayer/replay.c replayer/sandbox.c \
                 replayer/repro.c
 # The command line: one file per command, and the option parser.
 CLI_SRC      := $(wildcard cli/*.c)
-DYNREC_SRC   := dynrec.c $(CLI_SRC) $(SCHEMA_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(VIEW_SRC) $(REPLAYER_SRC)
+DYNREC_SRC   := dynrec.c $(CLI_SRC) $(SCHEMA_SRC) $(PACK_SRC) $(COMMON_SRC) $(RECORDER_SRC) $(VIEWER_SRC) $(SQL_SRC) \
+                $(VIEW_SRC) $(REPLAYER_SRC)
 TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/test_e2e.c \
                 tests/e2e_util.c tests/test_sandbox.c tests/test_dynamo.c tests/unit_util.c tests/test_compare.c \
                 tests/test_replay.c tests/test_pack.c tests/test_tools.c tests/test_view.c \
@@ -44,8 +53,8 @@ TEST_SRC     := tests/test_codec.c tests/test_trace.c tests/test_writer.c tests/
 # The in-process recorder's and torchrun's suites (their own line).
 TEST_SRC     += tests/test_inproc.c tests/test_dist.c
 TEST_SRC     += tests/test_model.c tests/test_escape.c
-TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c replayer/util.c replayer/model.c replayer/compare.c viewer/report.c
-HEADERS      := $(wildcard cli/*.h schema/*.h recorder/*.h viewer/*.h replayer/*.h) $(BUILD)/embedded_py.h $(BUILD)/default_dict.h
+TEST_LIB_SRC := $(SCHEMA_SRC) recorder/writer.c common/util.c replayer/model.c replayer/compare.c viewer/report.c
+HEADERS      := $(wildcard cli/*.h common/*.h schema/*.h recorder/*.h viewer/*.h sql/*.h replayer/*.h) $(BUILD)/embedded_py.h $(BUILD)/default_dict.h
 
 # The recorder as an extension module (recorder/inproc.c), for `import
 # dynrec` in a running interpreter, and the package it belongs to laid out
@@ -151,10 +160,10 @@ $(PKG)/%: python/dynrec/%
 # dynrec_text and dynrec_json as a loadable SQLite extension (`.load
 # build/dynrec_sqlite` in the sqlite3 shell).  Never with $(SAN): a stock
 # sqlite3 cannot load an ASan-instrumented library.
-$(BUILD)/dynrec_sqlite.so: viewer/sqlfuncs.c schema/codec.c schema/error.c schema/ident.c viewer/sqlfuncs.h schema/codec.h schema/error.h schema/ident.h
+$(BUILD)/dynrec_sqlite.so: sql/sqlfuncs.c schema/codec.c schema/error.c schema/ident.c sql/sqlfuncs.h schema/codec.h schema/error.h schema/ident.h
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) -fPIC -shared -fvisibility=hidden -DDR_SQLITE_EXTENSION -o $@ \
-	    viewer/sqlfuncs.c schema/codec.c schema/error.c schema/ident.c -lzstd
+	    sql/sqlfuncs.c schema/codec.c schema/error.c schema/ident.c -lzstd
 
 $(BUILD)/tests: $(TEST_SRC) $(TEST_LIB_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
@@ -176,8 +185,8 @@ bench: setup
 $(BUILD)/writer_bench: bench/writer_bench.c $(TEST_LIB_SRC) $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -o $@ bench/writer_bench.c $(TEST_LIB_SRC) $(LIBS)
 
-$(BUILD)/open_bench: bench/open_bench.c $(SCHEMA_SRC) $(VIEWER_SRC) $(HEADERS)
-	$(CC) $(ALL_CFLAGS) -o $@ bench/open_bench.c $(SCHEMA_SRC) $(VIEWER_SRC) $(LIBS)
+$(BUILD)/open_bench: bench/open_bench.c $(SCHEMA_SRC) $(VIEWER_SRC) $(SQL_SRC) $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -o $@ bench/open_bench.c $(SCHEMA_SRC) $(VIEWER_SRC) $(SQL_SRC) $(LIBS)
 
 $(BUILD)/dict_bench: bench/dict_bench.c schema/codec.c schema/error.c
 	$(CC) $(ALL_CFLAGS) -o $@ $^ -lzstd
@@ -194,14 +203,14 @@ FUZZ_CC   ?= clang
 FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
              -I$(BUILD) -DDR_DEFAULT_VENV='""'
 FUZZ_TARGETS := codec trace
-REPLAYER_LIB := replayer/util.c replayer/model.c replayer/compare.c
+REPLAYER_LIB := $(COMMON_SRC) replayer/model.c replayer/compare.c
 
 fuzz:
 	@tools/setup.sh --fuzz
 	@$(MAKE) --no-print-directory $(BUILD)/default_dict.h
 	@mkdir -p $(BUILD)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_codec tests/fuzz/fuzz_codec.c schema/codec.c schema/error.c -lzstd
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_trace tests/fuzz/fuzz_trace.c $(SCHEMA_SRC) $(VIEWER_SRC) \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz/fuzz_trace tests/fuzz/fuzz_trace.c $(SCHEMA_SRC) $(VIEWER_SRC) $(SQL_SRC) \
 	    viewer/view_doc.c viewer/view_text.c $(REPLAYER_LIB) $(LIBS)
 	@for t in $(FUZZ_TARGETS); do \
 	    mkdir -p $(BUILD)/fuzz/corpus-$$t; \
@@ -222,7 +231,7 @@ fuzz:
 	done
 
 format:
-	clang-format -i dynrec.c cli/*.[ch] schema/*.[ch] recorder/*.[ch] viewer/*.[ch] replayer/*.[ch] tests/*.[ch] bench/*.c
+	clang-format -i dynrec.c cli/*.[ch] common/*.[ch] schema/*.[ch] recorder/*.[ch] viewer/*.[ch] sql/*.[ch] replayer/*.[ch] tests/*.[ch] bench/*.c
 
 clean:
 	rm -rf $(BUILD)

@@ -14,7 +14,7 @@
 
 #include "exit.h"
 #include "../replayer/compare.h"
-#include "../replayer/util.h"
+#include "../common/util.h"
 #include "../schema/error.h"
 #include "../schema/trace.h"
 

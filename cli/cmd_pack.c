@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "../viewer/pack.h"
+#include "../schema/pack.h"
 
 static const char usage[] =
     "usage: dynrec pack [options] trace.db -o bug.dynrec\n"

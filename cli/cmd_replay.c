@@ -1,10 +1,11 @@
 /* cmd_replay.c -- `dynrec replay`: re-execute Dynamo's tracing of every recorded frame. */
 #define _GNU_SOURCE 1
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-#include "../replayer/rerun.h"
+#include "../replayer/replay.h"
 
 static const char usage[] =
     "usage: dynrec replay [options] trace.db\n"
@@ -80,7 +81,10 @@ static int replay_main(const DrCommand *self, int argc, char **argv) {
     o.nset = a.nset;
     o.ignore = a.ignore;
     if (o.backend && strcmp(o.backend, "recorded") == 0) o.backend = NULL;
-    return dr_replay(&o);
+    DrError err = {0};
+    rc = dr_replay(&o, stdout, stderr, &err);
+    if (rc != DR_EX_OK && err.msg[0]) dr_cli_fail(self, &err, rc);
+    return rc;
 }
 const DrCommand dr_cmd_replay = {"replay", "re-execute Dynamo's tracing of every recorded frame from the trace\n"
     "         alone (no script, no data), compare", usage, replay_main};

@@ -1,6 +1,7 @@
 /* cmd_repro.c -- `dynrec repro`: one recorded frame as a standalone script. */
 #define _GNU_SOURCE 1
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cli.h"
 #include "../replayer/repro.h"
@@ -48,6 +49,9 @@ static int repro_main(const DrCommand *self, int argc, char **argv) {
     if (rc) return DR_CLI_EXIT(rc);
     o.trace = a.operand[0];
     if (o.frame && o.compile) return dr_cli_usage(self, "--frame or --compile, not both");
-    return dr_repro(&o);
+    DrError err = {0};
+    rc = dr_repro(&o, stdout, stderr, &err);
+    if (rc != DR_EX_OK && err.msg[0]) dr_cli_fail(self, &err, rc);
+    return rc;
 }
 const DrCommand dr_cmd_repro = {"repro", "write one recorded frame as a standalone script that needs only torch", usage, repro_main};

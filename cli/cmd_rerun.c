@@ -1,6 +1,7 @@
 /* cmd_rerun.c -- `dynrec rerun`: run a recorded program again under its recorded conditions. */
 #define _GNU_SOURCE 1
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cli.h"
 #include "../replayer/rerun.h"
@@ -64,6 +65,9 @@ static int rerun_main(const DrCommand *self, int argc, char **argv) {
     o.set = a.set;
     o.nset = a.nset;
     o.ignore = a.ignore;
-    return dr_rerun(&o);
+    DrError err = {0};
+    rc = dr_rerun(&o, stdout, stderr, &err);
+    if (rc != DR_EX_OK && err.msg[0]) dr_cli_fail(self, &err, rc);
+    return rc;
 }
 const DrCommand dr_cmd_rerun = {"rerun", "run a recorded program again under its recorded conditions, compare", usage, rerun_main};

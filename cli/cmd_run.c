@@ -61,6 +61,14 @@ static const DrOpt opts[] = {
     {NULL, 0, 0, NULL, 0, 0},
 };
 
+/* dr_run's status: the script's own, or dynrec's failure, said here. */
+static int run(const DrCommand *self, const DrRunOptions *o) {
+    DrError err = {0};
+    int status = dr_run(o, &err);
+    if (err.msg[0]) dr_cli_fail(self, &err, status);
+    return status;
+}
+
 static int run_main(const DrCommand *self, int argc, char **argv) {
     DrRunOptions o = {.capture_values = -1, .cmd_argc = argc + 2, .cmd_argv = argv - 2};
     const DrArgSpec spec = {.opts = opts, .max_operands = 1, .operands_end = 1,
@@ -78,7 +86,7 @@ static int run_main(const DrCommand *self, int argc, char **argv) {
         o.target = "";
         o.argc = 0;
         o.argv = argv + argc;
-        return dr_run(&o);
+        return run(self, &o);
     }
     if (!a.module) {
         if (!a.noperands) return dr_cli_usage(self, "no script given");
@@ -86,6 +94,6 @@ static int run_main(const DrCommand *self, int argc, char **argv) {
     }
     o.argc = argc - a.rest;
     o.argv = argv + a.rest;
-    return dr_run(&o);
+    return run(self, &o);
 }
 const DrCommand dr_cmd_run = {"run", "run a Python script as `python` would and record a trace", usage, run_main};

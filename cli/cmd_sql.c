@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "../viewer/sql.h"
+#include "../sql/sql.h"
 
 static const char usage[] =
     "usage: dynrec sql [--json|--csv] trace.db \"SELECT ...\"\n"

@@ -1,7 +1,9 @@
 /* exit.h -- the exit statuses of every dynrec command, in one list.  The
- * engines that end a process themselves (run, rerun, replay, repro) and the
- * command line (cli.h) use these names; the --help texts say which a
- * command returns. */
+ * engines whose result is itself a status (run: the script's own; rerun,
+ * replay: identical or not; repro) return these names with a DrError for
+ * the command line to print (cli.h); the other engines return a DrStatus
+ * that dr_cli_exit_of maps here.  The --help texts say which a command
+ * returns. */
 #ifndef DR_EXIT_H
 #define DR_EXIT_H
 

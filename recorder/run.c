@@ -191,13 +191,13 @@ static unsigned long seed_value(const char *s) {
 
 /* --rerun-of: the recorded hash seed, `random` and NumPy seeds (0 where a
  * trace has none) and the config at start (dr_session.config_start).  Returns 0, or
- * -1 after printing why the trace cannot be used. */
-static int read_rerun_of(const char *trace, unsigned long seeds[3]) {
+ * -1 with error filled when the trace cannot be used. */
+static int read_rerun_of(const char *trace, unsigned long seeds[3], DrError *error) {
     static const char *const keys[3] = {"hash_seed", "seed.random", "seed.numpy"};
     DrError err = {0};
     DrTrace *t = dr_trace_open(trace, &err);
     if (!t) {
-        fprintf(stderr, "dynrec run: --rerun-of: %s\n", err.msg);
+        dr_error(error, err.code, "--rerun-of: %s", err.msg);
         return -1;
     }
     for (int i = 0; i < 3; i++) {
@@ -216,7 +216,7 @@ static int read_rerun_of(const char *trace, unsigned long seeds[3]) {
     return 0;
 }
 
-int dr_run(const DrRunOptions *o) {
+int dr_run(const DrRunOptions *o, DrError *error) {
     static DrRunOptions opts; /* lives until the on_exit handler has run */
     opts = *o;
     char *src = NULL, *path = NULL, *python = NULL;
@@ -231,12 +231,12 @@ int dr_run(const DrRunOptions *o) {
         char why[200];
         DrSandboxMode mode = dr_sandbox_mode_of(opts.sandboxed);
         if (mode == DR_SBX_NONE) {
-            fprintf(stderr, "dynrec run: --sandboxed: unknown mode %s\n", opts.sandboxed);
+            dr_error(error, DR_ERR_ARG, "--sandboxed: unknown mode %s", opts.sandboxed);
             return DR_EX_USAGE;
         }
         if (dr_sandbox_lockdown(mode, why, sizeof why) != 0) {
-            fprintf(stderr, "dynrec run: --sandboxed: %s\n", why);
-            return 77;
+            dr_error(error, DR_ERR_ARG, "--sandboxed: %s", why);
+            return DR_EX_NOPERM;
         }
     }
     if (opts.replay_of) {
@@ -252,8 +252,8 @@ int dr_run(const DrRunOptions *o) {
             if (!script) dr_trace_get_meta(dr_session.source, "module", &module, NULL);
         }
         if (!dr_session.source || (!script && !module)) {
-            fprintf(stderr, "dynrec run: --replay-of: %s\n",
-                    dr_session.source ? "the trace names no script" : e.msg);
+            dr_error(error, dr_session.source ? DR_ERR_CORRUPT : e.code, "--replay-of: %s",
+                     dr_session.source ? "the trace names no script" : e.msg);
             free(script);
             free(module);
             dr_trace_free(dr_session.source);
@@ -284,8 +284,8 @@ int dr_run(const DrRunOptions *o) {
     } else if (!opts.is_module) {
         src = dr_session_slurp(opts.target, &srclen);
         if (!src) {
-            fprintf(stderr, "dynrec run: cannot open script %s: %s\n", opts.target,
-                    strerror(errno));
+            dr_error(error, DR_ERR_ARG, "cannot open script %s: %s", opts.target,
+                     strerror(errno));
             return DR_EX_USAGE;
         }
     }
@@ -293,8 +293,8 @@ int dr_run(const DrRunOptions *o) {
     path = opts.rerun_of || opts.replay_of ? strdup(opts.trace_path)
                                            : dr_session_trace_path(opts.trace_path, opts.target);
     if (!path) { /* path stays allocated: the exit handlers name the trace */
-        fprintf(stderr, "dynrec run: cannot pick a trace name in the current directory; "
-                        "give one with -o\n");
+        dr_error(error, DR_ERR_IO, "cannot pick a trace name in the current directory; "
+                 "give one with -o");
         free(src);
         return DR_EX_CANTCREAT;
     }
@@ -305,7 +305,7 @@ int dr_run(const DrRunOptions *o) {
      * and given to CPython through PyConfig) and seeds for `random` and
      * NumPy, so a rerun can use the same; --rerun-of takes the recorded ones. */
     unsigned long recorded[3] = {0, 0, 0};
-    if (opts.rerun_of && read_rerun_of(opts.rerun_of, recorded) != 0) {
+    if (opts.rerun_of && read_rerun_of(opts.rerun_of, recorded, error) != 0) {
         free(path);
         free(src);
         return DR_EX_USAGE;
@@ -326,13 +326,13 @@ int dr_run(const DrRunOptions *o) {
     /* Only the checks that can fail at once happen here; the writer thread
      * makes the file a trace while Python starts. */
     if (dr_trace_reserve(path, o->trace_path != NULL, &err) != DR_OK) {
-        fprintf(stderr, "dynrec run: %s\n", err.msg);
-        status = 73;
+        *error = err;
+        status = DR_EX_CANTCREAT;
         goto out;
     }
     if (dr_hook_init() != 0) {
-        fprintf(stderr, "dynrec run: out of memory\n");
-        status = 73;
+        dr_error(error, DR_ERR_NOMEM, "out of memory");
+        status = DR_EX_CANTCREAT;
         goto out;
     }
     static DrStartInfo si; /* read by the writer thread until the trace is closed */
@@ -341,8 +341,8 @@ int dr_run(const DrRunOptions *o) {
     dr_session_start_info(&si);
     dr_session.rec = dr_rec_start_deferred(path, setup_trace, &si, dr_hook_snapshot, &err);
     if (!dr_session.rec) {
-        fprintf(stderr, "dynrec run: %s\n", err.msg);
-        status = 73;
+        *error = err;
+        status = DR_EX_CANTCREAT;
         goto out;
     }
     dr_rec_keep_library(dr_session.rec, opts.all_frames);
@@ -383,8 +383,8 @@ int dr_run(const DrRunOptions *o) {
         if (PyStatus_IsExit(st)) {
             status = st.exitcode;
         } else {
-            fprintf(stderr, "dynrec run: Python failed to start: %s%s%s\n",
-                    st.func ? st.func : "", st.func ? ": " : "", st.err_msg ? st.err_msg : "");
+            dr_error(error, DR_ERR_ARG, "Python failed to start: %s%s%s", st.func ? st.func : "",
+                     st.func ? ": " : "", st.err_msg ? st.err_msg : "");
             status = 1;
         }
         finish_run(status, 0);

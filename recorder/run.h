@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "../schema/error.h"
+
 typedef struct DrRunOptions {
     const char *trace_path; /* -o; NULL picks a fresh name in the cwd */
     int quiet;              /* -q: no closing line on stderr */
@@ -28,10 +30,14 @@ typedef struct DrRunOptions {
                                  * filter of that mode first (replayer/sandbox.h) */
 } DrRunOptions;
 
-/* Runs the script and returns its exit status, as `python` would; usage and
- * start-up failures print one line to stderr and return 2 (bad script path)
- * or 73 (the trace cannot be created). */
-int dr_run(const DrRunOptions *o);
+/* Runs the script and returns its exit status, as `python` would (a
+ * SystemExit ends the process inside, with the trace closed).  When dynrec
+ * itself fails, it prints nothing: err (not NULL) says why, for the command
+ * line to print, and the return is the command's exit status (cli/exit.h):
+ * 2 (a bad script path, --rerun-of or --replay-of trace, --sandboxed mode),
+ * 77 (the sandbox's filter cannot be loaded), 73 (the trace cannot be
+ * created), 1 (Python failed to start; the trace records that status). */
+int dr_run(const DrRunOptions *o, DrError *err);
 
 /* 1 when an environment variable of this name (NAME or NAME=VALUE) is one
  * a trace records because it can change a run (TORCH*, PYTHON*, ...). */

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "compare.h"
-#include "util.h"
+#include "../common/util.h"
 
 /* One compile of a frame, with its decisions as canonical (masked) lines
  * per category; guards and guard failures are sorted (compared as sets),

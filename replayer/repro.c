@@ -90,28 +90,31 @@ static struct PyModuleDef repro_module = {
 /* Ownership: returns a new reference (the module), as inittab wants. */
 static PyObject *init_repro_module(void) { return PyModule_Create(&repro_module); }
 
-/* Writes len bytes to path (or stdout when path is NULL); 0 or -1 after
- * printing why. */
-static int write_script(const char *path, const char *text, size_t len) {
-    FILE *f = path ? fopen(path, "w") : stdout;
+/* Writes len bytes to path (or out when path is NULL); 0 or -1 with err
+ * filled. */
+static int write_script(const char *path, FILE *out, const char *text, size_t len,
+                        DrError *err) {
+    FILE *f = path ? fopen(path, "w") : out;
     if (!f) {
-        fprintf(stderr, "dynrec repro: cannot write %s: %s\n", path, strerror(errno));
+        dr_error(err, DR_ERR_IO, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
     int bad = fwrite(text, 1, len, f) != len;
     bad |= path ? fclose(f) != 0 : fflush(f) != 0;
     if (bad) {
-        fprintf(stderr, "dynrec repro: cannot write %s: %s\n", path ? path : "<stdout>",
-                strerror(errno));
+        dr_error(err, DR_ERR_IO, "cannot write %s: %s", path ? path : "<stdout>",
+                 strerror(errno));
         return -1;
     }
     return 0;
 }
 
 /* Runs the generator's main(opts).  Returns the exit status; on success
- * *text is a malloc'd copy of the script.  Prints a Python error (a bug in
- * the generator) and returns DR_EX_SOFTWARE. */
-static int run_generator(const DrReproOptions *o, char **text, size_t *len) {
+ * *text is a malloc'd copy of the script.  A Python error (a bug in the
+ * generator) is written to msgs, its traceback to Python's sys.stderr, and
+ * returns DR_EX_SOFTWARE. */
+static int run_generator(const DrReproOptions *o, FILE *msgs, char **text, size_t *len,
+                         DrError *err) {
     int status = DR_EX_SOFTWARE;
     PyObject *mod = NULL, *res = NULL, *opts = NULL, *ret = NULL;
     static const char *const parts[] = {"value_kinds", "recorded", "definitions", "repro_values", "repro"};
@@ -133,7 +136,13 @@ static int run_generator(const DrReproOptions *o, char **text, size_t *len) {
     if (!ret) goto error;
     int st;
     PyObject *script;
-    if (!PyArg_ParseTuple(ret, "iO", &st, &script)) goto error;
+    const char *why;
+    if (!PyArg_ParseTuple(ret, "iOz", &st, &script, &why)) goto error;
+    /* A listing of many frames can outgrow a DrError: said here whole. */
+    if (why && strlen(why) < sizeof err->msg)
+        dr_error(err, st == DR_EX_USAGE ? DR_ERR_ARG : DR_ERR_CORRUPT, "%s", why);
+    else if (why)
+        fprintf(msgs, "dynrec repro: %s\n", why);
     if (script != Py_None) {
         Py_ssize_t n;
         const char *s = PyUnicode_AsUTF8AndSize(script, &n);
@@ -149,7 +158,8 @@ static int run_generator(const DrReproOptions *o, char **text, size_t *len) {
     status = st;
     goto out;
 error:
-    fprintf(stderr, "dynrec repro: internal error in the generator (a bug in dynrec):\n");
+    fprintf(msgs, "dynrec repro: internal error in the generator (a bug in dynrec):\n");
+    fflush(msgs);
     PyErr_Print();
 out:
     Py_XDECREF(ret);
@@ -159,13 +169,9 @@ out:
     return status;
 }
 
-int dr_repro(const DrReproOptions *o) {
-    DrError err = {0};
-    g_trace = dr_trace_open(o->trace, &err);
-    if (!g_trace) {
-        fprintf(stderr, "dynrec repro: %s\n", err.msg);
-        return DR_EX_DATAERR;
-    }
+int dr_repro(const DrReproOptions *o, FILE *out, FILE *msgs, DrError *err) {
+    g_trace = dr_trace_open(o->trace, err);
+    if (!g_trace) return DR_EX_DATAERR;
     char *python = dr_run_choose_python();
     PyConfig config;
     PyConfig_InitIsolatedConfig(&config);
@@ -180,19 +186,19 @@ int dr_repro(const DrReproOptions *o) {
     PyConfig_Clear(&config);
     free(python);
     if (PyStatus_Exception(st)) {
-        fprintf(stderr, "dynrec repro: Python failed to start: %s%s%s\n", st.func ? st.func : "",
-                st.func ? ": " : "", st.err_msg ? st.err_msg : "");
+        dr_error(err, DR_ERR_ARG, "Python failed to start: %s%s%s", st.func ? st.func : "",
+                 st.func ? ": " : "", st.err_msg ? st.err_msg : "");
         dr_trace_free(g_trace);
         g_trace = NULL;
         return DR_EX_SOFTWARE;
     }
     char *text = NULL;
     size_t len = 0;
-    int status = run_generator(o, &text, &len);
+    int status = run_generator(o, msgs, &text, &len, err);
     if (Py_FinalizeEx() < 0 && status == 0) status = DR_EX_SOFTWARE;
-    if (text && write_script(o->out, text, len) != 0) status = DR_EX_CANTCREAT;
+    if (text && write_script(o->out, out, text, len, err) != 0) status = DR_EX_CANTCREAT;
     else if (text && o->out)
-        fprintf(stderr, "dynrec repro: %s\n", o->out);
+        fprintf(msgs, "dynrec repro: %s\n", o->out);
     free(text);
     dr_trace_free(g_trace);
     g_trace = NULL;

@@ -3,7 +3,10 @@
 #ifndef DR_REPRO_H
 #define DR_REPRO_H
 
+#include <stdio.h>
+
 #include "../cli/exit.h"
+#include "../schema/error.h"
 
 typedef struct {
     const char *trace;   /* the recording */
@@ -17,8 +20,12 @@ typedef struct {
  * readable trace, or a malformed value tree); 66 (no captured frames); 70
  * (the generator failed); 73 (the script cannot be written). */
 
-/* Writes the repro; prints its notes and errors to stderr.  Returns the
- * exit status for the command. */
-int dr_repro(const DrReproOptions *o);
+/* Writes the repro to o->out, or to out when that is NULL; its notes go to
+ * msgs, and what the generator finds wrong with the trace (an unknown
+ * frame, no captures) to Python's sys.stderr.  Returns the exit status for
+ * the command; on a failure of dynrec's own (the trace cannot be opened,
+ * Python cannot start, the script cannot be written) err (not NULL) says
+ * why, for the command line to print. */
+int dr_repro(const DrReproOptions *o, FILE *out, FILE *msgs, DrError *err);
 
 #endif

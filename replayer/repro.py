@@ -918,24 +918,23 @@ def _start_config():
 
 
 def main(opts):
-    """(exit status, script text or None)."""
+    """(exit status, script text or None, why it failed or None): the
+    failure is said by the command line (cli/cmd_repro.c), as "dynrec
+    repro: WHY"; notes on the way are said here."""
     # Messages name the trace's qualnames and files: each goes through the
     # terminal sanitizer (schema/text.c) before it is printed.
     safe = _dynrec_repro.safe
     try:
-        return generate(opts)
+        status, script = generate(opts)
+        return status, script, None
     except Refused as exc:
-        _say(safe("%s is malformed: %s" % (opts.get("trace"), exc)))
-        return EXIT_DATAERR, None
+        return EXIT_DATAERR, None, safe("%s is malformed: %s" % (opts.get("trace"), exc))
     except Usage as exc:
-        _say(safe(str(exc)))
-        return EXIT_USAGE, None
+        return EXIT_USAGE, None, safe(str(exc))
     except NoCaptures as exc:
-        _say(safe(str(exc)))
-        return EXIT_NOINPUT, None
+        return EXIT_NOINPUT, None, safe(str(exc))
     except RecursionError:
-        _say(safe("%s is malformed: a value tree nested too deep" % opts.get("trace")))
-        return EXIT_DATAERR, None
+        return EXIT_DATAERR, None, safe("%s is malformed: a value tree nested too deep"
+                                        % opts.get("trace"))
     except OSError as exc:  # the trace's reader: a damaged file
-        _say(safe("%s: %s" % (opts.get("trace"), exc)))
-        return EXIT_DATAERR, None
+        return EXIT_DATAERR, None, safe("%s: %s" % (opts.get("trace"), exc))

@@ -3,7 +3,10 @@
 #ifndef DR_RERUN_H
 #define DR_RERUN_H
 
+#include <stdio.h>
+
 #include "../cli/exit.h"
+#include "../schema/error.h"
 
 typedef struct {
     const char *trace;    /* the recording to re-run */
@@ -22,31 +25,11 @@ typedef struct {
  * 66 (the recorded script is gone: use --from-trace), 69 (another Python
  * minor version), 77 (--from-trace without --trust). */
 
-/* Re-runs, records and compares; prints its notes to stderr and the report
- * to stdout.  Returns the exit status for the command. */
-int dr_rerun(const DrRerunOptions *o);
-
-/* `dynrec replay`: Dynamo's tracing of every captured frame, re-executed
- * from the trace alone (`dynrec run --replay-of`, replayer/replay.py), then
- * compared with the recording. */
-typedef struct {
-    const char *trace;    /* the recording to replay */
-    const char *out;      /* -o: the replay's trace (default <trace>-replay.db) */
-    const char *frame;    /* --frame QUALNAME: only that frame (and its resume functions) */
-    const char *compile;  /* --compile ID: that compile's frame, up to that compile */
-    const char *backend;  /* --backend recorded|eager|NAME */
-    int nset;             /* --set NAME=VALUE */
-    char **set;
-    int trust;            /* --trust: run definitions from sources not on disk as recorded */
-    int no_sandbox;       /* --no-sandbox: run the replay child unconfined */
-    int json;
-    unsigned ignore;      /* --ignore, added to exit status and output (never compared) */
-    const char *self;
-} DrReplayOptions;
-
-/* Exit statuses of dr_replay: those of dr_rerun, and 3 (identical, but
- * some frames could not be replayed). */
-
-int dr_replay(const DrReplayOptions *o);
+/* Re-runs, records and compares: the report goes to out, notes (what was
+ * restored, which sources changed, the sandbox) to msgs.  Returns the exit
+ * status for the command (above); on a failure, err (not NULL) says why,
+ * for the command line to print, or is left empty when a line on msgs
+ * already did (--set) or there is nothing to add (out of memory). */
+int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *err);
 
 #endif

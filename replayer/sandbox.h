@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "../common/util.h"
 
 /* How a child is confined: what its seccomp filter allows, and what show
  * and the reports print for it (meta `sandbox`).  The child is told the

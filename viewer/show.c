@@ -16,7 +16,7 @@
 #include "../schema/json.h"
 #include "../schema/sign.h"
 #include "../schema/text.h"
-#include "sqlfuncs.h"
+#include "../sql/sqlfuncs.h"
 
 static char *meta(DrTrace *t, const char *key) {
     char *v = NULL;

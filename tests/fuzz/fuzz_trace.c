@@ -22,7 +22,7 @@
 #include "../../viewer/export.h"
 #include "../../viewer/report.h"
 #include "../../viewer/show.h"
-#include "../../viewer/sql.h"
+#include "../../sql/sql.h"
 #include "../../viewer/view.h"
 #include "../../viewer/view_int.h"
 

@@ -1,4 +1,5 @@
-/* util.c -- the replayer's small containers (see util.h). */
+/* util.c -- the small containers shared by the replayer, the CLI and pack
+ * (see util.h). */
 #define _GNU_SOURCE 1
 #include "util.h"
 

@@ -25,9 +25,9 @@
 
 #include <sqlite3.h>
 
-#include "../replayer/util.h"
-#include "../schema/codec.h"
-#include "../schema/trace.h"
+#include "../common/util.h"
+#include "codec.h"
+#include "trace.h"
 
 /* One replacement: every occurrence of from (between non-name characters
  * when word is set) becomes to. */

@@ -1,10 +1,11 @@
-/* util.h -- small containers for the replayer: a string arena, string
- * vectors, a string-keyed hash map and a growable text buffer.
+/* util.h -- small containers shared by the replayer, the CLI and pack: a
+ * string arena, string vectors, a string-keyed hash map and a growable text
+ * buffer.
  *
  * None of them prints or exits; every allocation failure is reported to the
  * caller (NULL or -1) and the containers stay valid to free. */
-#ifndef DR_REPLAYER_UTIL_H
-#define DR_REPLAYER_UTIL_H
+#ifndef DR_COMMON_UTIL_H
+#define DR_COMMON_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
