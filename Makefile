@@ -68,7 +68,7 @@ INPROC_SRC := recorder/inproc.c recorder/session.c recorder/writer.c recorder/ho
               $(SCHEMA_SRC)
 PKG_FILES  := $(wildcard python/dynrec/*.py python/dynrec/*.pyi) python/dynrec/py.typed
 
-.PHONY: all setup pkg demo test check unit asan bench clean format fuzz test-compat
+.PHONY: all setup pkg demo test check unit asan bench clean format format-check fuzz test-compat
 
 all: setup
 	@$(MAKE) --no-print-directory $(BUILD)/dynrec $(BUILD)/dynrec_sqlite.so pkg
@@ -85,10 +85,11 @@ test: setup
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory asan
 
-# The test suite against the normal build, after the lint of all of dynrec's
-# Python (ruff) and the public Python API's type check (mypy --strict over
+# The test suite against the normal build, after the C format check, the
+# lint of all of dynrec's Python (ruff) and the public Python API's type check (mypy --strict over
 # python/dynrec, with the extension's stub).
 check: $(BUILD)/dynrec $(BUILD)/tests $(BUILD)/dynrec_sqlite.so pkg
+	@$(MAKE) --no-print-directory format-check
 	$(PY) -m ruff check --no-cache --quiet $(PY_LINT)
 	$(PY) -m mypy --strict --no-error-summary --cache-dir $(BUILD)/mypy-cache python/dynrec
 	DYNREC_BIN=$(abspath $(BUILD)/dynrec) DYNREC_PYTHON=$(abspath $(PY)) DYNREC_PKG=$(abspath $(BUILD)/pkg) \
@@ -230,8 +231,16 @@ fuzz:
 	        -o $(BUILD)/fuzz/replay-fuzz.db --replay-of $$db || exit 1; \
 	done
 
+# Every C file, in the style of .clang-format: `make format` applies it,
+# `make check` (format-check) fails on a file that differs.
+FORMAT_SRC := $(wildcard dynrec.c cli/*.[ch] common/*.[ch] schema/*.[ch] recorder/*.[ch] viewer/*.[ch] \
+                sql/*.[ch] replayer/*.[ch] tests/*.[ch] tests/fuzz/*.c bench/*.c tools/*.c)
 format:
-	clang-format -i dynrec.c cli/*.[ch] common/*.[ch] schema/*.[ch] recorder/*.[ch] viewer/*.[ch] sql/*.[ch] replayer/*.[ch] tests/*.[ch] bench/*.c
+	clang-format -i $(FORMAT_SRC)
+
+format-check:
+	@clang-format --dry-run -Werror $(FORMAT_SRC) || \
+	    { echo "make check: C files differ from .clang-format; run make format" >&2; exit 1; }
 
 clean:
 	rm -rf $(BUILD)

@@ -11,15 +11,14 @@
 #include "cli/cli.h"
 
 /* The commands, one file each (cli/cmd_NAME.c). */
-extern const DrCommand dr_cmd_run, dr_cmd_show, dr_cmd_view, dr_cmd_diff, dr_cmd_ranks, dr_cmd_rerun,
-    dr_cmd_replay, dr_cmd_sql, dr_cmd_export, dr_cmd_report, dr_cmd_pack, dr_cmd_repro,
-    dr_cmd_version;
+extern const DrCommand dr_cmd_run, dr_cmd_show, dr_cmd_view, dr_cmd_diff, dr_cmd_ranks,
+    dr_cmd_rerun, dr_cmd_replay, dr_cmd_sql, dr_cmd_export, dr_cmd_report, dr_cmd_pack,
+    dr_cmd_repro, dr_cmd_version;
 
 /* In the order `dynrec --help` lists them. */
 static const DrCommand *const commands[] = {
-    &dr_cmd_run,    &dr_cmd_show,   &dr_cmd_view,   &dr_cmd_diff,   &dr_cmd_ranks,
-    &dr_cmd_rerun,  &dr_cmd_replay, &dr_cmd_sql,    &dr_cmd_export, &dr_cmd_report,
-    &dr_cmd_pack,   &dr_cmd_repro,
+    &dr_cmd_run,    &dr_cmd_show, &dr_cmd_view,   &dr_cmd_diff,   &dr_cmd_ranks, &dr_cmd_rerun,
+    &dr_cmd_replay, &dr_cmd_sql,  &dr_cmd_export, &dr_cmd_report, &dr_cmd_pack,  &dr_cmd_repro,
 };
 
 static void usage(FILE *f) {

@@ -48,8 +48,7 @@ typedef struct {
 } Result;
 
 static void die(const char *what, const char *detail) {
-    fprintf(stderr, "dict_bench: %s%s%s\n", what, detail ? ": " : "",
-            detail ? detail : "");
+    fprintf(stderr, "dict_bench: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
     exit(1);
 }
 
@@ -57,8 +56,7 @@ static void set_add(Set *s, const uint8_t *p, size_t n) {
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 256;
         s->v = realloc(s->v, s->cap * sizeof *s->v);
-        if (!s->v)
-            die("out of memory", NULL);
+        if (!s->v) die("out of memory", NULL);
     }
     s->v[s->n++] = (Piece){p, n};
     s->bytes += n;
@@ -74,9 +72,8 @@ static uint8_t *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     uint8_t *buf = NULL;
     long n;
-    if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
-        fseek(f, 0, SEEK_SET) != 0 || !(buf = malloc((size_t)n + 1)) ||
-        fread(buf, 1, (size_t)n, f) != (size_t)n)
+    if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+        !(buf = malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n)
         die("cannot read", path);
     fclose(f);
     *len = (size_t)n;
@@ -99,8 +96,7 @@ static Result encode_all(const Set *s, const DrDict *dict) {
         size_t blen, blen2;
         int codec;
         double t0 = now();
-        if (dr_codec_encode(s->v[i].p, s->v[i].n, dict, 0, &blob, &blen,
-                            &err) != DR_OK)
+        if (dr_codec_encode(s->v[i].p, s->v[i].n, dict, 0, &blob, &blen, &err) != DR_OK)
             die("encode failed", err.msg);
         double t1 = now();
         if (dr_codec_decode(blob, blen, dict, 0, &back, &blen2, &err) != DR_OK)
@@ -125,11 +121,9 @@ static size_t train(const Set *s, void *dict, size_t cap) {
     uint8_t *samples = malloc(s->bytes ? s->bytes : 1);
     size_t *sizes = malloc((s->n ? s->n : 1) * sizeof *sizes), pos = 0;
     unsigned ns = 0;
-    if (!samples || !sizes)
-        die("out of memory", NULL);
+    if (!samples || !sizes) die("out of memory", NULL);
     for (size_t i = 0; i < s->n; i++) {
-        if (s->v[i].n == 0)
-            continue;
+        if (s->v[i].n == 0) continue;
         memcpy(samples + pos, s->v[i].p, s->v[i].n);
         pos += s->v[i].n;
         sizes[ns++] = s->v[i].n;
@@ -138,32 +132,30 @@ static size_t train(const Set *s, void *dict, size_t cap) {
     free(samples);
     free(sizes);
     if (ZDICT_isError(n)) {
-        printf("  training a %zu KiB dictionary failed: %s\n", cap / 1024,
-               ZDICT_getErrorName(n));
+        printf("  training a %zu KiB dictionary failed: %s\n", cap / 1024, ZDICT_getErrorName(n));
         return 0;
     }
     return n;
 }
 
-static void print_row(const char *name, size_t dict_stored, size_t dict_raw,
-                      const Result *r, const Set *test, const Result *plain) {
+static void print_row(const char *name, size_t dict_stored, size_t dict_raw, const Result *r,
+                      const Set *test, const Result *plain) {
     double mb = test->bytes / 1e6;
-    printf("  %-14s %10zu %10zu %9.2f%% %7zu %8.0f %8.0f\n", name,
-           dict_stored, r->total, 100.0 * r->total / (test->bytes ? test->bytes : 1),
-           r->raw_blobs, r->enc_s > 0 ? mb / r->enc_s : 0,
-           r->dec_s > 0 ? mb / r->dec_s : 0);
-    if (!plain)
-        return;
+    printf("  %-14s %10zu %10zu %9.2f%% %7zu %8.0f %8.0f\n", name, dict_stored, r->total,
+           100.0 * r->total / (test->bytes ? test->bytes : 1), r->raw_blobs,
+           r->enc_s > 0 ? mb / r->enc_s : 0, r->dec_s > 0 ? mb / r->dec_s : 0);
+    if (!plain) return;
     /* The dictionary pays off once n * saving_per_blob > dictionary size. */
     double saving = ((double)plain->total - (double)r->total) / test->n;
     if (saving <= 0)
         printf("  %-14s break-even: never (the dictionary saves nothing per "
-               "blob)\n", "");
+               "blob)\n",
+               "");
     else
         printf("  %-14s saves %.1f bytes/blob; break-even after %.0f blobs "
                "(%.0f if the dictionary is stored raw); this test set nets "
-               "%+lld bytes\n", "", saving,
-               (double)(size_t)(dict_stored / saving) + 1,
+               "%+lld bytes\n",
+               "", saving, (double)(size_t)(dict_stored / saving) + 1,
                (double)(size_t)(dict_raw / saving) + 1,
                (long long)plain->total - (long long)(dict_stored + r->total));
 }
@@ -173,10 +165,11 @@ static void run(const char *title, const Set *training, const Set *test) {
     static const size_t caps[] = {16 * 1024, 64 * 1024};
     printf("\n== %s\n", title);
     printf("  training: %zu payloads, %zu bytes; test: %zu payloads, %zu "
-           "bytes (mean %.0f)\n", training->n, training->bytes, test->n,
-           test->bytes, test->n ? (double)test->bytes / test->n : 0.0);
-    printf("  %-14s %10s %10s %10s %7s %8s %8s\n", "codec", "dict", "blobs",
-           "of raw", "raw", "enc MB/s", "dec MB/s");
+           "bytes (mean %.0f)\n",
+           training->n, training->bytes, test->n, test->bytes,
+           test->n ? (double)test->bytes / test->n : 0.0);
+    printf("  %-14s %10s %10s %10s %7s %8s %8s\n", "codec", "dict", "blobs", "of raw", "raw",
+           "enc MB/s", "dec MB/s");
     Result plain = encode_all(test, NULL);
     print_row("zstd -3", 0, 0, &plain, test, NULL);
     for (size_t k = 0; k < sizeof caps / sizeof *caps; k++) {
@@ -184,23 +177,20 @@ static void run(const char *title, const Set *training, const Set *test) {
         size_t n = train(training, buf, caps[k]), stored_len;
         char name[32];
         DrError err = {0};
-        if (!buf)
-            die("out of memory", NULL);
+        if (!buf) die("out of memory", NULL);
         if (n == 0) {
             free(buf);
             continue;
         }
         DrDict *d = dr_dict_create(buf, n, 1, &err);
-        if (!d)
-            die("dr_dict_create", err.msg);
+        if (!d) die("dr_dict_create", err.msg);
         /* The trace would store the dictionary as a blob of its own. */
         if (dr_codec_encode(buf, n, NULL, 0, &stored, &stored_len, &err))
             die("encoding the dictionary", err.msg);
         Result r = encode_all(test, d);
         snprintf(name, sizeof name, "+dict %zuK", caps[k] / 1024);
         print_row(name, stored_len, n, &r, test, &plain);
-        printf("  %-14s (dictionary: %zu bytes trained, %zu stored)\n", "",
-               n, stored_len);
+        printf("  %-14s (dictionary: %zu bytes trained, %zu stored)\n", "", n, stored_len);
         dr_dict_free(d);
         free(stored);
         free(buf);
@@ -208,8 +198,7 @@ static void run(const char *title, const Set *training, const Set *test) {
 }
 
 int main(int argc, char **argv) {
-    Set files_train = {0}, files_test = {0}, chunks_train = {0},
-        chunks_test = {0};
+    Set files_train = {0}, files_test = {0}, chunks_train = {0}, chunks_test = {0};
     uint8_t **data;
     if (argc < 3) {
         fprintf(stderr, "usage: dict_bench FILE FILE...\n"
@@ -218,8 +207,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     data = calloc((size_t)argc, sizeof *data);
-    if (!data)
-        die("out of memory", NULL);
+    if (!data) die("out of memory", NULL);
     for (int i = 1; i < argc; i++) {
         size_t n;
         data[i] = read_file(argv[i], &n);
@@ -233,12 +221,11 @@ int main(int argc, char **argv) {
     }
     printf("dict_bench: %d files; blob sizes include the dynrec header; "
            "\"dict\" is the dictionary as stored (itself zstd-coded); "
-           "\"raw\" counts blobs stored uncompressed\n", argc - 1);
+           "\"raw\" counts blobs stored uncompressed\n",
+           argc - 1);
     run("whole files (source texts)", &files_train, &files_test);
-    run("2 KiB pieces (stand-in for FX graph code)", &chunks_train,
-        &chunks_test);
-    for (int i = 1; i < argc; i++)
-        free(data[i]);
+    run("2 KiB pieces (stand-in for FX graph code)", &chunks_train, &chunks_test);
+    for (int i = 1; i < argc; i++) free(data[i]);
     free(data);
     free(files_train.v);
     free(files_test.v);

@@ -30,7 +30,7 @@ static long long file_size(const char *p) {
     return stat(p, &sb) == 0 ? (long long)sb.st_size : -1;
 }
 
-static const char *kinds[8] = {"callback", "compile", "guard", "guard_failure",
+static const char *kinds[8] = {"callback",    "compile",     "guard",       "guard_failure",
                                "graph_break", "side_effect", "speculation", "error"};
 
 int main(int argc, char **argv) {
@@ -66,8 +66,8 @@ int main(int argc, char **argv) {
     for (long i = 0; i < n; i++) {
         if (i % 10000 == 0 && (dr_trace_commit(t, &err) || dr_trace_begin(t, &err)))
             return fprintf(stderr, "writer_bench: %s\n", err.msg), 1;
-        DrEvent ev = {.t_ns = i, .thread = 1, .kind = kinds[i % 8], .num = i,
-                      .text = texts[i % 100]};
+        DrEvent ev = {
+            .t_ns = i, .thread = 1, .kind = kinds[i % 8], .num = i, .text = texts[i % 100]};
         if (dr_trace_add_event(t, &ev, &err) < 0)
             return fprintf(stderr, "writer_bench: %s\n", err.msg), 1;
     }
@@ -77,10 +77,10 @@ int main(int argc, char **argv) {
 
     printf("writer_bench: %ld small events (8 kinds, 100 distinct texts)\n", n);
     printf("  A producer append (dr_rec_event)     %7.1f ns/event\n", (t1 - t0) / n * 1e9);
-    printf("  A append + write + close, end to end %7.1f ns/event  (%.3f s)\n",
-           (t2 - t0) / n * 1e9, t2 - t0);
-    printf("  B trace writer alone, batches of 1e4 %7.1f ns/event  (%.3f s)\n",
-           (t4 - t3) / n * 1e9, t4 - t3);
+    printf("  A append + write + close, end to end %7.1f ns/event  (%.3f s)\n", (t2 - t0) / n * 1e9,
+           t2 - t0);
+    printf("  B trace writer alone, batches of 1e4 %7.1f ns/event  (%.3f s)\n", (t4 - t3) / n * 1e9,
+           t4 - t3);
     printf("  on disk: A %.1f bytes/event (%lld bytes), B %.1f bytes/event\n",
            (double)file_size(pa) / n, file_size(pa), (double)file_size(pb) / n);
     unlink(pa);

@@ -93,8 +93,7 @@ static const DrOpt *find_opt(const DrOpt *opts, const char *arg, const char **in
 }
 
 /* One option's value into opts / a; 0, or the usage error's status. */
-static int take_value(const DrCommand *cmd, const DrOpt *o, const char *v, void *opts,
-                      DrArgs *a) {
+static int take_value(const DrCommand *cmd, const DrOpt *o, const char *v, void *opts, DrArgs *a) {
     char *field = (char *)opts + o->off;
     switch (o->kind) {
     case DR_OPT_FLAG: *(int *)field = 1; return 0;
@@ -132,10 +131,12 @@ static int take_value(const DrCommand *cmd, const DrOpt *o, const char *v, void 
         long m = v ? parse_ignore(v, bad, sizeof bad) : -1;
         if (!v) return dr_cli_usage(cmd, "--ignore needs a list of categories");
         if (m < 0)
-            return dr_cli_usage(cmd, "unknown category '%s' for --ignore (one of frames, "
-                                     "compiles, guards, guard_failures, graph_breaks, graphs, "
-                                     "speculation, side_effects, errors, config, exit_status, "
-                                     "output)", bad);
+            return dr_cli_usage(cmd,
+                                "unknown category '%s' for --ignore (one of frames, "
+                                "compiles, guards, guard_failures, graph_breaks, graphs, "
+                                "speculation, side_effects, errors, config, exit_status, "
+                                "output)",
+                                bad);
         a->ignore |= (unsigned)m;
         return 0;
     }
@@ -176,9 +177,8 @@ int dr_cli_parse(const DrCommand *cmd, const DrArgSpec *spec, int argc, char **a
             continue;
         }
         if (a->noperands == spec->max_operands)
-            return dr_cli_usage(cmd, spec->extra ? spec->extra
-                                                 : "one trace at a time (extra argument %s)",
-                                arg);
+            return dr_cli_usage(
+                cmd, spec->extra ? spec->extra : "one trace at a time (extra argument %s)", arg);
         if (spec->max_operands < 0) {
             /* The options before it were read already: their slots of argv
              * are free (their values are pointers into the strings). */

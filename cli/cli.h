@@ -42,16 +42,16 @@ typedef struct DrOpt {
 } DrOpt;
 
 typedef struct DrArgSpec {
-    const DrOpt *opts;     /* ends with a row whose name is NULL */
+    const DrOpt *opts;              /* ends with a row whose name is NULL */
     int min_operands, max_operands; /* max_operands -1: any number (DrArgs.operands) */
-    const char *missing;   /* too few operands; default "no trace given" */
-    const char *extra;     /* too many ("%s" the first extra); default
-                            * "one trace at a time (extra argument %s)" */
-    int operands_end;      /* the first operand ends the options (run: the
-                            * rest are the script's arguments) */
-    int dash_operands;     /* after the first operand, an argument starting
-                            * with '-' that is no option is an operand (sql:
-                            * a query) */
+    const char *missing;            /* too few operands; default "no trace given" */
+    const char *extra;              /* too many ("%s" the first extra); default
+                                     * "one trace at a time (extra argument %s)" */
+    int operands_end;               /* the first operand ends the options (run: the
+                                     * rest are the script's arguments) */
+    int dash_operands;              /* after the first operand, an argument starting
+                                     * with '-' that is no option is an operand (sql:
+                                     * a query) */
 } DrArgSpec;
 
 #define DR_CLI_MAX_SET 64
@@ -62,11 +62,11 @@ typedef struct DrArgs {
     /* Every operand, in order, when max_operands is -1 (ranks: the traces
      * of a job): argv itself, with the operands moved to its front. */
     char **operands;
-    int rest;                    /* operands_end: argv index after the first operand */
-    int module;                  /* DR_OPT_MODULE was given */
-    char *set[DR_CLI_MAX_SET];   /* --set NAME=VALUE, in order */
+    int rest;                  /* operands_end: argv index after the first operand */
+    int module;                /* DR_OPT_MODULE was given */
+    char *set[DR_CLI_MAX_SET]; /* --set NAME=VALUE, in order */
     int nset;
-    unsigned ignore;             /* --ignore categories (1 << DrCategory) */
+    unsigned ignore; /* --ignore categories (1 << DrCategory) */
 } DrArgs;
 
 typedef struct DrCommand DrCommand;

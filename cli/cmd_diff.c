@@ -62,11 +62,11 @@ static const DrOpt opts[] = {
  * absent), the name to show, and what changed. */
 typedef struct {
     const char *file;
-    const char *name;     /* meta test.nodeid (the new side's first), else file */
+    const char *name; /* meta test.nodeid (the new side's first), else file */
     int in_a, in_b;
     int changed;
-    DrDivergence first;   /* copied into the arena */
-    char *first_json;     /* malloc'd */
+    DrDivergence first; /* copied into the arena */
+    char *first_json;   /* malloc'd */
 } DirTest;
 
 static const char *dup_or_null(DrArena *a, const char *s, int *failed) {
@@ -100,8 +100,8 @@ static int read_nodeid(const DrCommand *self, DrArena *a, DrTrace *t, const char
 
 /* Compares one test's two traces, or reads the name of a test on one
  * side only.  0, or the exit status after the message. */
-static int diff_test(const DrCommand *self, DrArena *ar, const char *da, const char *db,
-                     DirTest *x, const DrCompareOptions *cmp0) {
+static int diff_test(const DrCommand *self, DrArena *ar, const char *da, const char *db, DirTest *x,
+                     const DrCompareOptions *cmp0) {
     char *pa = x->in_a ? join(ar, da, x->file) : NULL, *pb = x->in_b ? join(ar, db, x->file) : NULL;
     if ((x->in_a && !pa) || (x->in_b && !pb)) return DR_EX_SOFTWARE;
     if (!x->in_a || !x->in_b) {
@@ -123,8 +123,7 @@ static int diff_test(const DrCommand *self, DrArena *ar, const char *da, const c
         cmp.label_b = pb;
         DrError err = {0};
         if (!(d = dr_compare(ma, mb, &cmp, &err)))
-            rc = dr_cli_fail(self, &err, err.code == DR_ERR_NOMEM ? DR_EX_SOFTWARE
-                                                                   : DR_EX_DATAERR);
+            rc = dr_cli_fail(self, &err, err.code == DR_ERR_NOMEM ? DR_EX_SOFTWARE : DR_EX_DATAERR);
     }
     if (d) {
         DrDivergence f;
@@ -179,7 +178,8 @@ static void print_dirs_text(FILE *out, const char *da, const char *db, const Dir
         fputc('\n', out);
     }
     fprintf(out, "%ld test%s compared, %ld changed", compared, compared == 1 ? "" : "s", changed);
-    if (only_a || only_b) fprintf(out, ", %ld only in the baseline, %ld only in the new", only_a, only_b);
+    if (only_a || only_b)
+        fprintf(out, ", %ld only in the baseline, %ld only in the new", only_a, only_b);
     fputc('\n', out);
     if (example) {
         fputs("for a test's whole report: dynrec diff ", out);
@@ -205,8 +205,7 @@ static void print_dirs_json(FILE *out, const char *da, const char *db, const Dir
     dr_json_string(out, da);
     fputs(",\n  \"new\": ", out);
     dr_json_string(out, db);
-    fprintf(out, ",\n  \"compared\": %ld,\n  \"changed\": %ld,\n  \"tests\": [", compared,
-            changed);
+    fprintf(out, ",\n  \"compared\": %ld,\n  \"changed\": %ld,\n  \"tests\": [", compared, changed);
     for (long i = 0; i < n; i++) {
         const DirTest *x = &t[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
@@ -214,8 +213,10 @@ static void print_dirs_json(FILE *out, const char *da, const char *db, const Dir
         fputs(", \"file\": ", out);
         dr_json_string(out, x->file);
         fprintf(out, ", \"status\": \"%s\", \"first_divergence\": ",
-                !x->in_b ? "only_in_baseline" : !x->in_a ? "only_in_new"
-                : x->changed ? "changed" : "same");
+                !x->in_b     ? "only_in_baseline"
+                : !x->in_a   ? "only_in_new"
+                : x->changed ? "changed"
+                             : "same");
         fputs(x->first_json ? x->first_json : "null", out);
         fputc('}', out);
     }
@@ -273,7 +274,9 @@ done:
 
 static int diff_main(const DrCommand *self, int argc, char **argv) {
     DiffArgs o = {0};
-    const DrArgSpec spec = {.opts = opts, .min_operands = 2, .max_operands = 2,
+    const DrArgSpec spec = {.opts = opts,
+                            .min_operands = 2,
+                            .max_operands = 2,
                             .missing = "give two traces to compare",
                             .extra = "two traces, not more (extra argument %s)"};
     DrArgs a;
@@ -283,8 +286,9 @@ static int diff_main(const DrCommand *self, int argc, char **argv) {
     int dir_a = dr_cli_is_dir(a.operand[0]), dir_b = dr_cli_is_dir(a.operand[1]);
     if (dir_a && dir_b) return diff_dirs(self, a.operand[0], a.operand[1], &o);
     if (dir_a || dir_b)
-        return dr_cli_usage(self, "%s is a directory and %s is not: give two traces, or two "
-                                  "directories of traces",
+        return dr_cli_usage(self,
+                            "%s is a directory and %s is not: give two traces, or two "
+                            "directories of traces",
                             a.operand[dir_a ? 0 : 1], a.operand[dir_a ? 1 : 0]);
     DrTrace *ta = NULL, *tb = NULL;
     DrModel *ma = dr_cli_load_model(self, a.operand[0], &ta);
@@ -297,8 +301,7 @@ static int diff_main(const DrCommand *self, int argc, char **argv) {
         DrDiff *d = dr_compare(ma, mb, &o.cmp, &err);
         if (!d) {
             /* The comparison itself failed: never 1, which says "different". */
-            rc = dr_cli_fail(self, &err, err.code == DR_ERR_NOMEM ? DR_EX_SOFTWARE
-                                                                   : DR_EX_DATAERR);
+            rc = dr_cli_fail(self, &err, err.code == DR_ERR_NOMEM ? DR_EX_SOFTWARE : DR_EX_DATAERR);
         } else {
             dr_diff_print(d, stdout, o.json);
             rc = dr_diff_identical(d) ? DR_EX_OK : DR_EX_FAIL;
@@ -312,4 +315,6 @@ static int diff_main(const DrCommand *self, int argc, char **argv) {
     dr_trace_free(ta);
     return rc;
 }
-const DrCommand dr_cmd_diff = {"diff", "compare Dynamo's decisions in two traces (exit 0 same, 1 different)", usage, diff_main};
+const DrCommand dr_cmd_diff = {
+    "diff", "compare Dynamo's decisions in two traces (exit 0 same, 1 different)", usage,
+    diff_main};

@@ -44,7 +44,8 @@ typedef struct {
 } ExportOptions;
 
 static const DrOpt opts[] = {
-    {"--format", DR_OPT_STR, offsetof(ExportOptions, format), "a format (perfetto or torch-trace)", 0, 0},
+    {"--format", DR_OPT_STR, offsetof(ExportOptions, format), "a format (perfetto or torch-trace)",
+     0, 0},
     {"-o", DR_OPT_STR, offsetof(ExportOptions, out), "a path", 0, 0},
     {NULL, 0, 0, NULL, 0, 0},
 };
@@ -77,13 +78,13 @@ static int export_many(const DrCommand *self, const DrArgs *a, const char *out) 
             DrError err = {0};
             rc = dr_export_perfetto_many(t, (size_t)n, f, &err);
             if ((to_stdout ? fflush(f) : fclose(f)) != 0 && rc == DR_OK)
-                rc = dr_error(&err, DR_ERR_IO, "%s: writing failed: %s",
-                              to_stdout ? "stdout" : out, strerror(errno));
+                rc = dr_error(&err, DR_ERR_IO, "%s: writing failed: %s", to_stdout ? "stdout" : out,
+                              strerror(errno));
             if (rc != DR_OK && !to_stdout) unlink(out);
             if (rc != DR_OK)
-                status = dr_cli_fail(self, &err, rc == DR_ERR_IO || rc == DR_ERR_FULL
-                                                     ? DR_EX_CANTCREAT
-                                                     : DR_EX_DATAERR);
+                status = dr_cli_fail(self, &err,
+                                     rc == DR_ERR_IO || rc == DR_ERR_FULL ? DR_EX_CANTCREAT
+                                                                          : DR_EX_DATAERR);
         }
     }
     for (int i = 0; i < n; i++) dr_trace_free(t[i]);
@@ -127,8 +128,10 @@ static int export_main(const DrCommand *self, int argc, char **argv) {
         rc = dr_export_torch_trace(t, out, &log, &skipped, &err);
         if (rc == DR_OK) {
             if (skipped)
-                fprintf(stderr, "dynrec export: %ld structured-trace records of %s were "
-                                "malformed and left out\n", skipped, path);
+                fprintf(stderr,
+                        "dynrec export: %ld structured-trace records of %s were "
+                        "malformed and left out\n",
+                        skipped, path);
             fprintf(stderr, "wrote %s\n", log);
         }
         free(log);
@@ -139,4 +142,6 @@ static int export_main(const DrCommand *self, int argc, char **argv) {
                            rc == DR_ERR_IO || rc == DR_ERR_FULL ? DR_EX_CANTCREAT : DR_EX_DATAERR);
     return DR_EX_OK;
 }
-const DrCommand dr_cmd_export = {"export", "write a trace for other viewers: Perfetto, tlparse (TORCH_TRACE)", usage, export_main};
+const DrCommand dr_cmd_export = {"export",
+                                 "write a trace for other viewers: Perfetto, tlparse (TORCH_TRACE)",
+                                 usage, export_main};

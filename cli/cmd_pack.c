@@ -64,4 +64,5 @@ static int pack_main(const DrCommand *self, int argc, char **argv) {
     /* DR_ERR_ARG: the essential rows alone exceed --max-size. */
     return dr_cli_fail(self, &err, rc == DR_ERR_ARG ? DR_EX_FAIL : dr_cli_exit_of(rc));
 }
-const DrCommand dr_cmd_pack = {"pack", "make a trace a bug-report attachment: compacted, redacted, capped", usage, pack_main};
+const DrCommand dr_cmd_pack = {
+    "pack", "make a trace a bug-report attachment: compacted, redacted, capped", usage, pack_main};

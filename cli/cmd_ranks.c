@@ -69,11 +69,11 @@ typedef struct {
     int from_meta;                    /* the rank is its meta dist.rank */
     const char *world_size, *backend; /* meta dist.world_size, dist.backend, or NULL */
     int differs;
-    DrDivergence first;               /* copied out of the diff */
-    char *report;                     /* the engine's report: text, or JSON fields */
-    char *first_json;                 /* the first divergence as JSON, or "null" */
-    DrStrVec ops, cids;               /* the collectives and their compiles */
-    long coll_at;                     /* where ops first differ from the base's, or -1 */
+    DrDivergence first; /* copied out of the diff */
+    char *report;       /* the engine's report: text, or JSON fields */
+    char *first_json;   /* the first divergence as JSON, or "null" */
+    DrStrVec ops, cids; /* the collectives and their compiles */
+    long coll_at;       /* where ops first differ from the base's, or -1 */
 } Rank;
 
 typedef struct {
@@ -134,8 +134,9 @@ static int identify(Job *j, Rank *r) {
             rc = DR_EX_DATAERR;
         }
     } else if (!rc && (r->rank = rank_of_name(r->path)) < 0) {
-        rc = dr_cli_usage(j->cmd, "%s has no rank: no meta dist.rank, and its name does not end "
-                                  "in -rankN.db",
+        rc = dr_cli_usage(j->cmd,
+                          "%s has no rank: no meta dist.rank, and its name does not end "
+                          "in -rankN.db",
                           dr_cli_safe(&j->a, r->path));
     }
     if (!rc) {
@@ -178,9 +179,9 @@ static char *capture(const DrDiff *d, int what) {
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
-    int rc = what == 2 ? dr_diff_print_first_json(d, f)
-           : what == 1 ? dr_diff_print_json_fields(d, f)
-                       : dr_diff_print(d, f, 0);
+    int rc = what == 2   ? dr_diff_print_first_json(d, f)
+             : what == 1 ? dr_diff_print_json_fields(d, f)
+                         : dr_diff_print(d, f, 0);
     if (fclose(f) != 0 || rc != 0) {
         free(buf);
         return NULL;
@@ -284,8 +285,8 @@ static int job_notes(Job *j) {
         }
         if (expect - j->n > shown) dr_buf_printf(&b, ", ... and %ld more", expect - j->n - shown);
         if (world > last)
-            note(j, &failed, "%ld traces of a world of %ld ranks: no trace of rank %s", j->n,
-                 world, b.failed ? "?" : b.s);
+            note(j, &failed, "%ld traces of a world of %ld ranks: no trace of rank %s", j->n, world,
+                 b.failed ? "?" : b.s);
         else
             note(j, &failed, "%ld traces of ranks 0 to %ld: no trace of rank %s", j->n, last,
                  b.failed ? "?" : b.s);
@@ -437,8 +438,7 @@ static void print_text(const Job *j, FILE *out) {
         dr_text_safe(out, j->notes.v[i]);
         fputc('\n', out);
     }
-    if (ndiff)
-        fprintf(out, "%ld of %ld ranks differ from rank %ld\n", ndiff, j->n - 1, base->rank);
+    if (ndiff) fprintf(out, "%ld of %ld ranks differ from rank %ld\n", ndiff, j->n - 1, base->rank);
     else
         fprintf(out, "all %ld ranks agree with rank %ld%s\n", j->n, base->rank,
                 first_collective_difference(j) ? ", but for their collectives" : "");
@@ -554,7 +554,9 @@ static int gather(Job *j, const DrArgs *a, DrStrVec *paths) {
 
 static int ranks_main(const DrCommand *self, int argc, char **argv) {
     RanksArgs o = {0};
-    const DrArgSpec spec = {.opts = opts, .min_operands = 1, .max_operands = -1,
+    const DrArgSpec spec = {.opts = opts,
+                            .min_operands = 1,
+                            .max_operands = -1,
                             .missing = "give the directory of a job's traces, or its traces"};
     DrArgs a;
     int rc = dr_cli_parse(self, &spec, argc, argv, &o, &a);
@@ -586,8 +588,9 @@ static int ranks_main(const DrCommand *self, int argc, char **argv) {
     qsort(j.r, (size_t)j.n, sizeof *j.r, by_rank);
     for (long i = 1; i < j.n; i++)
         if (j.r[i].rank == j.r[i - 1].rank) {
-            rc = dr_cli_usage(self, "%s and %s are both rank %ld", dr_cli_safe(&j.a, j.r[i - 1].path),
-                              dr_cli_safe(&j.a, j.r[i].path), j.r[i].rank);
+            rc = dr_cli_usage(self, "%s and %s are both rank %ld",
+                              dr_cli_safe(&j.a, j.r[i - 1].path), dr_cli_safe(&j.a, j.r[i].path),
+                              j.r[i].rank);
             goto done;
         }
     if (!(mb = dr_cli_load_model(self, j.r[0].path, &tb))) {
@@ -626,4 +629,6 @@ done:
     dr_arena_free(&j.a);
     return rc;
 }
-const DrCommand dr_cmd_ranks = {"ranks", "compare the per-rank traces of one torchrun job (exit 0 same, 1 different)", usage, ranks_main};
+const DrCommand dr_cmd_ranks = {
+    "ranks", "compare the per-rank traces of one torchrun job (exit 0 same, 1 different)", usage,
+    ranks_main};

@@ -86,5 +86,8 @@ static int replay_main(const DrCommand *self, int argc, char **argv) {
     if (rc != DR_EX_OK && err.msg[0]) dr_cli_fail(self, &err, rc);
     return rc;
 }
-const DrCommand dr_cmd_replay = {"replay", "re-execute Dynamo's tracing of every recorded frame from the trace\n"
-    "         alone (no script, no data), compare", usage, replay_main};
+const DrCommand dr_cmd_replay = {
+    "replay",
+    "re-execute Dynamo's tracing of every recorded frame from the trace\n"
+    "         alone (no script, no data), compare",
+    usage, replay_main};

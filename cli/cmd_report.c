@@ -42,4 +42,5 @@ static int report_main(const DrCommand *self, int argc, char **argv) {
     if (rc != DR_OK) return dr_cli_fail(self, &err, DR_EX_DATAERR);
     return dr_cli_flush();
 }
-const DrCommand dr_cmd_report = {"report", "print a Markdown report of a trace for a GitHub issue", usage, report_main};
+const DrCommand dr_cmd_report = {"report", "print a Markdown report of a trace for a GitHub issue",
+                                 usage, report_main};

@@ -54,4 +54,6 @@ static int repro_main(const DrCommand *self, int argc, char **argv) {
     if (rc != DR_EX_OK && err.msg[0]) dr_cli_fail(self, &err, rc);
     return rc;
 }
-const DrCommand dr_cmd_repro = {"repro", "write one recorded frame as a standalone script that needs only torch", usage, repro_main};
+const DrCommand dr_cmd_repro = {
+    "repro", "write one recorded frame as a standalone script that needs only torch", usage,
+    repro_main};

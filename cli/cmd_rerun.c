@@ -70,4 +70,6 @@ static int rerun_main(const DrCommand *self, int argc, char **argv) {
     if (rc != DR_EX_OK && err.msg[0]) dr_cli_fail(self, &err, rc);
     return rc;
 }
-const DrCommand dr_cmd_rerun = {"rerun", "run a recorded program again under its recorded conditions, compare", usage, rerun_main};
+const DrCommand dr_cmd_rerun = {
+    "rerun", "run a recorded program again under its recorded conditions, compare", usage,
+    rerun_main};

@@ -71,8 +71,8 @@ static int run(const DrCommand *self, const DrRunOptions *o) {
 
 static int run_main(const DrCommand *self, int argc, char **argv) {
     DrRunOptions o = {.capture_values = -1, .cmd_argc = argc + 2, .cmd_argv = argv - 2};
-    const DrArgSpec spec = {.opts = opts, .max_operands = 1, .operands_end = 1,
-                            .missing = "no script given"};
+    const DrArgSpec spec = {
+        .opts = opts, .max_operands = 1, .operands_end = 1, .missing = "no script given"};
     DrArgs a;
     int rc = dr_cli_parse(self, &spec, argc, argv, &o, &a);
     if (rc) return DR_CLI_EXIT(rc);
@@ -96,4 +96,5 @@ static int run_main(const DrCommand *self, int argc, char **argv) {
     o.argv = argv + a.rest;
     return run(self, &o);
 }
-const DrCommand dr_cmd_run = {"run", "run a Python script as `python` would and record a trace", usage, run_main};
+const DrCommand dr_cmd_run = {"run", "run a Python script as `python` would and record a trace",
+                              usage, run_main};

@@ -45,4 +45,5 @@ static int show_main(const DrCommand *self, int argc, char **argv) {
     if (rc != DR_OK) return dr_cli_fail(self, &err, DR_EX_DATAERR);
     return dr_cli_flush();
 }
-const DrCommand dr_cmd_show = {"show", "print a summary of a trace (--json for scripts)", usage, show_main};
+const DrCommand dr_cmd_show = {"show", "print a summary of a trace (--json for scripts)", usage,
+                               show_main};

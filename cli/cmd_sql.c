@@ -46,7 +46,10 @@ static const DrOpt opts[] = {
 static int sql_main(const DrCommand *self, int argc, char **argv) {
     SqlFlags f = {0};
     const DrArgSpec spec = {
-        .opts = opts, .min_operands = 2, .max_operands = 2, .dash_operands = 1,
+        .opts = opts,
+        .min_operands = 2,
+        .max_operands = 2,
+        .dash_operands = 1,
         .missing = "give a trace and a query, e.g. dynrec sql t.db \"SELECT * FROM v_compiles\"",
         .extra = "one trace and one query (extra argument %s); quote the query"};
     DrArgs a;
@@ -61,9 +64,11 @@ static int sql_main(const DrCommand *self, int argc, char **argv) {
     dr_trace_free(t);
     /* A refused query is a usage error; one that failed, 1. */
     if (rc != DR_OK)
-        return dr_cli_fail(self, &err, rc == DR_ERR_ARG                         ? DR_EX_USAGE
-                                        : rc == DR_ERR_SQL || rc == DR_ERR_BLOB ? DR_EX_FAIL
-                                                                                : DR_EX_DATAERR);
+        return dr_cli_fail(self, &err,
+                           rc == DR_ERR_ARG                        ? DR_EX_USAGE
+                           : rc == DR_ERR_SQL || rc == DR_ERR_BLOB ? DR_EX_FAIL
+                                                                   : DR_EX_DATAERR);
     return dr_cli_flush();
 }
-const DrCommand dr_cmd_sql = {"sql", "run one read-only SQL query on a trace, with dynrec_text(blob_id)", usage, sql_main};
+const DrCommand dr_cmd_sql = {
+    "sql", "run one read-only SQL query on a trace, with dynrec_text(blob_id)", usage, sql_main};

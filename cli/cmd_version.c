@@ -53,7 +53,8 @@ static char *torch_version_of(const char *python) {
             n += (size_t)got;
         }
         int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
     }
     close(fds[0]);
     buf[n] = 0;
@@ -82,5 +83,5 @@ static int version_main(const DrCommand *self, int argc, char **argv) {
     return 0;
 }
 
-const DrCommand dr_cmd_version = {"--version", "print the versions of dynrec, Python, SQLite and zstd",
-                                  usage, version_main};
+const DrCommand dr_cmd_version = {
+    "--version", "print the versions of dynrec, Python, SQLite and zstd", usage, version_main};

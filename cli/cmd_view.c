@@ -82,4 +82,5 @@ static int view_main(const DrCommand *self, int argc, char **argv) {
     if (sig) return 128 + sig;
     return dr_cli_flush();
 }
-const DrCommand dr_cmd_view = {"view", "browse a trace in the terminal, guard failures first", usage, view_main};
+const DrCommand dr_cmd_view = {"view", "browse a trace in the terminal, guard failures first",
+                               usage, view_main};

@@ -13,12 +13,12 @@
 #define DR_EX_OK 0
 #define DR_EX_FAIL 1
 #define DR_EX_USAGE 2
-#define DR_EX_PARTIAL 3       /* done, but some frames or values were left out */
-#define DR_EX_DATAERR 65      /* the trace is unreadable, or a stored name escapes */
-#define DR_EX_NOINPUT 66      /* the recorded script, or the captured frames, are gone */
-#define DR_EX_UNAVAILABLE 69  /* recorded with another Python minor version */
-#define DR_EX_SOFTWARE 70     /* a bug in dynrec */
-#define DR_EX_CANTCREAT 73    /* an output cannot be created or written */
-#define DR_EX_NOPERM 77       /* would run the trace's code without --trust */
+#define DR_EX_PARTIAL 3      /* done, but some frames or values were left out */
+#define DR_EX_DATAERR 65     /* the trace is unreadable, or a stored name escapes */
+#define DR_EX_NOINPUT 66     /* the recorded script, or the captured frames, are gone */
+#define DR_EX_UNAVAILABLE 69 /* recorded with another Python minor version */
+#define DR_EX_SOFTWARE 70    /* a bug in dynrec */
+#define DR_EX_CANTCREAT 73   /* an output cannot be created or written */
+#define DR_EX_NOPERM 77      /* would run the trace's code without --trust */
 
 #endif

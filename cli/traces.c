@@ -23,7 +23,8 @@ static int by_name(const void *p, const void *q) {
 
 int dr_cli_list_traces(const char *dir, DrArena *a, DrStrVec *names, DrError *err) {
     DIR *d = opendir(dir);
-    if (!d) return dr_error(err, DR_ERR_IO, "%s: cannot read the directory: %s", dir, strerror(errno));
+    if (!d)
+        return dr_error(err, DR_ERR_IO, "%s: cannot read the directory: %s", dir, strerror(errno));
     int rc = DR_OK;
     for (;;) {
         errno = 0;

@@ -25,9 +25,8 @@
 #include <stddef.h>
 
 typedef struct {
-    PyObject_HEAD
-    PyObject *orig, *before, *after; /* before and after may be Py_None */
-    PyObject *dict;                  /* __dict__, for attributes such as __wrapped__ */
+    PyObject_HEAD PyObject *orig, *before, *after; /* before and after may be Py_None */
+    PyObject *dict; /* __dict__, for attributes such as __wrapped__ */
 } Around;
 
 static PyObject *around_call(PyObject *self, PyObject *args, PyObject *kwargs) {

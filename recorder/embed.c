@@ -37,7 +37,7 @@ int dr_embed_exec(const char *name, PyObject *ns) {
 static PyObject *get_module(PyObject *parent, PyObject *pname, const char *name, int *fresh) {
     PyObject *full = PyUnicode_FromFormat("%U.%s", pname, name);
     if (!full) return NULL;
-    PyObject *modules = PyImport_GetModuleDict(); /* borrowed */
+    PyObject *modules = PyImport_GetModuleDict();           /* borrowed */
     PyObject *mod = PyDict_GetItemWithError(modules, full); /* borrowed */
     if (mod || PyErr_Occurred()) {
         Py_DECREF(full);

@@ -26,7 +26,8 @@ int dr_embed_exec(const char *name, PyObject *ns);
  * that a module may import one later in the list; then runs each source in
  * order.  One made by an earlier call (a module both the recorder and the
  * replay driver import) is that one, not run again.  A source that raises
- * stops the rest; the modules stay, as far as they got.  Returns 0, or -1 with a Python exception set. */
+ * stops the rest; the modules stay, as far as they got.  Returns 0, or -1 with a Python exception
+ * set. */
 int dr_embed_modules(PyObject *parent, const char *const *names, size_t n);
 
 /* _dynrec.load_embedded(*names): dr_embed_modules on the module self, for

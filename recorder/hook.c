@@ -50,7 +50,8 @@ typedef _PyInterpreterFrame DrFrame;
 #define DR_FRAME_IS_CALL(f, co) ((f)->prev_instr == _PyCode_CODE(co) - 1)
 #else
 typedef _PyInterpreterFrame DrFrame;
-#define DR_FRAME_CODE(f) (PyCode_Check((f)->f_executable) ? (PyCodeObject *)(f)->f_executable : NULL)
+#define DR_FRAME_CODE(f)                                                                           \
+    (PyCode_Check((f)->f_executable) ? (PyCodeObject *)(f)->f_executable : NULL)
 #define DR_FRAME_IS_CALL(f, co) ((f)->instr_ptr == _PyCode_CODE(co))
 #endif
 
@@ -219,8 +220,7 @@ static PyObject *dr_eval_frame(PyThreadState *ts, DrFrame *f, int throwflag) {
             j = (j + 1) & H.mask;
         }
         if (s) {
-            _Atomic uint64_t *c =
-                DR_FRAME_IS_CALL(f, co) ? &s->calls : &s->resumes;
+            _Atomic uint64_t *c = DR_FRAME_IS_CALL(f, co) ? &s->calls : &s->resumes;
             atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
                                   memory_order_relaxed);
         }

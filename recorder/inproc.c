@@ -143,16 +143,19 @@ static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     size_t srclen = 0;
     if (S.target && !is_module && stat(S.target, &sb) == 0 && S_ISREG(sb.st_mode))
         S.src = dr_session_slurp(S.target, &srclen);
-    S.opts = (DrRunOptions){.trace_path = S.path, .quiet = quiet, .target = S.target,
+    S.opts = (DrRunOptions){.trace_path = S.path,
+                            .quiet = quiet,
+                            .target = S.target,
                             .is_module = is_module,
-                            .argc = S.argc, .argv = S.argv, .cmd_argc = S.ncmd,
-                            .cmd_argv = S.cmd, .capture_values = cv};
+                            .argc = S.argc,
+                            .argv = S.argv,
+                            .cmd_argc = S.ncmd,
+                            .cmd_argv = S.cmd,
+                            .capture_values = cv};
     DrError err = {0};
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = dr_trace_reserve(S.path, replace, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != DR_OK) {
+    Py_BEGIN_ALLOW_THREADS rc = dr_trace_reserve(S.path, replace, &err);
+    Py_END_ALLOW_THREADS if (rc != DR_OK) {
         PyErr_SetString(PyExc_OSError, err.msg);
         goto fail;
     }
@@ -161,8 +164,10 @@ static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         goto fail;
     }
     const char *env_seed = getenv("PYTHONHASHSEED");
-    S.si = (DrStartInfo){.o = &S.opts, .python = S.python,
-                         .seed = env_seed && *env_seed ? env_seed : "unknown", .src = S.src,
+    S.si = (DrStartInfo){.o = &S.opts,
+                         .python = S.python,
+                         .seed = env_seed && *env_seed ? env_seed : "unknown",
+                         .src = S.src,
                          .srclen = S.src ? srclen : 0};
     dr_session_start_info(&S.si);
     dr_session.rec = dr_rec_start_deferred(S.path, setup_trace, &S.si, dr_hook_snapshot, &err);
@@ -201,10 +206,8 @@ static PyObject *m_stop(PyObject *self, PyObject *arg) {
     if (!res) PyErr_Clear(); /* _finish records its own errors */
     Py_XDECREF(res);
     int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = dr_session_finish((int)status, 0);
-    Py_END_ALLOW_THREADS
-    dr_hook_free();
+    Py_BEGIN_ALLOW_THREADS rc = dr_session_finish((int)status, 0);
+    Py_END_ALLOW_THREADS dr_hook_free();
     if (rc != DR_OK && rc != DR_ERR_WAL_KEPT) {
         PyErr_Format(PyExc_OSError, "dynrec: the trace %s is incomplete", S.path);
         return NULL;

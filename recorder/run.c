@@ -106,8 +106,8 @@ static int setup_trace(DrTrace *t, void *ud, DrError *err) {
     if (rc == DR_OK && o->replay_of) rc = dr_trace_set_meta(t, "replay_of", of, err);
     else if (rc == DR_OK && o->rerun_of) rc = dr_trace_set_meta(t, "rerun_of", of, err);
     if (rc == DR_OK && o->rerun_of)
-        rc = dr_trace_set_meta(t, "sandbox",
-                               dr_sandbox_mode_desc(dr_sandbox_mode_of(o->sandboxed)), err);
+        rc = dr_trace_set_meta(t, "sandbox", dr_sandbox_mode_desc(dr_sandbox_mode_of(o->sandboxed)),
+                               err);
     for (int i = 0; rc == DR_OK && i < o->nset; i++) {
         const char *eq = strchr(o->set[i], '=');
         char key[300];
@@ -265,8 +265,9 @@ int dr_run(const DrRunOptions *o, DrError *error) {
         replay_target = script ? script : module;
         if (script) free(module);
         char *cwd = NULL;
-        if (script && script[0] != '/' && dr_trace_get_meta(dr_session.source, "cwd", &cwd, NULL) == DR_OK &&
-            cwd && cwd[0] == '/') {
+        if (script && script[0] != '/' &&
+            dr_trace_get_meta(dr_session.source, "cwd", &cwd, NULL) == DR_OK && cwd &&
+            cwd[0] == '/') {
             /* As recorded, relative to the recorded cwd: the comparison
              * names files relative to the script's directory. */
             char *abs = NULL;
@@ -284,8 +285,7 @@ int dr_run(const DrRunOptions *o, DrError *error) {
     } else if (!opts.is_module) {
         src = dr_session_slurp(opts.target, &srclen);
         if (!src) {
-            dr_error(error, DR_ERR_ARG, "cannot open script %s: %s", opts.target,
-                     strerror(errno));
+            dr_error(error, DR_ERR_ARG, "cannot open script %s: %s", opts.target, strerror(errno));
             return DR_EX_USAGE;
         }
     }
@@ -293,7 +293,8 @@ int dr_run(const DrRunOptions *o, DrError *error) {
     path = opts.rerun_of || opts.replay_of ? strdup(opts.trace_path)
                                            : dr_session_trace_path(opts.trace_path, opts.target);
     if (!path) { /* path stays allocated: the exit handlers name the trace */
-        dr_error(error, DR_ERR_IO, "cannot pick a trace name in the current directory; "
+        dr_error(error, DR_ERR_IO,
+                 "cannot pick a trace name in the current directory; "
                  "give one with -o");
         free(src);
         return DR_EX_CANTCREAT;
@@ -336,8 +337,13 @@ int dr_run(const DrRunOptions *o, DrError *error) {
         goto out;
     }
     static DrStartInfo si; /* read by the writer thread until the trace is closed */
-    si = (DrStartInfo){.o = &opts, .python = python ? python : "", .seed = seed_text, .seeded = 1,
-                     .src = src, .srclen = srclen, .seeds = {dr_session.seeds[0], dr_session.seeds[1]}};
+    si = (DrStartInfo){.o = &opts,
+                       .python = python ? python : "",
+                       .seed = seed_text,
+                       .seeded = 1,
+                       .src = src,
+                       .srclen = srclen,
+                       .seeds = {dr_session.seeds[0], dr_session.seeds[1]}};
     dr_session_start_info(&si);
     dr_session.rec = dr_rec_start_deferred(path, setup_trace, &si, dr_hook_snapshot, &err);
     if (!dr_session.rec) {
@@ -360,11 +366,12 @@ int dr_run(const DrRunOptions *o, DrError *error) {
     if (python) st = PyConfig_SetBytesString(&config, &config.executable, python);
     if (!PyStatus_Exception(st) && opts.replay_of)
         st = PyConfig_SetBytesString(&config, &config.run_command, replay_bootstrap);
-    else if (!PyStatus_Exception(st)) st = PyConfig_SetBytesString(
-        &config, opts.is_module ? &config.run_module : &config.run_filename, opts.target);
+    else if (!PyStatus_Exception(st))
+        st = PyConfig_SetBytesString(
+            &config, opts.is_module ? &config.run_module : &config.run_filename, opts.target);
     char *argv0 = opts.is_module ? "-m" : (char *)opts.target;
     if (!PyStatus_Exception(st) && (append_args(&config.argv, 1, &argv0) < 0 ||
-                                     append_args(&config.argv, opts.argc, opts.argv) < 0))
+                                    append_args(&config.argv, opts.argc, opts.argv) < 0))
         st = PyStatus_NoMemory();
     if (!PyStatus_Exception(st)) {
         char *orig[3] = {python ? python : "python", opts.is_module ? "-m" : NULL,

@@ -14,10 +14,10 @@ typedef struct DrRunOptions {
     const char *target;     /* script path or module name */
     int argc;               /* the script's own arguments */
     char **argv;
-    int cmd_argc;           /* dynrec's whole command line, for the trace */
+    int cmd_argc; /* dynrec's whole command line, for the trace */
     char **cmd_argv;
-    const char *rerun_of;   /* --rerun-of: a trace whose seeds and start config to use */
-    int nset;               /* --set NAME=VALUE overrides of the Dynamo config */
+    const char *rerun_of; /* --rerun-of: a trace whose seeds and start config to use */
+    int nset;             /* --set NAME=VALUE overrides of the Dynamo config */
     char **set;
     int64_t capture_values; /* --capture-values: tensor data kept per tensor, bytes (-1: 4096) */
     const char *replay_of;  /* --replay-of: replay trace T's captured frames, not a script */

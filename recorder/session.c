@@ -136,11 +136,10 @@ static PyObject *m_event(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(guard_doc,
-             "guard(code, compile_id, text, text_template, source, user_location, key,\n"
-             "masked_template): append one guard event.  Either text or text_template\n"
-             "(the text with chr(1) for the source), and key, masked_template (the\n"
-             "masked text so written) or neither; all str or None.");
+PyDoc_STRVAR(guard_doc, "guard(code, compile_id, text, text_template, source, user_location, key,\n"
+                        "masked_template): append one guard event.  Either text or text_template\n"
+                        "(the text with chr(1) for the source), and key, masked_template (the\n"
+                        "masked text so written) or neither; all str or None.");
 static PyObject *m_guard(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 8) {
@@ -164,9 +163,8 @@ static PyObject *m_guard(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(values_doc,
-             "values(capture, rows): store a captured value tree; rows are tuples\n"
-             "(node, kind, type, value_json, data) with data bytes or None.");
+PyDoc_STRVAR(values_doc, "values(capture, rows): store a captured value tree; rows are tuples\n"
+                         "(node, kind, type, value_json, data) with data bytes or None.");
 static PyObject *m_values(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 2 || !PyList_Check(args[1])) {
@@ -369,8 +367,7 @@ static void load_dynamo_adapter(void) {
     if (state == 1) {
         if (loader == PyThread_get_thread_ident()) return; /* re-entered while loading */
         while (state == 1) {
-            Py_BEGIN_ALLOW_THREADS
-            struct timespec ms = {0, 1000000};
+            Py_BEGIN_ALLOW_THREADS struct timespec ms = {0, 1000000};
             nanosleep(&ms, NULL);
             Py_END_ALLOW_THREADS
         }
@@ -395,8 +392,7 @@ static void load_dynamo_adapter(void) {
     dr_session.dynamo_begin_pending = 0; /* install() did what begin_session does */
 }
 
-static PyObject *wrapped_set_eval_frame(PyObject *orig, PyObject *const *args,
-                                        Py_ssize_t nargs) {
+static PyObject *wrapped_set_eval_frame(PyObject *orig, PyObject *const *args, Py_ssize_t nargs) {
     int enabling = nargs >= 1 && args[0] != Py_None;
     if (enabling) load_dynamo_adapter();
     int manage = !dr_session.opts->all_frames && !dr_session.finished;
@@ -503,7 +499,8 @@ PyObject *dr_run_py_safe(PyObject *self, PyObject *text) {
     return res;
 }
 
-PyDoc_STRVAR(qualname_doc, "qualname(code): a code object's qualified name (its plain name on 3.10).");
+PyDoc_STRVAR(qualname_doc,
+             "qualname(code): a code object's qualified name (its plain name on 3.10).");
 /* The one name a code object goes by in a trace, on every Python: 3.10's
  * code objects have no co_qualname, and Dynamo names them by co_name.
  * Ownership: code is borrowed; returns a new reference, or NULL with
@@ -544,7 +541,8 @@ PyDoc_STRVAR(fork_parent_doc, "fork_parent(): start the trace writer again once 
 static PyObject *m_fork_parent(PyObject *self, PyObject *noargs) {
     (void)self;
     (void)noargs;
-    if (dr_session.rec && Py_AddPendingCall(resume_writer, NULL) != 0) dr_rec_resume(dr_session.rec);
+    if (dr_session.rec && Py_AddPendingCall(resume_writer, NULL) != 0)
+        dr_rec_resume(dr_session.rec);
     Py_RETURN_NONE;
 }
 
@@ -631,9 +629,15 @@ static PyMethodDef dynrec_methods[] = {
      "load_embedded(name, ...): dynrec's own Python modules _dynrec.NAME (embed.h)."},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef dynrec_module = {
-    PyModuleDef_HEAD_INIT, "_dynrec", "dynrec's recorder, built into the dynrec binary.", -1,
-    dynrec_methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef dynrec_module = {PyModuleDef_HEAD_INIT,
+                                           "_dynrec",
+                                           "dynrec's recorder, built into the dynrec binary.",
+                                           -1,
+                                           dynrec_methods,
+                                           NULL,
+                                           NULL,
+                                           NULL,
+                                           NULL};
 
 PyObject *dr_session_module(void) {
     PyObject *mod = PyModule_Create(&dynrec_module);
@@ -647,7 +651,8 @@ PyObject *dr_session_module(void) {
  * Returns 0, or -1 with a Python exception set. */
 static int set_run_attrs(PyObject *mod) {
     const DrRunOptions *o = dr_session.opts;
-    PyObject *seeds = Py_BuildValue("{s:k,s:k}", "random", dr_session.seeds[0], "numpy", dr_session.seeds[1]);
+    PyObject *seeds =
+        Py_BuildValue("{s:k,s:k}", "random", dr_session.seeds[0], "numpy", dr_session.seeds[1]);
     if (!seeds) return -1;
     int rc = PyObject_SetAttrString(mod, "seeds", seeds);
     Py_DECREF(seeds);
@@ -660,8 +665,8 @@ static int set_run_attrs(PyObject *mod) {
     PyObject *replay = o->replay_of
                            ? Py_BuildValue("{s:s,s:s,s:z,s:z,s:z}", "of", o->replay_of, "name",
                                            o->trace_label ? o->trace_label : o->replay_of,
-                                           "backend", o->replay_backend, "frame",
-                                           o->replay_frame, "compile", o->replay_compile)
+                                           "backend", o->replay_backend, "frame", o->replay_frame,
+                                           "compile", o->replay_compile)
                            : Py_NewRef(Py_None);
     if (!replay) return -1;
     rc = PyObject_SetAttrString(mod, "replay_options", replay);
@@ -723,22 +728,20 @@ int dr_session_finish(int status, int sig) {
     DrError err = {0};
     const char *path = dr_session.opts->trace_path;
     int rc = dr_rec_finish(rec, status, sig, &err);
-    if (rc == DR_ERR_WAL_KEPT)
-        fprintf(stderr, "dynrec: %s\n", err.msg);
+    if (rc == DR_ERR_WAL_KEPT) fprintf(stderr, "dynrec: %s\n", err.msg);
     else if (rc != DR_OK)
         fprintf(stderr, "dynrec: the trace %s is incomplete: %s\n", path, err.msg);
-    else if (!dr_session.opts->quiet)
-        fprintf(stderr, "dynrec: trace written to %s\n", path);
+    else if (!dr_session.opts->quiet) fprintf(stderr, "dynrec: trace written to %s\n", path);
     return rc;
 }
 
 void dr_session_atfork_child(void) { dr_session.rec = NULL; }
 
 int dr_run_is_recorded_env(const char *name) {
-    static const char *const prefixes[] = {"TORCH", "PYTORCH", "PYTHON", "CUDA", "OMP_",
-                                           "MKL_", "KMP_", "OPENBLAS", "NCCL_", "TRITON",
-                                           "VIRTUAL_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH",
-                                           "DYNREC"};
+    static const char *const prefixes[] = {
+        "TORCH",       "PYTORCH",    "PYTHON",          "CUDA",  "OMP_",
+        "MKL_",        "KMP_",       "OPENBLAS",        "NCCL_", "TRITON",
+        "VIRTUAL_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYNREC"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
     return 0;
@@ -767,9 +770,8 @@ static char *json_array(int n, char *const *v) {
 
 void dr_session_start_info(DrStartInfo *si) {
     struct timespec ts;
-    si->start_unix_ns = clock_gettime(CLOCK_REALTIME, &ts) == 0
-                            ? (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec
-                            : 0;
+    si->start_unix_ns =
+        clock_gettime(CLOCK_REALTIME, &ts) == 0 ? (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec : 0;
     if (!getcwd(si->cwd, sizeof si->cwd)) strcpy(si->cwd, "?");
     time_t tnow = time(NULL);
     strftime(si->now, sizeof si->now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&tnow));
@@ -819,8 +821,7 @@ int dr_session_start_meta(DrTrace *t, const DrStartInfo *si, DrError *err) {
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "hash_seed", si->seed, err);
     if (rc == DR_OK) rc = dr_trace_set_meta_int(t, "pid", getpid(), err);
     if (rc == DR_OK)
-        rc = dr_trace_set_meta(t, "hook.frame", o->all_frames ? "all-frames" : "while-dynamo",
-                               err);
+        rc = dr_trace_set_meta(t, "hook.frame", o->all_frames ? "all-frames" : "while-dynamo", err);
     char num[32];
     if (si->seeded) {
         snprintf(num, sizeof num, "%lu", si->seeds[0]);
@@ -877,10 +878,10 @@ static char *default_trace_path(const char *dir, const char *target, long rank) 
     const char *sep = dir && *dir && dir[strlen(dir) - 1] != '/' ? "/" : "";
     for (int i = 1; i < 10000; i++) {
         char *p = NULL;
-        int n = i == 1 ? asprintf(&p, "%s%s%.*s-%s%s.db", dir ? dir : "", sep, (int)stem, base,
-                                  ts, rk)
-                       : asprintf(&p, "%s%s%.*s-%s-%d%s.db", dir ? dir : "", sep, (int)stem,
-                                  base, ts, i, rk);
+        int n = i == 1
+                    ? asprintf(&p, "%s%s%.*s-%s%s.db", dir ? dir : "", sep, (int)stem, base, ts, rk)
+                    : asprintf(&p, "%s%s%.*s-%s-%d%s.db", dir ? dir : "", sep, (int)stem, base, ts,
+                               i, rk);
         if (n < 0) return NULL;
         if (access(p, F_OK) != 0) return p;
         free(p);

@@ -20,16 +20,16 @@
 #include "writer.h"
 
 typedef struct DrSession {
-    DrRecorder *rec;         /* NULL while nothing is recorded */
+    DrRecorder *rec; /* NULL while nothing is recorded */
     const DrRunOptions *opts;
     long hook_installs;
-    int finished;            /* the adapter's finish() ran: counting stopped */
-    int in_process;          /* started by dynrec.start(), not by `dynrec run` */
+    int finished;             /* the adapter's finish() ran: counting stopped */
+    int in_process;           /* started by dynrec.start(), not by `dynrec run` */
     int dynamo_begin_pending; /* in process, dynamo.py loaded by an earlier session:
                                * its begin_session() runs as Dynamo next turns on */
-    unsigned long seeds[2];  /* for _dynrec.seeds (dynrec run only) */
-    char *config_start;      /* --rerun-of: the recorded config at start (JSON) */
-    DrTrace *source;         /* --replay-of: the trace being replayed, read-only */
+    unsigned long seeds[2];   /* for _dynrec.seeds (dynrec run only) */
+    char *config_start;       /* --rerun-of: the recorded config at start (JSON) */
+    DrTrace *source;          /* --replay-of: the trace being replayed, read-only */
 } DrSession;
 
 extern DrSession dr_session;

@@ -76,8 +76,8 @@ enum { ST_RUNNING, ST_CLOSING, ST_CLOSED };
 
 struct DrRecorder {
     DrTrace *trace;
-    char *path;          /* deferred start: the reserved file to make a trace of */
-    DrSetupFn setup;     /* ... and what to write into it first */
+    char *path;      /* deferred start: the reserved file to make a trace of */
+    DrSetupFn setup; /* ... and what to write into it first */
     void *setup_ud;
     DrSnapshotFn snapshot;
     pthread_t thread;
@@ -94,7 +94,7 @@ struct DrRecorder {
     int64_t fail_ns; /* when the first write failed */
     int reserve_fd;  /* disk space held back for the last words, or -1 */
     long flushes;
-    int keep_library;          /* --all-frames: write every code object */
+    int keep_library;              /* --all-frames: write every code object */
     uint64_t lib_codes, lib_calls; /* library code objects not written, their calls */
     /* writer thread only */
     CodeRow *codes;
@@ -156,8 +156,8 @@ static void append(DrRecorder *r, RecHdr *h, const char *const str[S__N], const 
     pthread_mutex_unlock(&r->lock);
 }
 
-void dr_rec_event(DrRecorder *r, int64_t thread, const char *kind, int64_t num,
-                  const char *text, size_t text_len, const void *payload, size_t payload_len) {
+void dr_rec_event(DrRecorder *r, int64_t thread, const char *kind, int64_t num, const char *text,
+                  size_t text_len, const void *payload, size_t payload_len) {
     DrRecEvent ev = {.thread = thread,
                      .kind = kind,
                      .num = num,
@@ -212,8 +212,7 @@ void dr_rec_meta(DrRecorder *r, const char *key, const char *value) {
     append(r, &h, str, NULL);
 }
 
-void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *data,
-                 size_t len) {
+void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *data, size_t len) {
     if (!r) return;
     RecHdr h = {.type = REC_FILE,
                 .len = {(uint32_t)strlen(path), (uint32_t)strlen(role)},
@@ -224,9 +223,8 @@ void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *
     append(r, &h, str, data ? data : "");
 }
 
-void dr_rec_value(DrRecorder *r, int64_t capture, int64_t node, const char *kind,
-                  const char *type, const char *value, size_t value_len, const void *data,
-                  size_t data_len) {
+void dr_rec_value(DrRecorder *r, int64_t capture, int64_t node, const char *kind, const char *type,
+                  const char *value, size_t value_len, const void *data, size_t data_len) {
     if (!r) return;
     RecHdr h = {.type = REC_VALUE,
                 .len = {(uint32_t)strlen(kind), (uint32_t)strlen(type), 0, (uint32_t)value_len},
@@ -274,8 +272,8 @@ static void fail(DrRecorder *r, const DrError *e) {
 }
 
 /* Test knob: DYNREC_FAULT_WRITE=N makes the Nth write of buffered records
- * (flushes with something to write) fail as a full disk would, to show that the program goes on and what was
- * committed before stays readable. */
+ * (flushes with something to write) fail as a full disk would, to show that the program goes on and
+ * what was committed before stays readable. */
 static long fault_write_at(void) {
     static long at = -1;
     if (at < 0) {
@@ -305,8 +303,8 @@ static int64_t code_id_of(DrRecorder *r, int64_t idx) {
     CodeRow *row = &r->codes[idx];
     if (!row->id && row->lib) {
         DrError e = {0};
-        int64_t id = dr_trace_add_code(r->trace, row->filename, row->qualname, row->firstlineno,
-                                       &e);
+        int64_t id =
+            dr_trace_add_code(r->trace, row->filename, row->qualname, row->firstlineno, &e);
         if (id > 0 && dr_trace_set_frame_count(r->trace, id, (int64_t)row->calls,
                                                (int64_t)row->resumes, &e) == DR_OK) {
             row->id = id;
@@ -322,14 +320,14 @@ void dr_rec_keep_library(DrRecorder *r, int keep) {
     if (r) r->keep_library = keep;
 }
 
-static int write_record(DrRecorder *r, const RecHdr *h, const char *const str[S__N],
-                        const char *p, DrError *e) {
+static int write_record(DrRecorder *r, const RecHdr *h, const char *const str[S__N], const char *p,
+                        DrError *e) {
     if (h->type == REC_META) return dr_trace_set_meta(r->trace, str[S_KIND], str[S_TEXT], e);
     if (h->type == REC_FILE)
         return dr_trace_add_file(r->trace, str[S_KIND], str[S_TEXT], p, h->plen, e);
     if (h->type == REC_VALUE)
-        return dr_trace_add_value(r->trace, h->num, h->code2, str[S_KIND], str[S_TEXT],
-                                  str[S_DATA], h->has_payload ? p : NULL, h->plen, e);
+        return dr_trace_add_value(r->trace, h->num, h->code2, str[S_KIND], str[S_TEXT], str[S_DATA],
+                                  h->has_payload ? p : NULL, h->plen, e);
     int guard = h->type == REC_GUARD;
     int tt = guard && (h->flags & F_TEXT_TEMPLATE), mt = guard && (h->flags & F_MASKED_TEMPLATE);
     DrEvent ev = {.t_ns = h->t_ns,
@@ -355,8 +353,8 @@ static int write_record(DrRecorder *r, const RecHdr *h, const char *const str[S_
 /* Snapshot visitor: runs under the hook's mutex, so it only copies. */
 static void note_code(void *ud, const DrCodeInfo *info) {
     DrRecorder *r = ud;
-    int is_new = info->index >= r->ncodes ||
-                 (r->codes[info->index].id == 0 && !r->codes[info->index].lib);
+    int is_new =
+        info->index >= r->ncodes || (r->codes[info->index].id == 0 && !r->codes[info->index].lib);
     if (!is_new && r->codes[info->index].calls == info->calls &&
         r->codes[info->index].resumes == info->resumes)
         return;
@@ -410,8 +408,8 @@ static int write_counts(DrRecorder *r, DrError *e) {
                 return e->code;
             }
         }
-        int rc = dr_trace_set_frame_count(r->trace, row->id, (int64_t)c->calls,
-                                          (int64_t)c->resumes, e);
+        int rc =
+            dr_trace_set_frame_count(r->trace, row->id, (int64_t)c->calls, (int64_t)c->resumes, e);
         if (rc != DR_OK) return rc;
         row->calls = c->calls;
         row->resumes = c->resumes;
@@ -491,8 +489,7 @@ static void close_trace(DrRecorder *r, int exit_status, int exit_signal) {
         if (dr_trace_begin(r->trace, &e2) == DR_OK &&
             dr_trace_set_meta(r->trace, "stopped", why, &e2) == DR_OK)
             dr_trace_commit(r->trace, &e2);
-        else
-            dr_trace_rollback(r->trace);
+        else dr_trace_rollback(r->trace);
     }
     /* The space held back goes to the close: folding the WAL into the
      * file is the last write, and the one that grows the file most. */
@@ -510,12 +507,9 @@ static void *writer_main(void *arg) {
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     if (!r->trace && r->path) {
         DrError e = {0};
-        if (!(r->trace = dr_trace_create_reserved(r->path, &e)))
-            fail(r, &e);
-        else if (r->setup && r->setup(r->trace, r->setup_ud, &e) != DR_OK)
-            fail(r, &e);
-        else
-            r->reserve_fd = reserve_space(r->path);
+        if (!(r->trace = dr_trace_create_reserved(r->path, &e))) fail(r, &e);
+        else if (r->setup && r->setup(r->trace, r->setup_ud, &e) != DR_OK) fail(r, &e);
+        else r->reserve_fd = reserve_space(r->path);
     }
     for (;;) {
         struct pollfd p = {.fd = r->pipe_r, .events = POLLIN};

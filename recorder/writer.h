@@ -41,8 +41,8 @@ int64_t dr_rec_now(const DrRecorder *r);
 /* Appends one event (all pointers copied; text/payload may be NULL).
  * Thread-safe; never blocks on I/O.  After a write failure the recorder
  * drops everything and reports the failure once from dr_rec_finish. */
-void dr_rec_event(DrRecorder *r, int64_t thread, const char *kind, int64_t num,
-                  const char *text, size_t text_len, const void *payload, size_t payload_len);
+void dr_rec_event(DrRecorder *r, int64_t thread, const char *kind, int64_t num, const char *text,
+                  size_t text_len, const void *payload, size_t payload_len);
 
 /* The full form of an event, as the Dynamo adapter records them.  code and
  * code2 are indexes of the frame hook's code table (-1: none); the strings
@@ -79,11 +79,9 @@ void dr_rec_keep_library(DrRecorder *r, int keep);
 void dr_rec_meta(DrRecorder *r, const char *key, const char *value);
 /* One node of a captured frame's value tree (table value_nodes): data (may
  * be NULL) is stored as a blob. */
-void dr_rec_value(DrRecorder *r, int64_t capture, int64_t node, const char *kind,
-                  const char *type, const char *value, size_t value_len, const void *data,
-                  size_t data_len);
-void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *data,
-                 size_t len);
+void dr_rec_value(DrRecorder *r, int64_t capture, int64_t node, const char *kind, const char *type,
+                  const char *value, size_t value_len, const void *data, size_t data_len);
+void dr_rec_file(DrRecorder *r, const char *path, const char *role, const void *data, size_t len);
 
 /* Installs the SIGTERM handler: on SIGTERM the writer thread writes what is
  * buffered, marks the trace closed by that signal, and re-raises it with

@@ -45,9 +45,10 @@ const char *dr_child_safe(DrChild *r, const char *s, int max_cols) {
 /* ---- argv from meta: a JSON array of strings ------------------------------ */
 
 static int hexval(int c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                                 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 static void put_utf8(DrBuf *b, unsigned cp) {
@@ -170,9 +171,10 @@ static int file_row(void *ud, int n, const char *const *names, const char *const
 
 int dr_child_load_files(DrChild *r, DrChildFiles *f, DrError *err) {
     f->r = r;
-    return dr_trace_query(r->t, "SELECT path, role, blob_id FROM v_files"
-                          " WHERE role IN ('script', 'main', 'source') ORDER BY rowid", file_row,
-                          f, err);
+    return dr_trace_query(r->t,
+                          "SELECT path, role, blob_id FROM v_files"
+                          " WHERE role IN ('script', 'main', 'source') ORDER BY rowid",
+                          file_row, f, err);
 }
 
 void dr_child_free_files(DrChildFiles *f) {
@@ -187,8 +189,7 @@ int dr_child_tmpdir(DrChild *r, const char *what, DrError *err) {
     if (asprintf(&tmpl, "%s/dynrec-%s-XXXXXX", base && *base == '/' ? base : "/tmp", what) < 0)
         return -1;
     if (!mkdtemp(tmpl)) {
-        dr_error(err, DR_ERR_IO, "cannot make a temporary directory %s: %s", tmpl,
-                 strerror(errno));
+        dr_error(err, DR_ERR_IO, "cannot make a temporary directory %s: %s", tmpl, strerror(errno));
         free(tmpl);
         return -1;
     }
@@ -252,7 +253,8 @@ int dr_child_rerun_env(DrChild *r, DrStrVec *env, DrError *err) {
     EnvCtx c = {r, env};
     int rc = dr_trace_query(r->t,
                             "SELECT substr(key, 5), value FROM meta WHERE key LIKE 'env.%'"
-                            " ORDER BY key", env_row, &c, err);
+                            " ORDER BY key",
+                            env_row, &c, err);
     return dr_child_terminate(env) == 0 ? rc : DR_ERR_NOMEM;
 }
 
@@ -264,13 +266,11 @@ int dr_child_rerun_env(DrChild *r, DrStrVec *env, DrError *err) {
  * allow-list: a name of torch's or a thread library's, no path-like word
  * in it, and a short plain value. */
 static int replay_env_ok(const char *name, const char *value) {
-    static const char *const prefixes[] = {"TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_",
-                                           "OPENBLAS_"};
-    static const char *const words[] = {"DIR", "PATH", "FILE", "OUT", "CACHE", "TRACE", "HOME",
-                                        "ROOT", "LIB", "LOAD", "CMD", "EXE", "CXX", "CC",
-                                        "COMPILER", "PLUGIN", "SCRIPT", "HOOK", "MODULE",
-                                        "IMPORT", "PREFIX", "SOCK", "ADDR", "HOST", "PORT",
-                                        "URL"};
+    static const char *const prefixes[] = {"TORCH", "PYTORCH", "OMP_", "MKL_", "KMP_", "OPENBLAS_"};
+    static const char *const words[] = {
+        "DIR",    "PATH",   "FILE",   "OUT",  "CACHE", "TRACE",    "HOME",   "ROOT",   "LIB",
+        "LOAD",   "CMD",    "EXE",    "CXX",  "CC",    "COMPILER", "PLUGIN", "SCRIPT", "HOOK",
+        "MODULE", "IMPORT", "PREFIX", "SOCK", "ADDR",  "HOST",     "PORT",   "URL"};
     size_t n = strlen(name), vn = strlen(value);
     if (n == 0 || n > 64 || vn > 256) return 0;
     for (size_t i = 0; i < n; i++)
@@ -312,10 +312,11 @@ static int replay_env_row(void *ud, int n, const char *const *names, const char 
         if (c->left_out++ < 6) {
             int plain = *v[0] && strlen(v[0]) <= 64;
             for (const char *p = v[0]; *p; p++)
-                if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
-                    plain = 0;
+                if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) plain = 0;
             dr_buf_printf(&c->names, "%s%s", c->names.len ? ", " : "",
-                          c->left_out > 5 ? "..." : plain ? v[0] : "(a name with odd bytes)");
+                          c->left_out > 5 ? "..."
+                          : plain         ? v[0]
+                                          : "(a name with odd bytes)");
         }
         return 0;
     }
@@ -327,10 +328,20 @@ static int replay_env_row(void *ud, int n, const char *const *names, const char 
  * sanitizers' settings, dynrec's own, the locale and the terminal; with
  * confined, PATH and HOME are the sandbox's, not the caller's. */
 static int replay_keeps(const char *e, int confined) {
-    static const char *const keep[] = {"VIRTUAL_ENV=", "LD_LIBRARY_PATH=", "LD_PRELOAD=",
-                                       "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=",
-                                       "DYNREC", "LANG=", "LC_", "TERM=", "NO_COLOR=", "TZ=",
-                                       "COLUMNS=", "LINES="};
+    static const char *const keep[] = {"VIRTUAL_ENV=",
+                                       "LD_LIBRARY_PATH=",
+                                       "LD_PRELOAD=",
+                                       "ASAN_OPTIONS=",
+                                       "UBSAN_OPTIONS=",
+                                       "LSAN_OPTIONS=",
+                                       "DYNREC",
+                                       "LANG=",
+                                       "LC_",
+                                       "TERM=",
+                                       "NO_COLOR=",
+                                       "TZ=",
+                                       "COLUMNS=",
+                                       "LINES="};
     for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
         if (strncmp(e, keep[i], strlen(keep[i])) == 0) return 1;
     if (!confined && (strncmp(e, "PATH=", 5) == 0 || strncmp(e, "HOME=", 5) == 0 ||
@@ -341,7 +352,7 @@ static int replay_keeps(const char *e, int confined) {
 }
 
 int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, DrBuf *left_out,
-                      DrError *err) {
+                        DrError *err) {
     for (char **e = environ; *e; e++)
         if (replay_keeps(*e, confined)) dr_vec_push(env, *e);
     if (confined) {
@@ -354,7 +365,8 @@ int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, DrBu
     ReplayEnvCtx c = {r, env, 0, {0}};
     int rc = dr_trace_query(r->t,
                             "SELECT substr(key, 5), value FROM meta WHERE key LIKE 'env.%'"
-                            " ORDER BY key", replay_env_row, &c, err);
+                            " ORDER BY key",
+                            replay_env_row, &c, err);
     *left_out = c.names;
     return dr_child_terminate(env) == 0 ? rc : DR_ERR_NOMEM;
 }
@@ -389,7 +401,7 @@ int dr_child_check_sets(int nset, char *const *set, FILE *msgs) {
     char *python = dr_run_choose_python();
     if (!python) {
         fprintf(msgs, "dynrec rerun: no virtualenv Python to check --set with; set "
-                        "VIRTUAL_ENV\n");
+                      "VIRTUAL_ENV\n");
         return DR_EX_USAGE;
     }
     char **argv = calloc((size_t)nset + 4, sizeof *argv);
@@ -423,8 +435,10 @@ int dr_child_check_sets(int nset, char *const *set, FILE *msgs) {
             for (char *line = strtok(out.s, "\n"); line; line = strtok(NULL, "\n"))
                 fprintf(msgs, "dynrec rerun: --set %s\n", line);
         } else {
-            fprintf(msgs, "dynrec rerun: cannot check --set with %s (it failed to import "
-                            "torch)\n", python);
+            fprintf(msgs,
+                    "dynrec rerun: cannot check --set with %s (it failed to import "
+                    "torch)\n",
+                    python);
         }
         rc = DR_EX_USAGE;
     }
@@ -440,13 +454,13 @@ static int python_minor(const char *v, int *maj, int *min) {
     return v && sscanf(v, "%d.%d", maj, min) == 2 ? 0 : -1;
 }
 
-int dr_child_other_python(const char *verb, const char *trace, const char *recorded,
-                          DrError *err) {
+int dr_child_other_python(const char *verb, const char *trace, const char *recorded, DrError *err) {
     int rmaj, rmin, maj, min;
     if (python_minor(recorded, &rmaj, &rmin) != 0 ||
         python_minor(dr_run_python_version(), &maj, &min) != 0 || (rmaj == maj && rmin == min))
         return 0;
-    dr_error(err, DR_ERR_ARG, "%s was recorded with Python %d.%d; this dynrec runs Python "
+    dr_error(err, DR_ERR_ARG,
+             "%s was recorded with Python %d.%d; this dynrec runs Python "
              "%d.%d: %s it with a dynrec built for Python %d.%d",
              trace, rmaj, rmin, maj, min, verb, rmaj, rmin);
     return 1;

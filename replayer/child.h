@@ -23,15 +23,15 @@
  * made for the child. */
 typedef struct {
     DrArena arena;
-    FILE *msgs;          /* the command's notes (stderr) */
+    FILE *msgs; /* the command's notes (stderr) */
     DrTrace *t;
     char *cwd, *script, *module, *python_version, *torch_version, *exit_status;
-    DrStrVec args;       /* the script's own arguments */
-    char *tmpdir;        /* --from-trace layout, or a fresh cwd; removed at the end */
+    DrStrVec args; /* the script's own arguments */
+    char *tmpdir;  /* --from-trace layout, or a fresh cwd; removed at the end */
     char *run_cwd, *run_target;
-    DrStrVec notes;      /* said before running and again in the report */
-    DrStrVec changed;    /* "file (N lines)" of sources that differ from the recording */
-    long left_out;       /* stored files outside the laid-out directory */
+    DrStrVec notes;   /* said before running and again in the report */
+    DrStrVec changed; /* "file (N lines)" of sources that differ from the recording */
+    long left_out;    /* stored files outside the laid-out directory */
 } DrChild;
 
 /* The value of meta key in r's arena, or NULL. */
@@ -86,8 +86,7 @@ int dr_child_check_sets(int nset, char *const *set, FILE *msgs);
  * embeds (marshalled code and bytecode are per minor version): returns 1
  * with err filled (verb: "re-run", "replay"); 0 when the versions agree or
  * are unknown. */
-int dr_child_other_python(const char *verb, const char *trace, const char *recorded,
-                          DrError *err);
+int dr_child_other_python(const char *verb, const char *trace, const char *recorded, DrError *err);
 
 /* "<stem>-WHAT.db" in this directory, or -2, -3, ... when taken; in r's
  * arena, NULL when none is free. */

@@ -51,14 +51,14 @@ int dr_category_parse(const char *name) {
 typedef struct {
     int cat;
     long rank;
-    long fa, fb;      /* frame index in a / b, or -1 */
-    long ca, cb;      /* compile index in a / b, or -1 */
-    char *what;       /* one line */
+    long fa, fb;           /* frame index in a / b, or -1 */
+    long ca, cb;           /* compile index in a / b, or -1 */
+    char *what;            /* one line */
     char *side_a, *side_b; /* what each side has at the first difference */
     DrStrVec minus, plus;  /* lines only in a / only in b */
-    long line;        /* a source line of the frame's file, 0 for none */
-    char *line_file;  /* the file of that line (a relname) */
-    long order;       /* when it was found: the tie-break of the sort */
+    long line;             /* a source line of the frame's file, 0 for none */
+    char *line_file;       /* the file of that line (a relname) */
+    long order;            /* when it was found: the tie-break of the sort */
 } Div;
 
 struct DrDiff {
@@ -79,7 +79,7 @@ struct DrDiff {
     DrStrVec gs_drift;
     DrMap gs_drift_map;
     int versions_differ; /* the two torch versions are known and differ */
-    DrStrVec unset; /* o.config_unset keys, in drift too (value 2) */
+    DrStrVec unset;      /* o.config_unset keys, in drift too (value 2) */
     DrMap drift;
     DrArena arena;
     int failed;
@@ -151,10 +151,14 @@ static int vec_equal(const DrStrVec *a, const DrStrVec *b) {
 }
 
 static const char *const cat_nouns[DR_CAT__N] = {
-    [DR_CAT_GUARDS] = "guard set",          [DR_CAT_GUARD_FAILURES] = "guard failures",
-    [DR_CAT_GRAPH_BREAKS] = "graph breaks", [DR_CAT_GRAPHS] = "graphs",
-    [DR_CAT_SPECULATION] = "speculation",   [DR_CAT_SIDE_EFFECTS] = "side effects",
-    [DR_CAT_ERRORS] = "errors",             [DR_CAT_CONFIG] = "config changes",
+    [DR_CAT_GUARDS] = "guard set",
+    [DR_CAT_GUARD_FAILURES] = "guard failures",
+    [DR_CAT_GRAPH_BREAKS] = "graph breaks",
+    [DR_CAT_GRAPHS] = "graphs",
+    [DR_CAT_SPECULATION] = "speculation",
+    [DR_CAT_SIDE_EFFECTS] = "side effects",
+    [DR_CAT_ERRORS] = "errors",
+    [DR_CAT_CONFIG] = "config changes",
 };
 
 /* Guessing a source line for a divergence: a graph break's, else a guard's
@@ -196,9 +200,8 @@ static const char *config_key(const char *line, char *buf, size_t size) {
  * config differs, as before). */
 static void find_config_drift(DrDiff *d) {
     const DrModel *A = d->a, *B = d->b;
-    if (!A->torch_version || !B->torch_version ||
-        strcmp(A->torch_version, B->torch_version) == 0 || !A->config_start.n ||
-        !B->config_start.n)
+    if (!A->torch_version || !B->torch_version || strcmp(A->torch_version, B->torch_version) == 0 ||
+        !A->config_start.n || !B->config_start.n)
         return;
     DrMap keys[2] = {{0}, {0}};
     const DrStrVec *lines[2] = {&A->config_start, &B->config_start};
@@ -397,8 +400,8 @@ static void global_state_without_drift(DrDiff *d, const DrStrVec *x, const DrStr
     dr_map_free(&keys[1]);
     for (int s = 0; s < 2; s++) {
         for (long i = 0; i < in[s]->n; i++)
-            d->failed |= dr_vec_push(out[s], (char *)(gs[s] && i == at[s] ? gs[s]
-                                                                           : in[s]->v[i])) != 0;
+            d->failed |=
+                dr_vec_push(out[s], (char *)(gs[s] && i == at[s] ? gs[s] : in[s]->v[i])) != 0;
         dr_vec_sort(out[s]);
     }
     dr_vec_sort(&d->gs_drift);
@@ -433,16 +436,14 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
         /* A compile known only from its parts (no compile event) has no
          * outcome or reason. */
         const char *xr = x->reason ? x->reason : "", *yr = y->reason ? y->reason : "";
-        snprintf(sa, sizeof sa, "%s, %ld attempt%s, %ld graph%s%s%s%s",
-                 x->outcome ? x->outcome : "?", x->attempts, x->attempts == 1 ? "" : "s",
-                 x->graphs, x->graphs == 1 ? "" : "s",
-                 multi ? "" : (x->recompile ? ", recompile" : ", first compile"), *xr ? ": " : "",
-                 xr);
-        snprintf(sb, sizeof sb, "%s, %ld attempt%s, %ld graph%s%s%s%s",
-                 y->outcome ? y->outcome : "?", y->attempts, y->attempts == 1 ? "" : "s",
-                 y->graphs, y->graphs == 1 ? "" : "s",
-                 multi ? "" : (y->recompile ? ", recompile" : ", first compile"), *yr ? ": " : "",
-                 yr);
+        snprintf(
+            sa, sizeof sa, "%s, %ld attempt%s, %ld graph%s%s%s%s", x->outcome ? x->outcome : "?",
+            x->attempts, x->attempts == 1 ? "" : "s", x->graphs, x->graphs == 1 ? "" : "s",
+            multi ? "" : (x->recompile ? ", recompile" : ", first compile"), *xr ? ": " : "", xr);
+        snprintf(
+            sb, sizeof sb, "%s, %ld attempt%s, %ld graph%s%s%s%s", y->outcome ? y->outcome : "?",
+            y->attempts, y->attempts == 1 ? "" : "s", y->graphs, y->graphs == 1 ? "" : "s",
+            multi ? "" : (y->recompile ? ", recompile" : ", first compile"), *yr ? ": " : "", yr);
         if (strcmp(sa, sb) != 0) {
             Div *v = add_div(d, DR_CAT_COMPILES, x->rank);
             if (!v) return;
@@ -483,11 +484,11 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
             v->what = fmt(d, "%s of compile %s of %s differs: %ld removed, %ld added",
                           cat_nouns[cat], x->label, f->qualname, v->minus.n, v->plus.n);
         } else if (!v->minus.n && !v->plus.n) {
-            v->what = fmt(d, "%s of compile %s of %s: the same, in another order",
-                          cat_nouns[cat], x->label, f->qualname);
+            v->what = fmt(d, "%s of compile %s of %s: the same, in another order", cat_nouns[cat],
+                          x->label, f->qualname);
         } else {
-            v->what = fmt(d, "%s of compile %s of %s differ: %ld vs %ld", cat_nouns[cat],
-                          x->label, f->qualname, xa->n, yb->n);
+            v->what = fmt(d, "%s of compile %s of %s differ: %ld vs %ld", cat_nouns[cat], x->label,
+                          f->qualname, xa->n, yb->n);
         }
         v->side_a = i < xa->n ? xa->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
         v->side_b = i < yb->n ? yb->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
@@ -622,8 +623,8 @@ static void compare_frames(DrDiff *d) {
             Div *v = add_div(d, DR_CAT_FRAMES, RANK_LATE);
             if (!v) return;
             v->fa = fa, v->fb = fb;
-            v->what = fmt(d, "frame %s (%s:%ld): counts differ", f->qualname, f->file,
-                          f->firstlineno);
+            v->what =
+                fmt(d, "frame %s (%s:%ld): counts differ", f->qualname, f->file, f->firstlineno);
             v->side_a = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", f->callbacks,
                             f->cache_hits, f->ncomp);
             v->side_b = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", g->callbacks,
@@ -719,8 +720,7 @@ static int cmp_div(const void *p, const void *q) {
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
-DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o,
-                   DrError *err) {
+DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o, DrError *err) {
     DrDiff *d = calloc(1, sizeof *d);
     if (!d) {
         dr_error(err, DR_ERR_NOMEM, "out of memory comparing traces");
@@ -732,15 +732,14 @@ DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o
     if (!d->o.label_a) d->o.label_a = a->path;
     if (!d->o.label_b) d->o.label_b = b->path;
     DrStrVec start_a = {0}, start_b = {0}; /* the config at start without drift keys */
-    d->versions_differ = a->torch_version && b->torch_version &&
-                         strcmp(a->torch_version, b->torch_version) != 0;
+    d->versions_differ =
+        a->torch_version && b->torch_version && strcmp(a->torch_version, b->torch_version) != 0;
     if (!(d->o.ignore & (1u << DR_CAT_CONFIG))) find_config_drift(d);
     for (long i = 0; i < d->o.nconfig_unset; i++) {
         const char *k = d->o.config_unset[i];
         if (!k || dr_map_get(&d->drift, k) >= 0) continue;
         char *c = dr_arena_strdup(&d->arena, k);
-        if (!c || dr_vec_push(&d->unset, c) != 0 || dr_map_put(&d->drift, c, 2) != 0)
-            d->failed = 1;
+        if (!c || dr_vec_push(&d->unset, c) != 0 || dr_map_put(&d->drift, c, 2) != 0) d->failed = 1;
     }
     config_without_drift(d, &a->config_start, &start_a);
     config_without_drift(d, &b->config_start, &start_b);
@@ -749,9 +748,8 @@ DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o
         Div *v = add_div(d, DR_CAT_CONFIG, RANK_LATE + 1);
         if (v) {
             multiset_diff(d, v, &start_a, &start_b);
-            v->what = fmt(d, "Dynamo config at start differs: %ld settings", v->minus.n > v->plus.n
-                                                                                ? v->minus.n
-                                                                                : v->plus.n);
+            v->what = fmt(d, "Dynamo config at start differs: %ld settings",
+                          v->minus.n > v->plus.n ? v->minus.n : v->plus.n);
         }
     }
     if (!(d->o.ignore & (1u << DR_CAT_EXIT))) {
@@ -870,10 +868,11 @@ int dr_diff_print_compiles(const DrDiff *d, FILE *out, long max) {
         dr_text_safe(out, A->frames[c->frame].qualname);
         fputs(": ", out);
         dr_text_safe(out, c->outcome ? c->outcome : "?");
-        fprintf(out, ", %ld guards, %ld guard failures, %ld graph breaks, %ld graphs, "
-                     "%ld speculation steps, side effects %ld applied %ld dropped, %ld errors\n",
-                it[DR_CAT_GUARDS].n, it[DR_CAT_GUARD_FAILURES].n,
-                it[DR_CAT_GRAPH_BREAKS].n, it[DR_CAT_GRAPHS].n, it[DR_CAT_SPECULATION].n,
+        fprintf(out,
+                ", %ld guards, %ld guard failures, %ld graph breaks, %ld graphs, "
+                "%ld speculation steps, side effects %ld applied %ld dropped, %ld errors\n",
+                it[DR_CAT_GUARDS].n, it[DR_CAT_GUARD_FAILURES].n, it[DR_CAT_GRAPH_BREAKS].n,
+                it[DR_CAT_GRAPHS].n, it[DR_CAT_SPECULATION].n,
                 count_prefixed(&it[DR_CAT_SIDE_EFFECTS], "applied"),
                 count_prefixed(&it[DR_CAT_SIDE_EFFECTS], "dropped"), it[DR_CAT_ERRORS].n);
         shown++;
@@ -917,8 +916,7 @@ static char *div_source(const DrDiff *d, const Div *v, const char **file, long *
 
 /* The --context compiles before divergence v: ranks [from, to) of *m (a's
  * order, or b's for a compile only in b).  0 when there are none. */
-static int context_range(const DrDiff *d, const Div *v, const DrModel **m, long *from,
-                         long *to) {
+static int context_range(const DrDiff *d, const Div *v, const DrModel **m, long *from, long *to) {
     if (d->o.context <= 0 || (v->ca < 0 && v->cb < 0)) return 0;
     *m = v->ca >= 0 ? d->a : d->b;
     *to = div_compile(d, v, v->ca < 0)->rank;
@@ -932,8 +930,8 @@ static void print_lines(FILE *out, const char *prefix, const DrStrVec *v, long m
         dr_text_safe(out, v->v[i]);
         fputc('\n', out);
     }
-    if (v->n > max) fprintf(out, "%.*s... and %ld more\n", (int)strlen(prefix) - 2, prefix,
-                            v->n - max);
+    if (v->n > max)
+        fprintf(out, "%.*s... and %ld more\n", (int)strlen(prefix) - 2, prefix, v->n - max);
 }
 
 static void print_counts(FILE *out, const DrModel *m) {
@@ -962,11 +960,11 @@ static int diff_notes(const DrDiff *d, DrArena *a, DrStrVec *out) {
     const DrStrVec *only[2] = {&d->drift_a, &d->drift_b};
     DrBuf b = {0};
     int failed = 0;
-#define NOTE()                                                                 \
-    do {                                                                       \
-        char *s_ = b.failed ? NULL : dr_arena_strdup(a, b.s);                  \
-        failed |= !s_ || dr_vec_push(out, s_) != 0;                            \
-        dr_buf_free(&b);                                                       \
+#define NOTE()                                                                                     \
+    do {                                                                                           \
+        char *s_ = b.failed ? NULL : dr_arena_strdup(a, b.s);                                      \
+        failed |= !s_ || dr_vec_push(out, s_) != 0;                                                \
+        dr_buf_free(&b);                                                                           \
     } while (0)
     for (int i = 0; i < 2; i++)
         if (!m[i]->complete) {
@@ -993,16 +991,17 @@ static int diff_notes(const DrDiff *d, DrArena *a, DrStrVec *out) {
     }
     for (int i = 0; i < 2; i++)
         if (only[i]->n) {
-            dr_buf_printf(&b, "%ld Dynamo config key%s only in %c (torch %.100s), renamed, added "
-                              "or removed between the versions, not compared: ",
-                          only[i]->n, only[i]->n == 1 ? "" : "s", "ab"[i],
-                          m[i]->torch_version);
+            dr_buf_printf(&b,
+                          "%ld Dynamo config key%s only in %c (torch %.100s), renamed, added "
+                          "or removed between the versions, not compared: ",
+                          only[i]->n, only[i]->n == 1 ? "" : "s", "ab"[i], m[i] -> torch_version);
             put_keys(&b, only[i], 20);
             NOTE();
         }
     if (d->skipped_cross_thread) {
-        dr_buf_printf(&b, "%ld guard failure%s against another thread's cache entry not compared "
-                          "(they depend on thread timing)",
+        dr_buf_printf(&b,
+                      "%ld guard failure%s against another thread's cache entry not compared "
+                      "(they depend on thread timing)",
                       d->skipped_cross_thread, d->skipped_cross_thread == 1 ? "" : "s");
         NOTE();
     }
@@ -1095,8 +1094,7 @@ static void print_text(const DrDiff *d, FILE *out) {
     long from, to;
     if (context_range(d, v, &cm, &from, &to) && from < to) {
         fputs("  before it:\n", out);
-        for (long r = from; r < to; r++)
-            print_compile_line(out, cm, &cm->compiles[cm->by_rank[r]]);
+        for (long r = from; r < to; r++) print_compile_line(out, cm, &cm->compiles[cm->by_rank[r]]);
     }
     /* Compiles on one side only, with their new guards: "which compiles
      * did this change add, and on what". */
@@ -1144,7 +1142,8 @@ static void print_text(const DrDiff *d, FILE *out) {
                 fputc('\n', out);
                 shown++;
             }
-        if (d->per_cat[cat] > shown) fprintf(out, "    ... and %ld more\n", d->per_cat[cat] - shown);
+        if (d->per_cat[cat] > shown)
+            fprintf(out, "    ... and %ld more\n", d->per_cat[cat] - shown);
     }
     fputs("a: ", out);
     dr_text_safe(out, d->o.label_a);
@@ -1234,8 +1233,7 @@ static void json_counts(FILE *out, const DrModel *m) {
     fprintf(out,
             "{\"frames\": %ld, \"compiles\": %ld, \"guards\": %ld, \"guard_failures\": %ld, "
             "\"graph_breaks\": %ld, \"graphs\": %ld, \"errors\": %ld}",
-            c.frames, c.compiles, c.guards, c.guard_failures, c.graph_breaks, c.graphs,
-            c.errors);
+            c.frames, c.compiles, c.guards, c.guard_failures, c.graph_breaks, c.graphs, c.errors);
 }
 
 static void json_side(FILE *out, const char *label, const DrModel *m) {
@@ -1284,8 +1282,9 @@ int dr_diff_print_json_fields(const DrDiff *d, FILE *out) {
     for (int cat = 0; cat < DR_CAT__N; cat++) {
         fprintf(out, "%s\n    ", cat ? "," : "");
         dr_json_string(out, cat_names[cat]);
-        fprintf(out, ": {\"compared\": %s, \"differences\": %ld, \"only_in_a\": %ld, "
-                     "\"only_in_b\": %ld}",
+        fprintf(out,
+                ": {\"compared\": %s, \"differences\": %ld, \"only_in_a\": %ld, "
+                "\"only_in_b\": %ld}",
                 d->o.ignore & (1u << cat) ? "false" : "true", d->per_cat[cat], d->minus[cat],
                 d->plus[cat]);
     }
@@ -1343,10 +1342,9 @@ int dr_diff_print_first_json(const DrDiff *d, FILE *out) {
 /* The collectives of torch.distributed, as prefixes of the called name
  * ("all_reduce" covers all_reduce_inplace and all_reduce_coalesced). */
 static const char *const collective_names[] = {
-    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
-    "reduce",     "gather",     "scatter",        "barrier",    "send",
-    "recv",       "isend",      "irecv",          "batch_isend_irecv",
-    "wait_tensor", "permute_tensor",
+    "all_reduce", "all_gather",        "reduce_scatter", "all_to_all",     "broadcast", "reduce",
+    "gather",     "scatter",           "barrier",        "send",           "recv",      "isend",
+    "irecv",      "batch_isend_irecv", "wait_tensor",    "permute_tensor",
 };
 
 static int ident_char(char c) {

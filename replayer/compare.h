@@ -67,8 +67,8 @@ typedef struct {
 void dr_model_counts(const DrModel *m, DrModelCounts *out);
 
 typedef struct {
-    unsigned ignore; /* bit (1u << DR_CAT_x) set: category not compared */
-    int context;     /* decisions shown before the first divergence */
+    unsigned ignore;               /* bit (1u << DR_CAT_x) set: category not compared */
+    int context;                   /* decisions shown before the first divergence */
     const char *label_a, *label_b; /* how the report names the two sides */
     /* b replays a (dynrec replay): only frames Dynamo compiled are compared,
      * and their compiles, not callbacks or cache hits (a replay hands Dynamo
@@ -84,8 +84,7 @@ typedef struct {
 } DrCompareOptions;
 
 /* Compares two models.  Returns NULL only when out of memory. */
-DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o,
-                   DrError *err);
+DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o, DrError *err);
 void dr_diff_free(DrDiff *d);
 
 /* 1 when no compared category differs. */
@@ -115,9 +114,9 @@ int dr_diff_print(const DrDiff *d, FILE *out, int json);
  * borrowed from the diff and its models and are trace text: print them
  * with dr_text_safe or dr_json_string. */
 typedef struct {
-    const char *category;              /* "guards", "compiles", ... */
-    const char *what;                  /* one line, as the report's first */
-    const char *qualname, *file;       /* its frame; NULL when not a frame's */
+    const char *category;        /* "guards", "compiles", ... */
+    const char *what;            /* one line, as the report's first */
+    const char *qualname, *file; /* its frame; NULL when not a frame's */
     long firstlineno;
     const char *compile_a, *compile_b; /* compile ids; NULL on a side without one */
     const char *side_a, *side_b;       /* what each side has there; NULL for nothing */

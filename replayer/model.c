@@ -41,9 +41,9 @@ char *dr_model_relname(const DrModel *m, DrArena *a, const char *path) {
      * checks first): relative to it. */
     DrMaskCtx ctx = {m->root, m->cwd};
     char *masked = dr_mask_path(&ctx, abs, strlen(abs), NULL);
-    char *out = !masked                                ? NULL
+    char *out = !masked                              ? NULL
                 : strncmp(masked, "<root>/", 7) == 0 ? dr_arena_strdup(a, masked + 7)
-                                                       : dr_arena_strdup(a, masked);
+                                                     : dr_arena_strdup(a, masked);
     free(masked);
     return out;
 }
@@ -176,25 +176,49 @@ static char *first_line(DrModel *m, const char *s, size_t max) {
 
 /* Columns of the event query, in order. */
 enum {
-    EV_SEQ, EV_THREAD, EV_KIND, EV_CODE, EV_CID, EV_NUM, EV_TEXT, EV_OUTCOME, EV_ATTEMPTS,
-    EV_RECOMPILE, EV_GRAPHS, EV_TNAME, EV_FAILED, EV_TYPE, EV_FILENAME, EV_BACKEND,
-    EV_STATUS, EV_EXC, EV_ACTION, EV_BLOB, EV_DATA, EV__N
+    EV_SEQ,
+    EV_THREAD,
+    EV_KIND,
+    EV_CODE,
+    EV_CID,
+    EV_NUM,
+    EV_TEXT,
+    EV_OUTCOME,
+    EV_ATTEMPTS,
+    EV_RECOMPILE,
+    EV_GRAPHS,
+    EV_TNAME,
+    EV_FAILED,
+    EV_TYPE,
+    EV_FILENAME,
+    EV_BACKEND,
+    EV_STATUS,
+    EV_EXC,
+    EV_ACTION,
+    EV_BLOB,
+    EV_DATA,
+    EV__N
 };
 
 /* Each kind's JSON fields, read only where the kind has them and the data
  * is valid JSON (a hostile trace's malformed data reads as absent). */
-#define J(kind, field) \
+#define J(kind, field)                                                                             \
     "CASE WHEN kind = '" kind "' AND json_valid(data) THEN json_extract(data, '$." field "') END"
 static const char EVENT_SQL[] =
-    "SELECT seq, thread, kind, code_id, compile_id, num, text, " J("compile", "outcome") ", "
-    J("compile", "attempts") ", " J("compile", "recompile") ", " J("compile", "graphs") ", "
-    J("compile", "thread_name") ", " J("guard_failure", "failed_compile_id") ", "
-    J("graph_break", "type") ", " J("graph_break", "filename") ", " J("graph", "backend") ", "
-    J("side_effect", "status") ", " J("error", "exc_type") ", " J("speculation", "action") ","
-    " blob_id, data FROM v_ev"
-    " WHERE kind IN ('compile', 'guard', 'guard_failure', 'graph_break', 'graph',"
-    " 'speculation', 'side_effect', 'error', 'config')"
-    " ORDER BY seq";
+    "SELECT seq, thread, kind, code_id, compile_id, num, text, " J("compile", "outcome") ", " J("compile", "attempts") ", " J("compile", "recompile") ", " J("compile", "graphs") ", " J(
+        "compile",
+        "thread_name") ", " J("guard_failure",
+                              "failed_compile_id") ", " J("graph_break",
+                                                          "type") ", " J("graph_break",
+                                                                         "filename") ", " J("graph",
+                                                                                            "backend") ", " J("side_effect",
+                                                                                                              "status") ", " J("error",
+                                                                                                                               "exc_type") ", " J("speculation",
+                                                                                                                                                  "action") ","
+                                                                                                                                                            " blob_id, data FROM v_ev"
+                                                                                                                                                            " WHERE kind IN ('compile', 'guard', 'guard_failure', 'graph_break', 'graph',"
+                                                                                                                                                            " 'speculation', 'side_effect', 'error', 'config')"
+                                                                                                                                                            " ORDER BY seq";
 #undef J
 
 static int push(DrModel *m, DrCompile *c, int cat, char *s, Ctx *x) {
@@ -252,7 +276,8 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
                 char sql[160];
                 snprintf(sql, sizeof sql,
                          "SELECT filename, qualname, firstlineno, 0, 0, 0, code_id FROM v_code"
-                         " WHERE code_id = %lld", (long long)parse_long(v[EV_CODE]));
+                         " WHERE code_id = %lld",
+                         (long long)parse_long(v[EV_CODE]));
                 DrTrace *t = m->trace;
                 if (dr_trace_query(t, sql, frame_row, x, x->err) != DR_OK)
                     return x->status = x->err ? x->err->code : DR_ERR_SQL, 1;
@@ -290,11 +315,10 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
             void *raw = NULL;
             size_t len = 0;
             DrError e2 = {0};
-            if (dr_trace_read_blob(m->trace, parse_long(v[EV_BLOB]), 16u << 20, &raw, &len,
-                                   &e2) == DR_OK)
+            if (dr_trace_read_blob(m->trace, parse_long(v[EV_BLOB]), 16u << 20, &raw, &len, &e2) ==
+                DR_OK)
                 code = dr_model_mask(m, &m->arena, raw, 0);
-            else
-                code = dr_arena_strdup(&m->arena, "<unreadable graph code>");
+            else code = dr_arena_strdup(&m->arena, "<unreadable graph code>");
             free(raw);
             if (!code) return x->status = oom(m, x->err), 1;
         }
@@ -306,14 +330,14 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
             return x->status = oom(m, x->err), 1;
         return push(m, c, DR_CAT_GRAPHS, dr_arena_strdup(&m->arena, buf), x);
     } else if (strcmp(kind, "speculation") == 0) {
-        return push_line(x, c, DR_CAT_SPECULATION, first_line(m, v[EV_TEXT], 2000), "%s: ",
-                         v[EV_ACTION] ? v[EV_ACTION] : "?");
+        return push_line(x, c, DR_CAT_SPECULATION, first_line(m, v[EV_TEXT], 2000),
+                         "%s: ", v[EV_ACTION] ? v[EV_ACTION] : "?");
     } else if (strcmp(kind, "side_effect") == 0) {
-        return push_line(x, c, DR_CAT_SIDE_EFFECTS, first_line(m, v[EV_TEXT], 2000), "%s: ",
-                         v[EV_STATUS] ? v[EV_STATUS] : "?");
+        return push_line(x, c, DR_CAT_SIDE_EFFECTS, first_line(m, v[EV_TEXT], 2000),
+                         "%s: ", v[EV_STATUS] ? v[EV_STATUS] : "?");
     } else if (strcmp(kind, "error") == 0) {
-        return push_line(x, c, DR_CAT_ERRORS, first_line(m, v[EV_TEXT], 2000), "%s (%s): ",
-                         v[EV_EXC] ? v[EV_EXC] : "?",
+        return push_line(x, c, DR_CAT_ERRORS, first_line(m, v[EV_TEXT], 2000),
+                         "%s (%s): ", v[EV_EXC] ? v[EV_EXC] : "?",
                          parse_long(v[EV_NUM]) ? "suppressed" : "raised");
     } else if (strcmp(kind, "config") == 0) {
         return push(m, c, DR_CAT_CONFIG, dr_model_mask(m, &m->arena, v[EV_DATA], 20000), x);
@@ -578,17 +602,20 @@ DrModel *dr_model_load(DrTrace *t, DrError *err) {
     if (dr_trace_query(t,
                        "SELECT filename, qualname, firstlineno, callbacks, cache_hits, compiles,"
                        " code_id FROM v_frames ORDER BY code_id",
-                       frame_row, &x, err) != DR_OK || x.status != DR_OK)
+                       frame_row, &x, err) != DR_OK ||
+        x.status != DR_OK)
         goto fail;
     if (dr_trace_query(t, EVENT_SQL, event_row, &x, err) != DR_OK || x.status != DR_OK) goto fail;
     if (dr_trace_query(t,
                        "SELECT j.key, j.value FROM v_ev e, json_each(e.data) j"
                        " WHERE e.kind = 'config' AND e.text = 'initial' AND e.compile_id IS NULL"
                        " AND json_valid(e.data) AND json_type(e.data) = 'object'",
-                       config_row, &x, err) != DR_OK || x.status != DR_OK)
+                       config_row, &x, err) != DR_OK ||
+        x.status != DR_OK)
         goto fail;
-    if (dr_trace_query(t, "SELECT path, blob_id FROM v_files ORDER BY rowid", file_row, &x,
-                       err) != DR_OK || x.status != DR_OK)
+    if (dr_trace_query(t, "SELECT path, blob_id FROM v_files ORDER BY rowid", file_row, &x, err) !=
+            DR_OK ||
+        x.status != DR_OK)
         goto fail;
     if (number_compiles(m, err) != DR_OK) goto fail;
     if (load_output(m) != DR_OK) goto nomem;

@@ -12,27 +12,27 @@
  * per category; guards and guard failures are sorted (compared as sets),
  * the rest keep their recorded order. */
 typedef struct {
-    char *cid;         /* the compile id as stored ("0/1", "2:0/1" after resets) */
-    long epoch;        /* resets before it (schema/ident.h) */
-    long frame;        /* index into DrModel.frames */
-    char *group;       /* "" or the thread name when several threads compiled the frame */
-    long ordinal;      /* position among the frame's compiles of the same group */
-    char *label;       /* epoch, group and ordinal: "#1", "Thread-2 (worker) #0", "epoch 1 #0" */
+    char *cid;    /* the compile id as stored ("0/1", "2:0/1" after resets) */
+    long epoch;   /* resets before it (schema/ident.h) */
+    long frame;   /* index into DrModel.frames */
+    char *group;  /* "" or the thread name when several threads compiled the frame */
+    long ordinal; /* position among the frame's compiles of the same group */
+    char *label;  /* epoch, group and ordinal: "#1", "Thread-2 (worker) #0", "epoch 1 #0" */
     int64_t seq, first_seq;
-    long rank;         /* position in the trace's order of compiles */
-    int has_event;     /* a compile event was recorded (else only its parts) */
+    long rank;     /* position in the trace's order of compiles */
+    int has_event; /* a compile event was recorded (else only its parts) */
     int64_t thread;
     char *thread_name;
     char *outcome, *reason;
     long attempts, graphs, recompile;
     long cross_thread_failures; /* guard failures against another thread's entry */
     DrStrVec items[DR_CAT__N];
-    DrStrVec graph_code;         /* masked FX code, one per graphs item */
+    DrStrVec graph_code;                   /* masked FX code, one per graphs item */
     DrStrVec failed_cids, failure_reasons; /* raw, resolved into items */
 } DrCompile;
 
 typedef struct {
-    char *file;        /* relative to the run's root (see COMPARE.md) */
+    char *file; /* relative to the run's root (see COMPARE.md) */
     char *qualname;
     long firstlineno;
     long callbacks, cache_hits, ncompiles_counted;
@@ -58,7 +58,7 @@ struct DrModel {
     long output_bytes[2];  /* bytes written in all */
     long output_kept[2];   /* bytes of it the trace kept (output[] before masking) */
     DrMap frame_map, code_map, compile_map, file_map;
-    DrMap mask_map;        /* raw text -> index into masked */
+    DrMap mask_map; /* raw text -> index into masked */
     DrStrVec masked;
 };
 

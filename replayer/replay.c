@@ -25,8 +25,8 @@
 /* The comparison's key of a frame of m ("file\x1fqualname\x1fline", file
  * relative to m's root) from the absolute file name a replay recorded;
  * *rel gets the relative name.  NULL when out of memory. */
-static char *frame_key(DrChild *r, DrModel *m, const char *file, const char *qual,
-                       const char *line, char **rel) {
+static char *frame_key(DrChild *r, DrModel *m, const char *file, const char *qual, const char *line,
+                       char **rel) {
     *rel = dr_model_relname(m, &r->arena, file);
     if (!*rel) return NULL;
     char key[8192];
@@ -88,17 +88,19 @@ static int sources_on_disk(DrChild *r, DrChildFiles *f, char *why, size_t whylen
         size_t curlen = 0, oldlen = 0;
         char *cur = abs ? dr_child_read_file(abs, &curlen) : NULL;
         if (!cur) {
-            snprintf(why, whylen, "%s is not on disk", dr_child_safe(r, abs ? abs : f->path.v[i], 300));
+            snprintf(why, whylen, "%s is not on disk",
+                     dr_child_safe(r, abs ? abs : f->path.v[i], 300));
             return 0;
         }
         void *old = NULL;
-        int same = dr_trace_read_blob(r->t, atoll(f->blob.v[i]), 64u << 20, &old, &oldlen,
-                                      NULL) == DR_OK &&
+        int same = dr_trace_read_blob(r->t, atoll(f->blob.v[i]), 64u << 20, &old, &oldlen, NULL) ==
+                       DR_OK &&
                    oldlen == curlen && memcmp(old, cur, curlen) == 0;
         free(old);
         free(cur);
         if (!same) {
-            snprintf(why, whylen, "%s differs from the copy in the trace", dr_child_safe(r, abs, 300));
+            snprintf(why, whylen, "%s differs from the copy in the trace",
+                     dr_child_safe(r, abs, 300));
             return 0;
         }
     }
@@ -110,8 +112,8 @@ static int sources_on_disk(DrChild *r, DrChildFiles *f, char *why, size_t whylen
 static int run_replay_child(DrChild *r, const DrReplayOptions *o, const DrSandbox *sb,
                             const char *out, const char *copy, const char *trace, DrStrVec *env) {
     DrStrVec argv = {0};
-    const char *fixed[] = {"dynrec", "run", "-q", "-o", out, "--replay-of", copy,
-                           "--trace-label", trace};
+    const char *fixed[] = {"dynrec", "run",           "-q", "-o", out, "--replay-of",
+                           copy,     "--trace-label", trace};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) dr_vec_push(&argv, (char *)fixed[i]);
     if (sb) {
         dr_vec_push(&argv, "--sandboxed");
@@ -186,17 +188,21 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
     ncap = NULL;
     if (ncaptures == 0) {
         if (dr_trace_schema_version(r->t) < 2)
-            dr_error(error, DR_ERR_ARG, "%s predates input capture (written by schema %d; "
+            dr_error(error, DR_ERR_ARG,
+                     "%s predates input capture (written by schema %d; "
                      "dynrec 0.3.0 captures frame inputs): record it again to replay it",
                      o->trace, dr_trace_schema_version(r->t));
         else if (dr_trace_get_meta(r->t, "hook.capture", &ncap, NULL) == DR_OK && ncap &&
                  strcmp(ncap, "active") != 0)
-            dr_error(error, DR_ERR_ARG, "%s holds no captured frames: the capture was "
+            dr_error(error, DR_ERR_ARG,
+                     "%s holds no captured frames: the capture was "
                      "switched off in that run (%s; see its recorder_error events)",
                      o->trace, dr_child_safe(r, ncap, 100));
         else
-            dr_error(error, DR_ERR_ARG, "%s holds no captured frames: Dynamo compiled "
-                     "nothing in that run", o->trace);
+            dr_error(error, DR_ERR_ARG,
+                     "%s holds no captured frames: Dynamo compiled "
+                     "nothing in that run",
+                     o->trace);
         free(ncap);
         rc = DR_EX_NOINPUT;
         goto done;
@@ -222,29 +228,39 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
          * sandbox's read-only binaries, with no network and no $HOME). */
         char *ind = NULL;
         if (!o->backend)
-            dr_trace_query_text(r->t, "SELECT count(*) FROM v_ev WHERE kind = 'capture' AND "
+            dr_trace_query_text(r->t,
+                                "SELECT count(*) FROM v_ev WHERE kind = 'capture' AND "
                                 "json_valid(data) AND json_extract(data, '$.backend.name') = "
-                                "'inductor'", &ind, NULL);
+                                "'inductor'",
+                                &ind, NULL);
         int exec = o->backend ? strcmp(o->backend, "inductor") == 0 : ind && atol(ind) > 0;
         free(ind);
         DrSandboxMode mode = exec ? DR_SBX_INDUCTOR : DR_SBX_REPLAY;
         snprintf(sandbox_desc, sizeof sandbox_desc, "%s", dr_sandbox_mode_desc(mode));
-        sb = (DrSandbox){.bwrap = dr_arena_strdup(&r->arena, bwrap), .self = o->self,
-                         .python = python, .in_dir = NULL, .out_dir = out_dir, .mode = mode};
+        sb = (DrSandbox){.bwrap = dr_arena_strdup(&r->arena, bwrap),
+                         .self = o->self,
+                         .python = python,
+                         .in_dir = NULL,
+                         .out_dir = out_dir,
+                         .mode = mode};
         free(bwrap);
     } else {
         snprintf(sandbox_desc, sizeof sandbox_desc, "none (%s)", sbx_why);
     }
     if (!sb.bwrap && !o->trust && !sources_on_disk(r, &files, why, sizeof why)) {
         if (o->no_sandbox)
-            dr_error(error, DR_ERR_ARG, "%s; nothing was run. Unconfined (--no-sandbox), "
+            dr_error(error, DR_ERR_ARG,
+                     "%s; nothing was run. Unconfined (--no-sandbox), "
                      "replay runs the definitions (imports, def, class) of the sources "
                      "stored in %s only when they are this disk's own; if you trust "
-                     "where the file came from, add --trust", why, o->trace);
+                     "where the file came from, add --trust",
+                     why, o->trace);
         else
-            dr_error(error, DR_ERR_ARG, "%s, and the replay cannot be confined here: %s; "
+            dr_error(error, DR_ERR_ARG,
+                     "%s, and the replay cannot be confined here: %s; "
                      "nothing was run. If you trust where %s came from, add --trust "
-                     "to replay it unconfined", why, sbx_why, o->trace);
+                     "to replay it unconfined",
+                     why, sbx_why, o->trace);
         rc = DR_EX_NOPERM;
         goto done;
     }
@@ -259,8 +275,10 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
     DrBuf left = {0};
     int erc = dr_child_replay_env(r, &env, sb.bwrap != NULL, o->trust, &left, &err);
     if (erc == DR_OK && left.len)
-        fprintf(msgs, "dynrec replay: recorded environment left out (it could name a path or "
-                        "make Python import): %s\n", left.s);
+        fprintf(msgs,
+                "dynrec replay: recorded environment left out (it could name a path or "
+                "make Python import): %s\n",
+                left.s);
     dr_buf_free(&left);
     if (erc != DR_OK) {
         *error = err;
@@ -278,7 +296,8 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
     }
     int st = run_replay_child(r, o, sb.bwrap ? &sb : NULL, child_out, copy, tracepath, &env);
     /* Whatever the child wrote is the user's, however it ended. */
-    if (sb.bwrap && access(child_out, F_OK) == 0 && dr_child_move_out(child_out, newpath, msgs) != 0)
+    if (sb.bwrap && access(child_out, F_OK) == 0 &&
+        dr_child_move_out(child_out, newpath, msgs) != 0)
         goto done;
     if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
         dr_error(error, DR_ERR_IO, "the replay did not finish%s",
@@ -298,20 +317,26 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
     rc = 1;
     sk.r = r;
     sk.m = ma;
-    dr_trace_query(nt, "SELECT json_extract(data, '$.filename'), json_extract(data, '$.qualname'),"
+    dr_trace_query(nt,
+                   "SELECT json_extract(data, '$.filename'), json_extract(data, '$.qualname'),"
                    " json_extract(data, '$.firstlineno'), text FROM v_ev"
-                   " WHERE kind = 'replay_skip' ORDER BY seq", skip_row, &sk, NULL);
-    DrCompareOptions co = {.label_a = o->trace, .label_b = newpath, .replay = 1,
+                   " WHERE kind = 'replay_skip' ORDER BY seq",
+                   skip_row, &sk, NULL);
+    DrCompareOptions co = {.label_a = o->trace,
+                           .label_b = newpath,
+                           .replay = 1,
                            .ignore = o->ignore | (1u << DR_CAT_EXIT) | (1u << DR_CAT_OUTPUT)};
     DrStrVec skip_all = {0};
     for (long i = 0; i < sk.keys.n; i++) dr_vec_push(&skip_all, sk.keys.v[i]);
     if (o->frame || o->compile) {
         ch.r = r;
         ch.m = ma;
-        dr_trace_query(nt, "SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),"
+        dr_trace_query(nt,
+                       "SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]'),"
                        " json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]')"
                        " FROM meta m, json_each(m.value) j WHERE m.key = 'replay.frames'"
-                       " AND json_valid(m.value)", chosen_row, &ch, NULL);
+                       " AND json_valid(m.value)",
+                       chosen_row, &ch, NULL);
         char key[8192];
         for (long f = 0; f < ma->nframes; f++) {
             const DrFrame *fr = &ma->frames[f];
@@ -324,8 +349,10 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
     /* The config keys the replay refused to set are not compared. */
     char *unset_json = NULL;
     DrStrVec unset = {0};
-    dr_trace_query_text(nt, "SELECT value FROM meta WHERE key = 'replay.config_skipped' AND "
-                        "json_valid(value)", &unset_json, NULL);
+    dr_trace_query_text(nt,
+                        "SELECT value FROM meta WHERE key = 'replay.config_skipped' AND "
+                        "json_valid(value)",
+                        &unset_json, NULL);
     if (unset_json && dr_child_parse_strings(&r->arena, unset_json, &unset) == 0) {
         co.config_unset = (const char *const *)unset.v;
         co.nconfig_unset = unset.n;
@@ -346,8 +373,10 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
     long reproduced = 0, total = 0;
     dr_diff_reproduced(d, &reproduced, &total);
     dr_trace_get_meta(nt, "torch_version", &new_torch, NULL);
-    dr_trace_query_text(nt, "SELECT value FROM meta WHERE key = 'replay.notes' AND "
-                        "json_valid(value)", &notes, NULL);
+    dr_trace_query_text(nt,
+                        "SELECT value FROM meta WHERE key = 'replay.notes' AND "
+                        "json_valid(value)",
+                        &notes, NULL);
     DrStrVec note_lines = {0};
     if (notes) {
         DrStrVec tmp = {0};
@@ -387,8 +416,8 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         fprintf(out, "replay of %s -> %s\n", o->trace, newpath);
         fprintf(out, "  sandbox: %s\n", sandbox_desc);
         if (r->torch_version && new_torch && strcmp(r->torch_version, new_torch) != 0)
-            fprintf(out, "  recorded on torch %s, replayed on %s\n", dr_child_safe(r, r->torch_version, 100),
-                    dr_child_safe(r, new_torch, 100));
+            fprintf(out, "  recorded on torch %s, replayed on %s\n",
+                    dr_child_safe(r, r->torch_version, 100), dr_child_safe(r, new_torch, 100));
         if (o->backend) fprintf(out, "  --backend %s\n", o->backend);
         for (int i = 0; i < o->nset; i++) fprintf(out, "  --set %s\n", o->set[i]);
         for (long i = 0; i < note_lines.n; i++)
@@ -401,11 +430,9 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
                         dr_child_safe(r, sk.reasons.v[i], 400));
         }
         fputc('\n', out);
-        if (total == 0 && sk.names.n)
-            /* Not "identical": nothing was compared. */
+        if (total == 0 && sk.names.n) /* Not "identical": nothing was compared. */
             fputs("nothing was replayed: no captured compile could be rebuilt here\n", out);
-        else
-            dr_diff_print(d, out, 0);
+        else dr_diff_print(d, out, 0);
         if (total) {
             fputs("per compile:\n", out);
             dr_diff_print_compiles(d, out, 200);

@@ -10,17 +10,17 @@
 #include "../schema/error.h"
 
 typedef struct {
-    const char *trace;    /* the recording to replay */
-    const char *out;      /* -o: the replay's trace (default <trace>-replay.db) */
-    const char *frame;    /* --frame QUALNAME: only that frame (and its resume functions) */
-    const char *compile;  /* --compile ID: that compile's frame, up to that compile */
-    const char *backend;  /* --backend recorded|eager|NAME */
-    int nset;             /* --set NAME=VALUE */
+    const char *trace;   /* the recording to replay */
+    const char *out;     /* -o: the replay's trace (default <trace>-replay.db) */
+    const char *frame;   /* --frame QUALNAME: only that frame (and its resume functions) */
+    const char *compile; /* --compile ID: that compile's frame, up to that compile */
+    const char *backend; /* --backend recorded|eager|NAME */
+    int nset;            /* --set NAME=VALUE */
     char **set;
-    int trust;            /* --trust: run definitions from sources not on disk as recorded */
-    int no_sandbox;       /* --no-sandbox: run the replay child unconfined */
+    int trust;      /* --trust: run definitions from sources not on disk as recorded */
+    int no_sandbox; /* --no-sandbox: run the replay child unconfined */
     int json;
-    unsigned ignore;      /* --ignore, added to exit status and output (never compared) */
+    unsigned ignore; /* --ignore, added to exit status and output (never compared) */
     const char *self;
 } DrReplayOptions;
 

@@ -83,17 +83,22 @@ static PyMethodDef repro_methods[] = {
     {"qualname", dr_run_py_qualname, METH_O, "qualname(code): co_qualname, or co_name on 3.10"},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef repro_module = {
-    PyModuleDef_HEAD_INIT, "_dynrec_repro", "dynrec repro's access to the trace.", -1,
-    repro_methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef repro_module = {PyModuleDef_HEAD_INIT,
+                                          "_dynrec_repro",
+                                          "dynrec repro's access to the trace.",
+                                          -1,
+                                          repro_methods,
+                                          NULL,
+                                          NULL,
+                                          NULL,
+                                          NULL};
 
 /* Ownership: returns a new reference (the module), as inittab wants. */
 static PyObject *init_repro_module(void) { return PyModule_Create(&repro_module); }
 
 /* Writes len bytes to path (or out when path is NULL); 0 or -1 with err
  * filled. */
-static int write_script(const char *path, FILE *out, const char *text, size_t len,
-                        DrError *err) {
+static int write_script(const char *path, FILE *out, const char *text, size_t len, DrError *err) {
     FILE *f = path ? fopen(path, "w") : out;
     if (!f) {
         dr_error(err, DR_ERR_IO, "cannot write %s: %s", path, strerror(errno));
@@ -102,8 +107,7 @@ static int write_script(const char *path, FILE *out, const char *text, size_t le
     int bad = fwrite(text, 1, len, f) != len;
     bad |= path ? fclose(f) != 0 : fflush(f) != 0;
     if (bad) {
-        dr_error(err, DR_ERR_IO, "cannot write %s: %s", path ? path : "<stdout>",
-                 strerror(errno));
+        dr_error(err, DR_ERR_IO, "cannot write %s: %s", path ? path : "<stdout>", strerror(errno));
         return -1;
     }
     return 0;
@@ -117,15 +121,16 @@ static int run_generator(const DrReproOptions *o, FILE *msgs, char **text, size_
                          DrError *err) {
     int status = DR_EX_SOFTWARE;
     PyObject *mod = NULL, *res = NULL, *opts = NULL, *ret = NULL;
-    static const char *const parts[] = {"value_kinds", "recorded", "definitions", "repro_values", "repro"};
+    static const char *const parts[] = {"value_kinds", "recorded", "definitions", "repro_values",
+                                        "repro"};
     PyObject *parent = PyImport_ImportModule("_dynrec_repro");
     if (!parent) goto error;
     int loaded = dr_embed_modules(parent, parts, sizeof parts / sizeof *parts);
     mod = loaded == 0 ? PyObject_GetAttrString(parent, "repro") : NULL;
     Py_DECREF(parent);
     if (!mod) goto error;
-    opts = Py_BuildValue("{s:s,s:z,s:z}", "trace", o->trace, "frame", o->frame, "compile",
-                         o->compile);
+    opts =
+        Py_BuildValue("{s:s,s:z,s:z}", "trace", o->trace, "frame", o->frame, "compile", o->compile);
     if (!opts) goto error;
     PyObject *fn = PyDict_GetItemString(PyModule_GetDict(mod), "main"); /* borrowed */
     if (!fn) {
@@ -141,8 +146,7 @@ static int run_generator(const DrReproOptions *o, FILE *msgs, char **text, size_
     /* A listing of many frames can outgrow a DrError: said here whole. */
     if (why && strlen(why) < sizeof err->msg)
         dr_error(err, st == DR_EX_USAGE ? DR_ERR_ARG : DR_ERR_CORRUPT, "%s", why);
-    else if (why)
-        fprintf(msgs, "dynrec repro: %s\n", why);
+    else if (why) fprintf(msgs, "dynrec repro: %s\n", why);
     if (script != Py_None) {
         Py_ssize_t n;
         const char *s = PyUnicode_AsUTF8AndSize(script, &n);
@@ -197,8 +201,7 @@ int dr_repro(const DrReproOptions *o, FILE *out, FILE *msgs, DrError *err) {
     int status = run_generator(o, msgs, &text, &len, err);
     if (Py_FinalizeEx() < 0 && status == 0) status = DR_EX_SOFTWARE;
     if (text && write_script(o->out, out, text, len, err) != 0) status = DR_EX_CANTCREAT;
-    else if (text && o->out)
-        fprintf(msgs, "dynrec repro: %s\n", o->out);
+    else if (text && o->out) fprintf(msgs, "dynrec repro: %s\n", o->out);
     free(text);
     dr_trace_free(g_trace);
     g_trace = NULL;

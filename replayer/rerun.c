@@ -65,8 +65,8 @@ static void lines_of(DrArena *a, const char *text, size_t len, DrStrVec *out) {
 /* Which lines changed between the recorded text and the one on disk: a
  * longest-common-subsequence diff for files of up to 3000 lines, printed
  * as "-N: old" / "+N: new" (at most `max` lines). */
-static long line_diff(DrChild *r, const char *name, const char *old, size_t oldlen,
-                      const char *cur, size_t curlen, int max) {
+static long line_diff(DrChild *r, const char *name, const char *old, size_t oldlen, const char *cur,
+                      size_t curlen, int max) {
     DrStrVec a = {0}, b = {0};
     lines_of(&r->arena, old, oldlen, &a);
     lines_of(&r->arena, cur, curlen, &b);
@@ -87,7 +87,7 @@ static long line_diff(DrChild *r, const char *name, const char *old, size_t oldl
 #define AT(i, j) L[(size_t)(i) * (size_t)(m + 1) + (size_t)(j)]
     for (long i = n - 1; i >= 0; i--)
         for (long j = m - 1; j >= 0; j--)
-            AT(i, j) = strcmp(a.v[i], b.v[j]) == 0 ? AT(i + 1, j + 1) + 1
+            AT(i, j) = strcmp(a.v[i], b.v[j]) == 0    ? AT(i + 1, j + 1) + 1
                        : AT(i + 1, j) >= AT(i, j + 1) ? AT(i + 1, j)
                                                       : AT(i, j + 1);
     long i = 0, j = 0;
@@ -133,8 +133,7 @@ static void check_sources(DrChild *r, DrChildFiles *f) {
             if (script)
                 snprintf(buf, sizeof buf, "%.500s (%ld line%s)", f->path.v[i], nl,
                          nl == 1 ? "" : "s");
-            else
-                snprintf(buf, sizeof buf, "%.500s", f->path.v[i]);
+            else snprintf(buf, sizeof buf, "%.500s", f->path.v[i]);
             dr_vec_push(&r->changed, dr_arena_strdup(&r->arena, buf));
         }
         free(old);
@@ -164,20 +163,25 @@ static int has_dotdot(const char *s) {
  * (empty when out of memory). */
 static int lay_out(DrChild *r, DrChildFiles *f, DrError *error) {
     if (!r->cwd || r->cwd[0] != '/') {
-        dr_error(error, DR_ERR_CORRUPT, "%s records no absolute working directory; cannot lay "
-                 "out its sources", dr_trace_path(r->t));
+        dr_error(error, DR_ERR_CORRUPT,
+                 "%s records no absolute working directory; cannot lay "
+                 "out its sources",
+                 dr_trace_path(r->t));
         return DR_EX_DATAERR;
     }
     for (long i = 0; i < f->path.n; i++)
         if (has_dotdot(f->path.v[i]) || strchr(f->path.v[i], '\n')) {
-            dr_error(error, DR_ERR_CORRUPT, "refusing %s: its stored file name '%s' would "
+            dr_error(error, DR_ERR_CORRUPT,
+                     "refusing %s: its stored file name '%s' would "
                      "escape the temporary directory",
                      dr_trace_path(r->t), dr_child_safe(r, f->path.v[i], 300));
             return DR_EX_DATAERR;
         }
     if (r->script && has_dotdot(r->script)) {
-        dr_error(error, DR_ERR_CORRUPT, "refusing %s: its script name '%s' would escape the "
-                 "temporary directory", dr_trace_path(r->t), dr_child_safe(r, r->script, 300));
+        dr_error(error, DR_ERR_CORRUPT,
+                 "refusing %s: its script name '%s' would escape the "
+                 "temporary directory",
+                 dr_trace_path(r->t), dr_child_safe(r, r->script, 300));
         return DR_EX_DATAERR;
     }
     /* The directory holding both the cwd and the script. */
@@ -213,8 +217,8 @@ static int lay_out(DrChild *r, DrChildFiles *f, DrError *error) {
         void *data = NULL;
         size_t len = 0;
         DrError err = {0};
-        if (ok && dr_trace_read_blob(r->t, atoll(f->blob.v[i]), 64u << 20, &data, &len, &err) !=
-                      DR_OK) {
+        if (ok &&
+            dr_trace_read_blob(r->t, atoll(f->blob.v[i]), 64u << 20, &data, &len, &err) != DR_OK) {
             fprintf(r->msgs, "dynrec rerun: %s\n", err.msg);
             ok = 0;
         }
@@ -252,8 +256,10 @@ static int lay_out(DrChild *r, DrChildFiles *f, DrError *error) {
         free(copy);
         struct stat sb;
         if (!r->run_target || stat(r->run_target, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            dr_error(error, DR_ERR_CORRUPT, "%s does not store its script %s; nothing to run "
-                     "from the trace", dr_trace_path(r->t), dr_child_safe(r, r->script, 300));
+            dr_error(error, DR_ERR_CORRUPT,
+                     "%s does not store its script %s; nothing to run "
+                     "from the trace",
+                     dr_trace_path(r->t), dr_child_safe(r, r->script, 300));
             return DR_EX_DATAERR;
         }
     }
@@ -296,27 +302,26 @@ static int run_child(DrChild *r, const DrRerunOptions *o, const DrSandbox *sb, c
 }
 
 static void report_header(DrChild *r, FILE *out, const char *trace, const char *newpath,
-                          const DrRerunOptions *o, const char *new_torch, int st,
-                          const DrDiff *d) {
+                          const DrRerunOptions *o, const char *new_torch, int st, const DrDiff *d) {
     fputs("rerun of ", out);
     fputs(trace, out);
     fputs(" -> ", out);
     fputs(newpath, out);
     fputc('\n', out);
     if (r->torch_version && new_torch && strcmp(r->torch_version, new_torch) != 0)
-        fprintf(out, "  recorded on torch %s, re-run on %s\n", dr_child_safe(r, r->torch_version, 100),
-                dr_child_safe(r, new_torch, 100));
+        fprintf(out, "  recorded on torch %s, re-run on %s\n",
+                dr_child_safe(r, r->torch_version, 100), dr_child_safe(r, new_torch, 100));
     for (int i = 0; i < o->nset; i++) fprintf(out, "  --set %s\n", o->set[i]);
     for (long i = 0; i < r->notes.n; i++) fprintf(out, "  %s\n", r->notes.v[i]);
     if (WIFEXITED(st))
         fprintf(out, "  the program exited with %d (recorded: %s)\n", WEXITSTATUS(st),
                 dr_child_safe(r, r->exit_status ? r->exit_status : "?", 40));
-    else if (WIFSIGNALED(st))
-        fprintf(out, "  the program was killed by signal %d\n", WTERMSIG(st));
+    else if (WIFSIGNALED(st)) fprintf(out, "  the program was killed by signal %d\n", WTERMSIG(st));
     if (dr_diff_count(d, DR_CAT_OUTPUT))
         fputs("  the program's own output differs from the recording's (see output below)\n", out);
     fputs("  not made deterministic: wall-clock reads, thread timing, files or network the "
-          "program reads\n", out);
+          "program reads\n",
+          out);
 }
 
 static void json_header(DrChild *r, FILE *out, const char *trace, const char *newpath,
@@ -346,8 +351,10 @@ int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *error) {
     char *argv_json = dr_child_meta(r, "argv");
     if ((!r->script && !r->module) || !r->cwd || !argv_json ||
         dr_child_parse_strings(&r->arena, argv_json, &r->args) != 0) {
-        dr_error(error, DR_ERR_CORRUPT, "%s does not record a command to re-run (script, cwd and "
-                 "argv in meta); record one with 'dynrec run'", o->trace);
+        dr_error(error, DR_ERR_CORRUPT,
+                 "%s does not record a command to re-run (script, cwd and "
+                 "argv in meta); record one with 'dynrec run'",
+                 o->trace);
         rc = DR_EX_DATAERR;
         goto done;
     }
@@ -359,16 +366,20 @@ int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *error) {
      * trace holds part of a run, a re-run would record all of it. */
     char *by = dr_child_meta(r, "recorded_by");
     if (by && strcmp(by, "in-process") == 0) {
-        dr_error(error, DR_ERR_ARG, "%s was recorded in process (dynrec.record): it holds part "
+        dr_error(error, DR_ERR_ARG,
+                 "%s was recorded in process (dynrec.record): it holds part "
                  "of a run, and a re-run records the whole program; nothing was run. "
                  "Replay its compiles with 'dynrec replay %s', or run the program again "
-                 "and compare the two traces with 'dynrec diff'", o->trace, o->trace);
+                 "and compare the two traces with 'dynrec diff'",
+                 o->trace, o->trace);
         rc = DR_EX_USAGE;
         goto done;
     }
     if (o->from_trace && !o->trust) {
-        dr_error(error, DR_ERR_ARG, "--from-trace runs the code stored in %s; nothing was run. "
-                 "If you trust where the file came from, add --trust", o->trace);
+        dr_error(error, DR_ERR_ARG,
+                 "--from-trace runs the code stored in %s; nothing was run. "
+                 "If you trust where the file came from, add --trust",
+                 o->trace);
         rc = DR_EX_NOPERM;
         goto done;
     }
@@ -377,10 +388,11 @@ int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *error) {
      * trace this user recorded here runs without --trust (sign.h). */
     DrSigState sig = dr_trace_signature(r->t);
     if (sig != DR_SIG_OWN && !o->trust) {
-        dr_error(error, DR_ERR_ARG, "%s was not recorded by you here (%s): a re-run executes "
+        dr_error(error, DR_ERR_ARG,
+                 "%s was not recorded by you here (%s): a re-run executes "
                  "its recorded command line and environment; nothing was run. If you "
-                 "trust where the file came from, add --trust", o->trace,
-                 dr_sig_text(sig));
+                 "trust where the file came from, add --trust",
+                 o->trace, dr_sig_text(sig));
         rc = DR_EX_NOPERM;
         goto done;
     }
@@ -459,7 +471,8 @@ int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *error) {
         if (r->script) {
             char *abs = dr_path_normalize(&r->arena, r->cwd, r->script);
             if (!abs || access(abs, R_OK) != 0) {
-                dr_error(error, DR_ERR_ARG, "the recorded script %s is not there (%s); to run "
+                dr_error(error, DR_ERR_ARG,
+                         "the recorded script %s is not there (%s); to run "
                          "the copy stored in the trace, use --from-trace --trust",
                          dr_child_safe(r, abs ? abs : r->script, 0), strerror(errno));
                 rc = DR_EX_NOINPUT;
@@ -475,8 +488,10 @@ int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *error) {
     int erc = foreign ? dr_child_replay_env(r, &env, box.bwrap != NULL, 0, &left, &err)
                       : dr_child_rerun_env(r, &env, &err);
     if (erc == DR_OK && left.len)
-        fprintf(r->msgs, "dynrec rerun: recorded environment left out (it could name a path or "
-                        "make Python import): %s\n", left.s);
+        fprintf(r->msgs,
+                "dynrec rerun: recorded environment left out (it could name a path or "
+                "make Python import): %s\n",
+                left.s);
     dr_buf_free(&left);
     if (erc != DR_OK) {
         *error = err;

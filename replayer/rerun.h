@@ -9,16 +9,16 @@
 #include "../schema/error.h"
 
 typedef struct {
-    const char *trace;    /* the recording to re-run */
-    const char *out;      /* -o: the new trace (default <trace>-rerun.db) */
-    int nset;             /* --set NAME=VALUE, passed to `dynrec run --set` */
+    const char *trace; /* the recording to re-run */
+    const char *out;   /* -o: the new trace (default <trace>-rerun.db) */
+    int nset;          /* --set NAME=VALUE, passed to `dynrec run --set` */
     char **set;
-    int from_trace;       /* --from-trace: run the sources stored in the trace */
-    int trust;            /* --trust: allowed to run code that came in the trace */
-    int no_sandbox;       /* --no-sandbox: a foreign or --from-trace re-run unconfined */
-    int json;             /* --json report */
-    unsigned ignore;      /* --ignore: DrCompareOptions.ignore bits (compare.h) */
-    const char *self;     /* the dynrec binary to run (`dynrec run --rerun-of`) */
+    int from_trace;   /* --from-trace: run the sources stored in the trace */
+    int trust;        /* --trust: allowed to run code that came in the trace */
+    int no_sandbox;   /* --no-sandbox: a foreign or --from-trace re-run unconfined */
+    int json;         /* --json report */
+    unsigned ignore;  /* --ignore: DrCompareOptions.ignore bits (compare.h) */
+    const char *self; /* the dynrec binary to run (`dynrec run --rerun-of`) */
 } DrRerunOptions;
 
 /* Exit statuses of dr_rerun (cli/exit.h): 0 identical, 1 different, 2, 65,

@@ -65,8 +65,9 @@ static char *find_bwrap(void) {
 char *dr_sandbox_probe(char *why, size_t whylen) {
     char *bwrap = find_bwrap();
     if (!bwrap) {
-        snprintf(why, whylen, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get "
-                              "install bubblewrap)");
+        snprintf(why, whylen,
+                 "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get "
+                 "install bubblewrap)");
         return NULL;
     }
     int pfd[2];
@@ -86,8 +87,18 @@ char *dr_sandbox_probe(char *why, size_t whylen) {
             dup2(dn, 0);
             dup2(dn, 1);
         }
-        char *argv[] = {bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
-                        "--proc", "/proc", "--dev", "/dev", "true", NULL};
+        char *argv[] = {bwrap,
+                        "--unshare-all",
+                        "--die-with-parent",
+                        "--ro-bind",
+                        "/",
+                        "/",
+                        "--proc",
+                        "/proc",
+                        "--dev",
+                        "/dev",
+                        "true",
+                        NULL};
         execv(bwrap, argv);
         _exit(127);
     }
@@ -200,8 +211,8 @@ int dr_sandbox_argv(DrArena *a, const DrSandbox *sb, char *const *args, DrStrVec
     if (push3(a, argv, "--ro-bind", sb->in_dir, sb->in_dir) != 0 ||
         push3(a, argv, "--bind", sb->out_dir, sb->out_dir) != 0)
         return -1;
-    if (sb->run_dir && push3(a, argv, sb->run_dir_rw ? "--bind" : "--ro-bind", sb->run_dir,
-                             sb->run_dir) != 0)
+    if (sb->run_dir &&
+        push3(a, argv, sb->run_dir_rw ? "--bind" : "--ro-bind", sb->run_dir, sb->run_dir) != 0)
         return -1;
     if (sb->also_ro && push3(a, argv, "--ro-bind-try", sb->also_ro, sb->also_ro) != 0) return -1;
     const char *cwd = sb->cwd ? sb->cwd : sb->run_dir ? sb->run_dir : "/tmp";
@@ -241,10 +252,14 @@ static const struct {
 } modes[] = {
     [DR_SBX_NONE] = {"none", "none", 1},
     [DR_SBX_REPLAY] = {"replay", DR_SANDBOX_DESC, 0},
-    [DR_SBX_INDUCTOR] = {"inductor", "bubblewrap+seccomp (no network, read-only, exec for "
-                                     "inductor)", 1},
-    [DR_SBX_RERUN] = {"rerun", "bubblewrap+seccomp (no network, read-only but the run's "
-                               "folder)", 1},
+    [DR_SBX_INDUCTOR] = {"inductor",
+                         "bubblewrap+seccomp (no network, read-only, exec for "
+                         "inductor)",
+                         1},
+    [DR_SBX_RERUN] = {"rerun",
+                      "bubblewrap+seccomp (no network, read-only but the run's "
+                      "folder)",
+                      1},
 };
 
 const char *dr_sandbox_mode_name(DrSandboxMode m) { return modes[m].name; }
@@ -265,13 +280,39 @@ int dr_sandbox_lockdown(DrSandboxMode mode, char *why, size_t whylen) {
     }
     int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
     if (rc == 0) rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
-    static const char *const denied[] = {
-        "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "mount",
-        "umount2", "pivot_root", "chroot", "unshare", "setns", "keyctl", "add_key",
-        "request_key", "bpf", "perf_event_open", "userfaultfd", "kexec_load",
-        "kexec_file_load", "init_module", "finit_module", "delete_module",
-        "open_by_handle_at", "name_to_handle_at", "fsopen", "fsmount", "move_mount",
-        "open_tree", "quotactl", "swapon", "swapoff", "reboot", "acct"};
+    static const char *const denied[] = {"execve",
+                                         "execveat",
+                                         "ptrace",
+                                         "process_vm_readv",
+                                         "process_vm_writev",
+                                         "mount",
+                                         "umount2",
+                                         "pivot_root",
+                                         "chroot",
+                                         "unshare",
+                                         "setns",
+                                         "keyctl",
+                                         "add_key",
+                                         "request_key",
+                                         "bpf",
+                                         "perf_event_open",
+                                         "userfaultfd",
+                                         "kexec_load",
+                                         "kexec_file_load",
+                                         "init_module",
+                                         "finit_module",
+                                         "delete_module",
+                                         "open_by_handle_at",
+                                         "name_to_handle_at",
+                                         "fsopen",
+                                         "fsmount",
+                                         "move_mount",
+                                         "open_tree",
+                                         "quotactl",
+                                         "swapon",
+                                         "swapoff",
+                                         "reboot",
+                                         "acct"};
     for (size_t i = 0; rc == 0 && i < sizeof denied / sizeof *denied; i++) {
         int nr = seccomp_syscall_resolve_name(denied[i]);
         if (nr == __NR_SCMP_ERROR) continue; /* not on this architecture */

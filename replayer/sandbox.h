@@ -22,10 +22,10 @@
  * and the reports print for it (meta `sandbox`).  The child is told the
  * mode by name (`dynrec run --sandboxed NAME`). */
 typedef enum {
-    DR_SBX_NONE,    /* not confined */
-    DR_SBX_REPLAY,  /* a replay: no exec */
+    DR_SBX_NONE,     /* not confined */
+    DR_SBX_REPLAY,   /* a replay: no exec */
     DR_SBX_INDUCTOR, /* a replay with inductor, which runs the C++ compiler */
-    DR_SBX_RERUN,   /* a re-run of a program: exec allowed, its folder writable */
+    DR_SBX_RERUN,    /* a re-run of a program: exec allowed, its folder writable */
 } DrSandboxMode;
 #define DR_SANDBOX_DESC "bubblewrap+seccomp (no network, read-only, no exec)"
 

@@ -19,9 +19,9 @@
 #include <zstd_errors.h>
 #include <zdict.h>
 
-#define VARINT_MAX 10                       /* bytes of a 64-bit LEB128 */
-#define HEADER_MAX (1 + 2 * VARINT_MAX)     /* codec, length, dict id */
-#define DEFAULT_LEVEL ZSTD_CLEVEL_DEFAULT   /* level 0 means this (3) */
+#define VARINT_MAX 10                     /* bytes of a 64-bit LEB128 */
+#define HEADER_MAX (1 + 2 * VARINT_MAX)   /* codec, length, dict id */
+#define DEFAULT_LEVEL ZSTD_CLEVEL_DEFAULT /* level 0 means this (3) */
 
 struct DrDict {
     uint32_t id;
@@ -59,15 +59,12 @@ static size_t varint_len(uint64_t v) {
 static int varint_get(const uint8_t *p, size_t len, size_t *pos, uint64_t *v) {
     uint64_t r = 0;
     for (size_t i = 0; i < VARINT_MAX; i++) {
-        if (*pos + i >= len)
-            return -1;
+        if (*pos + i >= len) return -1;
         uint8_t b = p[*pos + i];
-        if (i == VARINT_MAX - 1 && b > 1)
-            return -1; /* the 10th byte holds only bit 63 */
+        if (i == VARINT_MAX - 1 && b > 1) return -1; /* the 10th byte holds only bit 63 */
         r |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
-            if (b == 0 && i > 0)
-                return -1;
+            if (b == 0 && i > 0) return -1;
             *pos += i + 1;
             *v = r;
             return 0;
@@ -78,29 +75,23 @@ static int varint_get(const uint8_t *p, size_t len, size_t *pos, uint64_t *v) {
 
 /* Parses the header of blob; on success *hdrlen is where the payload starts.
  * Returns DR_OK or DR_ERR_BLOB (err filled). */
-static int parse_header(const uint8_t *p, size_t len, int *codec,
-                        uint64_t *rawlen, uint32_t *dict_id, size_t *hdrlen,
-                        DrError *err) {
+static int parse_header(const uint8_t *p, size_t len, int *codec, uint64_t *rawlen,
+                        uint32_t *dict_id, size_t *hdrlen, DrError *err) {
     size_t pos = 1;
     uint64_t id = 0;
-    if (len < 1)
-        return dr_error(err, DR_ERR_BLOB, "empty blob: no codec byte");
-    if (p[0] != DR_CODEC_RAW && p[0] != DR_CODEC_ZSTD &&
-        p[0] != DR_CODEC_ZSTD_DICT)
+    if (len < 1) return dr_error(err, DR_ERR_BLOB, "empty blob: no codec byte");
+    if (p[0] != DR_CODEC_RAW && p[0] != DR_CODEC_ZSTD && p[0] != DR_CODEC_ZSTD_DICT)
         return dr_error(err, DR_ERR_BLOB,
                         "unknown codec %u (this dynrec knows 0..%d): "
                         "written by a newer dynrec, or corrupt",
                         p[0], DR_CODEC_ZSTD_DICT);
     if (varint_get(p, len, &pos, rawlen) != 0)
-        return dr_error(err, DR_ERR_BLOB,
-                        "blob length field is truncated or malformed");
+        return dr_error(err, DR_ERR_BLOB, "blob length field is truncated or malformed");
     if (p[0] == DR_CODEC_ZSTD_DICT) {
         if (varint_get(p, len, &pos, &id) != 0)
-            return dr_error(err, DR_ERR_BLOB,
-                            "blob dictionary id is truncated or malformed");
+            return dr_error(err, DR_ERR_BLOB, "blob dictionary id is truncated or malformed");
         if (id > UINT32_MAX)
-            return dr_error(err, DR_ERR_BLOB,
-                            "blob dictionary id %llu is out of range",
+            return dr_error(err, DR_ERR_BLOB, "blob dictionary id %llu is out of range",
                             (unsigned long long)id);
     }
     *codec = p[0];
@@ -109,8 +100,7 @@ static int parse_header(const uint8_t *p, size_t len, int *codec,
     return DR_OK;
 }
 
-DrDict *dr_dict_create(const void *dict, size_t len, uint32_t id,
-                       DrError *err) {
+DrDict *dr_dict_create(const void *dict, size_t len, uint32_t id, DrError *err) {
     DrDict *d;
     if (!dict || len == 0) {
         dr_error(err, DR_ERR_ARG, "dictionary %u is empty", id);
@@ -129,9 +119,8 @@ DrDict *dr_dict_create(const void *dict, size_t len, uint32_t id,
     d->cdict = ZSTD_createCDict(dict, len, DEFAULT_LEVEL);
     d->ddict = ZSTD_createDDict(dict, len);
     if (!d->cdict || !d->ddict) {
-        dr_error(err, DR_ERR_BLOB,
-                 "dictionary %u (%zu bytes) is not a valid zstd dictionary",
-                 id, len);
+        dr_error(err, DR_ERR_BLOB, "dictionary %u (%zu bytes) is not a valid zstd dictionary", id,
+                 len);
         goto err;
     }
     return d;
@@ -141,8 +130,7 @@ err:
 }
 
 void dr_dict_free(DrDict *d) {
-    if (!d)
-        return;
+    if (!d) return;
     ZSTD_freeCDict(d->cdict);
     ZSTD_freeDDict(d->ddict);
     free(d->bytes);
@@ -151,12 +139,11 @@ void dr_dict_free(DrDict *d) {
 
 uint32_t dr_dict_id(const DrDict *d) { return d ? d->id : 0; }
 
-int dr_dict_train(const void *samples, const size_t *sizes, unsigned n, size_t capacity,
-                  void **out, size_t *outlen, DrError *err) {
+int dr_dict_train(const void *samples, const size_t *sizes, unsigned n, size_t capacity, void **out,
+                  size_t *outlen, DrError *err) {
     *out = NULL;
     void *buf = malloc(capacity);
-    if (!buf)
-        return dr_error(err, DR_ERR_NOMEM, "out of memory training a dictionary");
+    if (!buf) return dr_error(err, DR_ERR_NOMEM, "out of memory training a dictionary");
     size_t got = ZDICT_trainFromBuffer(buf, capacity, samples, sizes, n);
     if (ZDICT_isError(got)) {
         free(buf);
@@ -168,58 +155,48 @@ int dr_dict_train(const void *samples, const size_t *sizes, unsigned n, size_t c
     return DR_OK;
 }
 
-int dr_codec_encode(const void *src, size_t len, const DrDict *dict, int level,
-                    void **out, size_t *outlen, DrError *err) {
+int dr_codec_encode(const void *src, size_t len, const DrDict *dict, int level, void **out,
+                    size_t *outlen, DrError *err) {
     uint8_t *buf = NULL, *shrunk;
     ZSTD_CCtx *cctx = NULL;
     size_t bound, hdr, rawhdr, csize;
     int rc = DR_OK;
 
-    if (out)
-        *out = NULL;
+    if (out) *out = NULL;
     if (!out || !outlen || (!src && len > 0))
         return dr_error(err, DR_ERR_ARG, "dr_codec_encode: NULL argument");
-    if (level == 0)
-        level = DEFAULT_LEVEL;
+    if (level == 0) level = DEFAULT_LEVEL;
     if (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel())
-        return dr_error(err, DR_ERR_ARG, "zstd level %d is outside %d..%d",
-                        level, ZSTD_minCLevel(), ZSTD_maxCLevel());
+        return dr_error(err, DR_ERR_ARG, "zstd level %d is outside %d..%d", level, ZSTD_minCLevel(),
+                        ZSTD_maxCLevel());
 
     if (len >= DR_CODEC_MIN_COMPRESS) {
         bound = ZSTD_compressBound(len);
         if (ZSTD_isError(bound) || bound == 0 || bound > SIZE_MAX - HEADER_MAX)
-            return dr_error(err, DR_ERR_ARG,
-                            "payload of %zu bytes is too large to compress",
-                            len);
+            return dr_error(err, DR_ERR_ARG, "payload of %zu bytes is too large to compress", len);
         buf = malloc(HEADER_MAX + bound);
         cctx = ZSTD_createCCtx();
         if (!buf || !cctx) {
-            rc = dr_error(err, DR_ERR_NOMEM,
-                          "out of memory compressing %zu bytes", len);
+            rc = dr_error(err, DR_ERR_NOMEM, "out of memory compressing %zu bytes", len);
             goto done;
         }
         buf[0] = dict ? DR_CODEC_ZSTD_DICT : DR_CODEC_ZSTD;
         hdr = 1 + varint_put(buf + 1, len);
-        if (dict)
-            hdr += varint_put(buf + hdr, dict->id);
+        if (dict) hdr += varint_put(buf + hdr, dict->id);
         /* The frame carries a content checksum (4 bytes), so a flipped bit
          * in a stored blob is reported instead of decoded into wrong text. */
         csize = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
-        if (!ZSTD_isError(csize))
-            csize = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+        if (!ZSTD_isError(csize)) csize = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
         if (!ZSTD_isError(csize) && dict && level == DEFAULT_LEVEL)
             csize = ZSTD_CCtx_refCDict(cctx, dict->cdict);
         else if (!ZSTD_isError(csize) && dict)
             csize = ZSTD_CCtx_loadDictionary(cctx, dict->bytes, dict->len);
-        if (!ZSTD_isError(csize))
-            csize = ZSTD_compress2(cctx, buf + hdr, bound, src, len);
+        if (!ZSTD_isError(csize)) csize = ZSTD_compress2(cctx, buf + hdr, bound, src, len);
         if (ZSTD_isError(csize)) {
             rc = dr_error(err,
-                          ZSTD_getErrorCode(csize) == ZSTD_error_memory_allocation
-                              ? DR_ERR_NOMEM
-                              : DR_ERR_ARG,
-                          "zstd compression failed: %s",
-                          ZSTD_getErrorName(csize));
+                          ZSTD_getErrorCode(csize) == ZSTD_error_memory_allocation ? DR_ERR_NOMEM
+                                                                                   : DR_ERR_ARG,
+                          "zstd compression failed: %s", ZSTD_getErrorName(csize));
             goto done;
         }
         rawhdr = 1 + varint_len(len);
@@ -235,18 +212,15 @@ int dr_codec_encode(const void *src, size_t len, const DrDict *dict, int level,
     }
 
     if (len > SIZE_MAX - HEADER_MAX)
-        return dr_error(err, DR_ERR_ARG, "payload of %zu bytes is too large",
-                        len);
+        return dr_error(err, DR_ERR_ARG, "payload of %zu bytes is too large", len);
     buf = malloc(HEADER_MAX + len);
     if (!buf) {
-        rc = dr_error(err, DR_ERR_NOMEM, "out of memory storing %zu bytes",
-                      len);
+        rc = dr_error(err, DR_ERR_NOMEM, "out of memory storing %zu bytes", len);
         goto done;
     }
     buf[0] = DR_CODEC_RAW;
     hdr = 1 + varint_put(buf + 1, len);
-    if (len > 0)
-        memcpy(buf + hdr, src, len);
+    if (len > 0) memcpy(buf + hdr, src, len);
     *outlen = hdr + len;
     *out = buf;
     buf = NULL;
@@ -256,27 +230,22 @@ done:
     return rc;
 }
 
-int dr_codec_peek(const void *blob, size_t len, int *codec, uint64_t *rawlen,
-                  uint32_t *dict_id, DrError *err) {
+int dr_codec_peek(const void *blob, size_t len, int *codec, uint64_t *rawlen, uint32_t *dict_id,
+                  DrError *err) {
     int c = 0;
     uint64_t n = 0;
     uint32_t id = 0;
     size_t hdr = 0;
-    if (!blob && len > 0)
-        return dr_error(err, DR_ERR_ARG, "dr_codec_peek: NULL blob");
-    if (parse_header(blob, len, &c, &n, &id, &hdr, err) != DR_OK)
-        return DR_ERR_BLOB;
-    if (codec)
-        *codec = c;
-    if (rawlen)
-        *rawlen = n;
-    if (dict_id)
-        *dict_id = id;
+    if (!blob && len > 0) return dr_error(err, DR_ERR_ARG, "dr_codec_peek: NULL blob");
+    if (parse_header(blob, len, &c, &n, &id, &hdr, err) != DR_OK) return DR_ERR_BLOB;
+    if (codec) *codec = c;
+    if (rawlen) *rawlen = n;
+    if (dict_id) *dict_id = id;
     return DR_OK;
 }
 
-int dr_codec_decode(const void *blob, size_t len, const DrDict *dict,
-                    size_t max_len, void **out, size_t *outlen, DrError *err) {
+int dr_codec_decode(const void *blob, size_t len, const DrDict *dict, size_t max_len, void **out,
+                    size_t *outlen, DrError *err) {
     const uint8_t *p = blob, *payload;
     uint8_t *buf = NULL;
     ZSTD_DCtx *dctx = NULL;
@@ -286,55 +255,41 @@ int dr_codec_decode(const void *blob, size_t len, const DrDict *dict,
     size_t hdr = 0, plen, n;
     unsigned long long fcs;
 
-    if (out)
-        *out = NULL;
+    if (out) *out = NULL;
     if (!out || !outlen || (!blob && len > 0))
         return dr_error(err, DR_ERR_ARG, "dr_codec_decode: NULL argument");
-    if (max_len == 0)
-        max_len = DR_CODEC_MAX_DEFAULT;
-    if (max_len > SIZE_MAX - 1)
-        max_len = SIZE_MAX - 1; /* room for the NUL */
-    if (parse_header(p, len, &codec, &rawlen, &id, &hdr, err) != DR_OK)
-        return DR_ERR_BLOB;
+    if (max_len == 0) max_len = DR_CODEC_MAX_DEFAULT;
+    if (max_len > SIZE_MAX - 1) max_len = SIZE_MAX - 1; /* room for the NUL */
+    if (parse_header(p, len, &codec, &rawlen, &id, &hdr, err) != DR_OK) return DR_ERR_BLOB;
     if (rawlen > max_len)
-        return dr_error(err, DR_ERR_BLOB,
-                        "blob declares %llu bytes, more than the limit of %zu",
+        return dr_error(err, DR_ERR_BLOB, "blob declares %llu bytes, more than the limit of %zu",
                         (unsigned long long)rawlen, max_len);
     payload = p + hdr;
     plen = len - hdr;
 
     if (codec == DR_CODEC_RAW) {
         if (plen != rawlen)
-            return dr_error(err, DR_ERR_BLOB,
-                            "raw blob declares %llu bytes but holds %zu",
+            return dr_error(err, DR_ERR_BLOB, "raw blob declares %llu bytes but holds %zu",
                             (unsigned long long)rawlen, plen);
     } else {
         if (codec == DR_CODEC_ZSTD_DICT && !dict)
-            return dr_error(err, DR_ERR_BLOB,
-                            "blob needs zstd dictionary %u, none was given",
-                            id);
+            return dr_error(err, DR_ERR_BLOB, "blob needs zstd dictionary %u, none was given", id);
         if (codec == DR_CODEC_ZSTD_DICT && dict->id != id)
-            return dr_error(err, DR_ERR_BLOB,
-                            "blob needs zstd dictionary %u, got dictionary %u",
+            return dr_error(err, DR_ERR_BLOB, "blob needs zstd dictionary %u, got dictionary %u",
                             id, dict->id);
         fcs = ZSTD_getFrameContentSize(payload, plen);
         if (fcs == ZSTD_CONTENTSIZE_ERROR)
-            return dr_error(err, DR_ERR_BLOB,
-                            "blob payload is not a valid zstd frame");
+            return dr_error(err, DR_ERR_BLOB, "blob payload is not a valid zstd frame");
         if (fcs == ZSTD_CONTENTSIZE_UNKNOWN)
-            return dr_error(err, DR_ERR_BLOB,
-                            "zstd frame does not record its content size");
+            return dr_error(err, DR_ERR_BLOB, "zstd frame does not record its content size");
         if (fcs != rawlen)
-            return dr_error(err, DR_ERR_BLOB,
-                            "blob declares %llu bytes but its zstd frame %llu",
+            return dr_error(err, DR_ERR_BLOB, "blob declares %llu bytes but its zstd frame %llu",
                             (unsigned long long)rawlen, fcs);
         n = ZSTD_findFrameCompressedSize(payload, plen);
         if (ZSTD_isError(n))
-            return dr_error(err, DR_ERR_BLOB, "zstd frame is truncated: %s",
-                            ZSTD_getErrorName(n));
+            return dr_error(err, DR_ERR_BLOB, "zstd frame is truncated: %s", ZSTD_getErrorName(n));
         if (n != plen)
-            return dr_error(err, DR_ERR_BLOB,
-                            "%zu stray bytes after the zstd frame", plen - n);
+            return dr_error(err, DR_ERR_BLOB, "%zu stray bytes after the zstd frame", plen - n);
         /* A decompression bomb: a few KB that inflate to a GiB, or a few
          * bytes to many MiB.  What dynrec stores (code, logs, guards)
          * shrinks 5 to 50 times, never a thousand; refused at any size
@@ -348,32 +303,27 @@ int dr_codec_decode(const void *blob, size_t len, const DrDict *dict,
 
     buf = malloc((size_t)rawlen + 1);
     if (!buf)
-        return dr_error(err, DR_ERR_NOMEM,
-                        "out of memory decoding a blob of %llu bytes",
+        return dr_error(err, DR_ERR_NOMEM, "out of memory decoding a blob of %llu bytes",
                         (unsigned long long)rawlen);
     if (codec == DR_CODEC_RAW) {
-        if (rawlen > 0)
-            memcpy(buf, payload, (size_t)rawlen);
+        if (rawlen > 0) memcpy(buf, payload, (size_t)rawlen);
     } else {
         dctx = ZSTD_createDCtx();
         if (!dctx) {
-            rc = dr_error(err, DR_ERR_NOMEM, "out of memory creating a zstd "
-                                             "decompression context");
+            rc = dr_error(err, DR_ERR_NOMEM,
+                          "out of memory creating a zstd "
+                          "decompression context");
             goto done;
         }
         if (codec == DR_CODEC_ZSTD)
             n = ZSTD_decompressDCtx(dctx, buf, (size_t)rawlen, payload, plen);
-        else
-            n = ZSTD_decompress_usingDDict(dctx, buf, (size_t)rawlen, payload,
-                                           plen, dict->ddict);
+        else n = ZSTD_decompress_usingDDict(dctx, buf, (size_t)rawlen, payload, plen, dict->ddict);
         if (ZSTD_isError(n)) {
-            rc = dr_error(err, DR_ERR_BLOB, "zstd frame does not decode: %s",
-                          ZSTD_getErrorName(n));
+            rc = dr_error(err, DR_ERR_BLOB, "zstd frame does not decode: %s", ZSTD_getErrorName(n));
             goto done;
         }
         if (n != rawlen) {
-            rc = dr_error(err, DR_ERR_BLOB,
-                          "blob declares %llu bytes but decodes to %zu",
+            rc = dr_error(err, DR_ERR_BLOB, "blob declares %llu bytes but decodes to %zu",
                           (unsigned long long)rawlen, n);
             goto done;
         }
@@ -393,8 +343,7 @@ DrDict *dr_dict_from_row(int64_t id, const void *data, size_t len, DrError *err)
     size_t rawlen = 0;
     DrError e = {0};
     DrDict *d = NULL;
-    if (id <= 0 || id > UINT32_MAX || !data)
-        dr_error(&e, DR_ERR_BLOB, "bad id");
+    if (id <= 0 || id > UINT32_MAX || !data) dr_error(&e, DR_ERR_BLOB, "bad id");
     else if (dr_codec_decode(data, len, NULL, 1 << 20, &raw, &rawlen, &e) == DR_OK)
         d = dr_dict_create(raw, rawlen, (uint32_t)id, &e);
     free(raw);

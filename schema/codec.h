@@ -67,20 +67,20 @@ uint32_t dr_dict_id(const DrDict *d);
  * end in samples (sizes[i] bytes each), as zstd's ZDICT_trainFromBuffer
  * does.  Returns DR_OK with a malloc'd *out of *outlen bytes, or an error
  * (too few or too uniform samples give DR_ERR_ARG). */
-int dr_dict_train(const void *samples, const size_t *sizes, unsigned n, size_t capacity,
-                  void **out, size_t *outlen, DrError *err);
+int dr_dict_train(const void *samples, const size_t *sizes, unsigned n, size_t capacity, void **out,
+                  size_t *outlen, DrError *err);
 
 /* Encodes src[0..len) into a newly malloc'd blob (*out, *outlen), choosing
  * raw storage for short or incompressible input, zstd (with dict when dict is
  * not NULL) otherwise.  level is a zstd level (0 = default 3).  Returns DR_OK,
  * or an error code with *out left NULL.  The caller frees *out. */
-int dr_codec_encode(const void *src, size_t len, const DrDict *dict, int level,
-                    void **out, size_t *outlen, DrError *err);
+int dr_codec_encode(const void *src, size_t len, const DrDict *dict, int level, void **out,
+                    size_t *outlen, DrError *err);
 
 /* Reads the header of a blob without decoding: its codec, declared raw length
  * and dictionary id (0 when none).  Returns DR_OK or DR_ERR_BLOB. */
-int dr_codec_peek(const void *blob, size_t len, int *codec, uint64_t *rawlen,
-                  uint32_t *dict_id, DrError *err);
+int dr_codec_peek(const void *blob, size_t len, int *codec, uint64_t *rawlen, uint32_t *dict_id,
+                  DrError *err);
 
 /* Decodes a blob into a newly malloc'd buffer of exactly the declared length
  * (plus one NUL byte after it, not counted in *outlen, so text can be used as
@@ -88,7 +88,7 @@ int dr_codec_peek(const void *blob, size_t len, int *codec, uint64_t *rawlen,
  * declared length above max_len (0 means DR_CODEC_MAX_DEFAULT), a dictionary
  * blob when dict is NULL or has another id, a zstd error, or a decoded size
  * that differs from the declared one.  The caller frees *out. */
-int dr_codec_decode(const void *blob, size_t len, const DrDict *dict,
-                    size_t max_len, void **out, size_t *outlen, DrError *err);
+int dr_codec_decode(const void *blob, size_t len, const DrDict *dict, size_t max_len, void **out,
+                    size_t *outlen, DrError *err);
 
 #endif

@@ -29,8 +29,7 @@ typedef struct DrError {
 
 /* Fills err (when not NULL) with code and a printf-style message; returns
  * code so callers can write `return dr_error(err, DR_ERR_IO, ...)`. */
-int dr_error(DrError *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int dr_error(DrError *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* A short name for a status code ("corrupt", "too new", ...). */
 const char *dr_strerror(int code);

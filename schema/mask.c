@@ -65,8 +65,8 @@ static char *finish(Out *o, size_t *out_len) {
 
 static int is_word(int c) { return isalnum(c) || c == '_'; }
 static int path_end(int c) {
-    return c == 0 || isspace(c) || c == '\'' || c == '"' || c == ')' || c == '(' ||
-           c == ',' || c == ']' || c == '[' || c == '>' || c == '<' || c == '=';
+    return c == 0 || isspace(c) || c == '\'' || c == '"' || c == ')' || c == '(' || c == ',' ||
+           c == ']' || c == '[' || c == '>' || c == '<' || c == '=';
 }
 static size_t digits(const char *s, size_t i, size_t n) {
     while (i < n && isdigit((unsigned char)s[i])) i++;
@@ -146,7 +146,7 @@ static size_t log_prefix(const char *s, size_t i, size_t n, size_t *rank_end) {
     if (n - k < sizeof shape - 1) return i;
     for (size_t p = 0; p < sizeof shape - 1; p++) {
         unsigned char c = (unsigned char)s[k + p];
-        if (shape[p] == 'L' ? !c || !strchr("VIWEC", c)
+        if (shape[p] == 'L'   ? !c || !strchr("VIWEC", c)
             : shape[p] == '9' ? !isdigit(c)
                               : c != (unsigned char)shape[p])
             return i;
@@ -210,8 +210,8 @@ static size_t time_end(const char *s, size_t i, size_t j, size_t n) {
         if (u < n && s[u] == ' ') u++;
     }
     size_t ul = u + 1 < n && (s[u] == 'm' || s[u] == 'u') && s[u + 1] == 's' ? 2
-                : u < n && s[u] == 's'                                    ? 1
-                                                                          : 0;
+                : u < n && s[u] == 's'                                       ? 1
+                                                                             : 0;
     /* Not before a '/': "<time>" would start a path there ("2s/tmp/x"). */
     if (!ul || (u + ul < n && (is_word((unsigned char)s[u + ul]) || s[u + ul] == '/'))) return i;
     return u + ul;
@@ -279,10 +279,8 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
                 continue;
             }
             /* Object ids and addresses printed in decimal. */
-            if (j - i >= 9 && (j >= n || !is_word((unsigned char)s[j])))
-                put_str(&o, "#");
-            else
-                put(&o, s + i, j - i);
+            if (j - i >= 9 && (j >= n || !is_word((unsigned char)s[j]))) put_str(&o, "#");
+            else put(&o, s + i, j - i);
             i = j;
         } else if (is_word(c)) {
             /* A whole word (its digits included: "s15", "x2"): the next
@@ -343,7 +341,8 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
                     put(&o, s + from, k + 1 - from);
                     put_str(&o, "#");
                     from = d;
-                    size_t ce = d + 2 < j && s[d] == '_' && s[d + 1] == 'c' ? digits(s, d + 2, j) : d;
+                    size_t ce =
+                        d + 2 < j && s[d] == '_' && s[d + 1] == 'c' ? digits(s, d + 2, j) : d;
                     if (ce > d + 2 && (ce == j || s[ce] == '_')) {
                         put_str(&o, "_c#");
                         from = d = ce;

@@ -61,7 +61,9 @@ typedef struct {
     long dropped;
 } Pack;
 
-static int oom(Pack *p) { return dr_error(p->err, DR_ERR_NOMEM, "out of memory packing %s", p->o->in); }
+static int oom(Pack *p) {
+    return dr_error(p->err, DR_ERR_NOMEM, "out of memory packing %s", p->o->in);
+}
 
 static int sql_fail(Pack *p, const char *what) {
     return dr_error(p->err, DR_ERR_SQL, "%s: %s: %s", p->o->out, what, sqlite3_errmsg(p->db));
@@ -82,8 +84,8 @@ static int add_rule(Pack *p, const char *from, size_t flen, const char *to, int 
         p->rcap = ncap;
     }
     Rule *r = &p->rules[p->nrules];
-    *r = (Rule){.from = strndup(from, flen), .to = strdup(to), .flen = flen, .word = word,
-                .what = what};
+    *r = (Rule){
+        .from = strndup(from, flen), .to = strdup(to), .flen = flen, .word = word, .what = what};
     if (!r->from || !r->to) {
         free(r->from);
         free(r->to);
@@ -275,8 +277,9 @@ static int gather_redactions(Pack *p) {
         if (dr_trace_query(t, path_sql[i], paths_row, p, p->err) != DR_OK) return p->err->code;
     if (dr_trace_query(t, "SELECT key, value FROM meta WHERE key LIKE 'env.%' ORDER BY key",
                        env_row, p, p->err) != DR_OK ||
-        dr_trace_query(t, "SELECT text FROM v_ev WHERE kind IN ('guard', 'guard_failure')"
-                          " AND text IS NOT NULL ORDER BY seq",
+        dr_trace_query(t,
+                       "SELECT text FROM v_ev WHERE kind IN ('guard', 'guard_failure')"
+                       " AND text IS NOT NULL ORDER BY seq",
                        constants_row, p, p->err) != DR_OK)
         return p->err->code;
     if (p->nrules) qsort(p->rules, p->nrules, sizeof *p->rules, rule_cmp);
@@ -371,8 +374,9 @@ static int gather_traced_lines(Pack *p) {
     if (dr_trace_query(t, "SELECT text FROM strings", lines_row, p, p->err) != DR_OK ||
         dr_trace_query(t, "SELECT filename, firstlineno FROM v_code", code_row, p, p->err) !=
             DR_OK ||
-        dr_trace_query(t, "SELECT blob_id FROM v_ev WHERE blob_id IS NOT NULL AND kind IN"
-                          " ('trace', 'graph', 'error', 'exception')",
+        dr_trace_query(t,
+                       "SELECT blob_id FROM v_ev WHERE blob_id IS NOT NULL AND kind IN"
+                       " ('trace', 'graph', 'error', 'exception')",
                        payload_lines_row, p, p->err) != DR_OK)
         return p->err->code ? p->err->code : DR_ERR_NOMEM;
     return DR_OK;
@@ -508,15 +512,14 @@ static int blank_untraced(Pack *p, int64_t id, const char *path, char *text, siz
  * (marshalled code, tensor data) holding a redacted string, or a payload
  * that does not decode, is replaced by a note. */
 static int redact_blobs(Pack *p) {
-    static const char sql[] =
-        "SELECT b.id, b.data,"
-        " EXISTS(SELECT 1 FROM value_nodes v WHERE v.blob_id = b.id) OR"
-        " EXISTS(SELECT 1 FROM events e JOIN strings k ON k.id = e.kind_id"
-        "   WHERE e.blob_id = b.id AND k.text = 'capture') AS binary,"
-        " (SELECT s.text FROM files f JOIN strings r ON r.id = f.role_id"
-        "   JOIN strings s ON s.id = f.path_id WHERE f.blob_id = b.id"
-        "   AND r.text IN ('script', 'main', 'source')) AS source_path"
-        " FROM blobs b ORDER BY b.id";
+    static const char sql[] = "SELECT b.id, b.data,"
+                              " EXISTS(SELECT 1 FROM value_nodes v WHERE v.blob_id = b.id) OR"
+                              " EXISTS(SELECT 1 FROM events e JOIN strings k ON k.id = e.kind_id"
+                              "   WHERE e.blob_id = b.id AND k.text = 'capture') AS binary,"
+                              " (SELECT s.text FROM files f JOIN strings r ON r.id = f.role_id"
+                              "   JOIN strings s ON s.id = f.path_id WHERE f.blob_id = b.id"
+                              "   AND r.text IN ('script', 'main', 'source')) AS source_path"
+                              " FROM blobs b ORDER BY b.id";
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(p->db, sql, -1, &s, NULL) != SQLITE_OK)
         return sql_fail(p, "reading payloads");
@@ -599,18 +602,18 @@ static int write_log(Pack *p) {
         if (!hits) continue;
         char detail[128];
         if (c == 4)
-            snprintf(detail, sizeof detail, "%ld string constants compared in guards (%ld "
-                     "occurrences)", p->constants, hits);
-        else
-            snprintf(detail, sizeof detail, "%ld occurrences", hits);
-        if (note(p, classes[c], detail, c == 4 ? p->constants : hits) != DR_OK)
-            return p->err->code;
+            snprintf(detail, sizeof detail,
+                     "%ld string constants compared in guards (%ld "
+                     "occurrences)",
+                     p->constants, hits);
+        else snprintf(detail, sizeof detail, "%ld occurrences", hits);
+        if (note(p, classes[c], detail, c == 4 ? p->constants : hits) != DR_OK) return p->err->code;
         added = 1;
     }
     if (p->blanked) {
         char detail[128];
-        snprintf(detail, sizeof detail, "%ld lines Dynamo did not trace, in %ld files",
-                 p->blanked, p->blanked_files);
+        snprintf(detail, sizeof detail, "%ld lines Dynamo did not trace, in %ld files", p->blanked,
+                 p->blanked_files);
         if (note(p, "source lines", detail, p->blanked) != DR_OK) return p->err->code;
         added = 1;
     }
@@ -702,8 +705,8 @@ static int drop_payloads(Pack *p, int64_t need) {
         int rc = DR_OK;
         for (size_t i = 0; i < nd; i++) {
             char gone_text[160], detail[400];
-            snprintf(gone_text, sizeof gone_text,
-                     "(dropped by dynrec pack --max-size: %lld bytes)", (long long)d[i].len);
+            snprintf(gone_text, sizeof gone_text, "(dropped by dynrec pack --max-size: %lld bytes)",
+                     (long long)d[i].len);
             snprintf(detail, sizeof detail, "%s %.300s (%lld bytes)", classes[c][0],
                      d[i].what ? d[i].what : "", (long long)d[i].len);
             if (rc == DR_OK) rc = put_blob(p, d[i].id, gone_text, strlen(gone_text), 0);
@@ -781,9 +784,7 @@ int dr_pack(const DrPackOptions *o, FILE *msg, DrError *err) {
     if ((rc = exec_sql(&p, "PRAGMA journal_mode=MEMORY; PRAGMA secure_delete=ON;")) != DR_OK ||
         (rc = dr_trace_strip_copy(p.db, work, dr_trace_schema_version(p.t), err)) != DR_OK)
         goto done;
-    if ((rc = exec_sql(&p, "BEGIN;")) != DR_OK ||
-        (rc = load_dict(&p)) != DR_OK)
-        goto done;
+    if ((rc = exec_sql(&p, "BEGIN;")) != DR_OK || (rc = load_dict(&p)) != DR_OK) goto done;
     if (o->redact) {
         if ((rc = redact_column(&p, "strings", "id", NULL, "text", NULL)) != DR_OK ||
             (rc = exec_sql(&p, "UPDATE meta SET value = '<redacted>' WHERE key LIKE 'env.%'"
@@ -827,9 +828,9 @@ int dr_pack(const DrPackOptions *o, FILE *msg, DrError *err) {
     if (msg) {
         char *red = NULL;
         sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(p.db, "SELECT value FROM meta WHERE key = 'pack.redacted'", -1,
-                               &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-            sqlite3_column_text(st, 0))
+        if (sqlite3_prepare_v2(p.db, "SELECT value FROM meta WHERE key = 'pack.redacted'", -1, &st,
+                               NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
             red = strdup((const char *)sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
         fprintf(msg, "dynrec: packed %s into %s (%lld bytes, from %lld)", o->in, o->out,

@@ -20,8 +20,10 @@ long dr_utf8_decode(const unsigned char *s, size_t n, size_t *len) {
     unsigned c = s[0];
     size_t k = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
     if (k == 0 || k > n) return -1;
-    long cp = k == 1 ? (long)c : k == 2 ? (long)(c & 0x1f) : k == 3 ? (long)(c & 0x0f)
-                                                                     : (long)(c & 0x07);
+    long cp = k == 1   ? (long)c
+              : k == 2 ? (long)(c & 0x1f)
+              : k == 3 ? (long)(c & 0x0f)
+                       : (long)(c & 0x07);
     for (size_t i = 1; i < k; i++) {
         if ((s[i] & 0xC0) != 0x80) return -1;
         cp = cp << 6 | (s[i] & 0x3f);
@@ -63,8 +65,7 @@ static int cp_width(long cp) {
 typedef void (*Sink)(void *ud, const char *p, size_t n);
 
 /* Feeds the safe form of s[0..n) (stopping at a NUL) to put. */
-static void safe_run(const char *str, size_t n, int max_cols, int stop_at_nl, Sink put,
-                     void *ud) {
+static void safe_run(const char *str, size_t n, int max_cols, int stop_at_nl, Sink put, void *ud) {
     const unsigned char *s = (const unsigned char *)(str ? str : "");
     char esc[16];
     int col = 0;

@@ -29,13 +29,13 @@
 
 #include "codec.h"
 
-#define GUARD_FIELDS_DDL(temp)                                                        \
-    "CREATE " temp "TABLE guard_fields(seq INTEGER PRIMARY KEY REFERENCES events,\n"        \
-    "  source_id INTEGER REFERENCES strings, location_id INTEGER REFERENCES strings,\n"     \
+#define GUARD_FIELDS_DDL(temp)                                                                     \
+    "CREATE " temp "TABLE guard_fields(seq INTEGER PRIMARY KEY REFERENCES events,\n"               \
+    "  source_id INTEGER REFERENCES strings, location_id INTEGER REFERENCES strings,\n"            \
     "  text_id INTEGER REFERENCES strings, masked_id INTEGER REFERENCES strings);\n"
 
-#define VALUE_NODES_DDL(temp)                                                      \
-    "CREATE " temp "TABLE value_nodes(capture INTEGER NOT NULL, node INTEGER NOT NULL,\n" \
+#define VALUE_NODES_DDL(temp)                                                                       \
+    "CREATE " temp "TABLE value_nodes(capture INTEGER NOT NULL, node INTEGER NOT NULL,\n"           \
     "  kind_id INTEGER NOT NULL REFERENCES strings, type_id INTEGER NOT NULL REFERENCES strings,\n" \
     "  value TEXT, blob_id INTEGER REFERENCES blobs, PRIMARY KEY(capture, node)) WITHOUT ROWID;\n"
 
@@ -67,9 +67,9 @@ static const char DDL_V1[] =
     /* Version 2: the value trees of captured frame inputs (dynrec replay),
      * and the number of events of each kind (kept by the writer, so readers
      * need not count a million rows). */
-    VALUE_NODES_DDL("")
-    "CREATE TABLE event_counts(kind_id INTEGER PRIMARY KEY REFERENCES strings,\n"
-    "  n INTEGER NOT NULL);\n"
+    VALUE_NODES_DDL(
+        "") "CREATE TABLE event_counts(kind_id INTEGER PRIMARY KEY REFERENCES strings,\n"
+            "  n INTEGER NOT NULL);\n"
     /* Version 3: a guard's source and user location, interned, and its text
      * and masked text as templates where the source stands for char(1): a
      * model's guards repeat the same few shapes over many long sources
@@ -86,16 +86,16 @@ static const char DDL_V1[] =
  * wrapper that compiling a module or a builtin compiles) by what it wraps
  * and the user's call site, recorded in the compile's data; other frames by
  * their qualname and definition. */
-#define DISPLAY_COLUMNS                                                              \
-    "  coalesce(json_extract(e.data, '$.display_name'), v.qualname) AS display_name,\n" \
-    "  coalesce(json_extract(e.data, '$.user_location'), v.filename || ':' ||\n"        \
+#define DISPLAY_COLUMNS                                                                            \
+    "  coalesce(json_extract(e.data, '$.display_name'), v.qualname) AS display_name,\n"            \
+    "  coalesce(json_extract(e.data, '$.user_location'), v.filename || ':' ||\n"                   \
     "    v.firstlineno) AS user_location\n"
 
 /* The epoch of a stored compile id (SCHEMA.md, "Compile identity"): the
  * "E:" before Dynamo's id after the E-th torch._dynamo.reset(), else 0.
  * The one SQL spelling of dr_compile_epoch (schema/ident.c). */
-#define EPOCH_OF(cid)                                                              \
-    "CASE WHEN instr(" cid ", ':') > 1 THEN CAST(substr(" cid ", 1, instr(" cid ", ':') - 1)" \
+#define EPOCH_OF(cid)                                                                              \
+    "CASE WHEN instr(" cid ", ':') > 1 THEN CAST(substr(" cid ", 1, instr(" cid ", ':') - 1)"      \
     " AS INTEGER) ELSE 0 END"
 
 static const char VIEWS_V1[] =
@@ -107,99 +107,111 @@ static const char VIEWS_V1[] =
     "  fc.calls, fc.resumes FROM frame_counts fc JOIN v_code v ON v.code_id = fc.code_id;\n"
     /* Dynamo capture: one view per concern over the events table. */
     "CREATE VIEW v_ev AS SELECT e.seq, e.t_ns, e.thread, k.text AS kind, e.code_id,\n"
-    "  e.code2_id, c.text AS compile_id, " EPOCH_OF("c.text") " AS epoch, e.num,\n"
-    "  CASE WHEN e.text_id IS NOT NULL THEN s.text WHEN g.text_id IS NOT NULL THEN\n"
-    "    replace(gt.text, char(1), coalesce(gs.text, '')) END AS text,\n"
-    "  CASE WHEN e.data_id IS NOT NULL THEN d.text WHEN g.seq IS NOT NULL THEN\n"
-    "    json_object('source', gs.text, 'user_location', gl.text) END AS data,\n"
-    "  CASE WHEN e.key_id IS NOT NULL THEN y.text WHEN g.masked_id IS NOT NULL THEN\n"
-    "    'guard ' || coalesce(c.text, 'None') || ' ' ||\n"
-    "    replace(gm.text, char(1), coalesce(gs.text, '')) END AS key,\n"
-    "  e.blob_id FROM events e JOIN strings k ON k.id = e.kind_id\n"
-    "  LEFT JOIN strings c ON c.id = e.compile_id LEFT JOIN strings s ON s.id = e.text_id\n"
-    "  LEFT JOIN strings d ON d.id = e.data_id LEFT JOIN strings y ON y.id = e.key_id\n"
-    "  LEFT JOIN guard_fields g ON g.seq = e.seq LEFT JOIN strings gs ON gs.id = g.source_id\n"
-    "  LEFT JOIN strings gl ON gl.id = g.location_id LEFT JOIN strings gt ON gt.id = g.text_id\n"
-    "  LEFT JOIN strings gm ON gm.id = g.masked_id;\n"
-    "CREATE VIEW v_events AS SELECT e.seq, e.t_ns, e.thread, e.kind, v.filename, v.qualname,\n"
-    "  e.compile_id, e.num, e.text, e.data, e.blob_id\n"
-    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id;\n"
-    /* On the events table itself, by kind id: a large trace is scanned
-     * three times, not joined with strings row by row. */
-    "CREATE VIEW v_frames AS\n"
-    "  WITH cb AS (SELECT e.code_id, count(*) AS callbacks,\n"
-    "      sum(json_extract(d.text, '$.outcome') = 'compiled') AS ran_compiled\n"
-    "      FROM events e LEFT JOIN strings d ON d.id = e.data_id\n"
-    "      WHERE e.kind_id = (SELECT id FROM strings WHERE text = 'callback') GROUP BY e.code_id),\n"
-    "    cp AS (SELECT e.code_id, count(*) AS compiles,\n"
-    "      group_concat(DISTINCT json_extract(d.text, '$.display_name')) AS names,\n"
-    "      min(json_extract(d.text, '$.user_location')) AS loc\n"
-    "      FROM events e LEFT JOIN strings d ON d.id = e.data_id\n"
-    "      WHERE e.kind_id = (SELECT id FROM strings WHERE text = 'compile') GROUP BY e.code_id),\n"
-    "    links AS (SELECT DISTINCT code_id, code2_id FROM events\n"
-    "      WHERE kind_id = (SELECT id FROM strings WHERE text = 'cache_entry')),\n"
-    "    runs AS (SELECT l.code_id, sum(fc.calls) AS runs FROM links l\n"
-    "      JOIN frame_counts fc ON fc.code_id = l.code2_id GROUP BY l.code_id)\n"
-    "  SELECT v.filename, v.qualname, v.firstlineno, cb.callbacks,\n"
-    "    max(coalesce(runs.runs, 0) - coalesce(cb.ran_compiled, 0), 0) AS cache_hits,\n"
-    "    coalesce(cp.compiles, 0) AS compiles, coalesce(runs.runs, 0) AS compiled_runs,\n"
-    "    v.code_id, coalesce(cp.names, v.qualname) AS display_name,\n"
-    "    coalesce(cp.loc, v.filename || ':' || v.firstlineno) AS user_location\n"
-    "  FROM cb JOIN v_code v ON v.code_id = cb.code_id\n"
-    "  LEFT JOIN cp ON cp.code_id = cb.code_id LEFT JOIN runs ON runs.code_id = cb.code_id;\n"
-    "CREATE VIEW v_compiles AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, v.firstlineno,\n"
-    "  json_extract(e.data, '$.attempts') AS attempts, json_extract(e.data, '$.outcome') AS outcome,\n"
-    "  json_extract(e.data, '$.graphs') AS graphs, json_extract(e.data, '$.recompile') AS recompile,\n"
-    "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.text AS reason, e.seq,\n"
-    DISPLAY_COLUMNS
-    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'compile';\n"
-    "CREATE VIEW v_guards AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, e.text AS guard,\n"
-    "  json_extract(e.data, '$.source') AS source, json_extract(e.data, '$.user_location') AS\n"
-    "  user_location, e.seq FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
-    "  WHERE e.kind = 'guard';\n"
-    "CREATE VIEW v_guard_failures AS SELECT e.compile_id, e.epoch,\n"
-    "  json_extract(e.data, '$.failed_compile_id') AS failed_compile_id, v.filename, v.qualname,\n"
-    "  e.text AS reason, e.seq,\n" DISPLAY_COLUMNS
-    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
-    "  WHERE e.kind = 'guard_failure';\n"
-    "CREATE VIEW v_graph_breaks AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, e.num AS lineno,\n"
-    "  e.text AS reason, json_extract(e.data, '$.type') AS type,\n"
-    "  json_extract(e.data, '$.user_stack') AS user_stack, e.seq\n"
-    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'graph_break';\n"
-    "CREATE VIEW v_speculation AS SELECT e.compile_id, e.epoch, e.seq,\n"
-    "  json_extract(e.data, '$.action') AS action, e.text AS detail, e.data\n"
-    "  FROM v_ev e WHERE e.kind = 'speculation';\n"
-    "CREATE VIEW v_side_effects AS SELECT e.compile_id, e.epoch, json_extract(e.data, '$.status') AS status,\n"
-    "  e.text AS description, e.seq FROM v_ev e WHERE e.kind = 'side_effect';\n"
-    "CREATE VIEW v_errors AS SELECT e.compile_id, e.epoch, json_extract(e.data, '$.exc_type') AS exc_type,\n"
-    "  e.text AS message, e.num AS suppressed, e.blob_id AS traceback_blob, e.seq\n"
-    "  FROM v_ev e WHERE e.kind = 'error';\n"
-    "CREATE VIEW v_graphs AS SELECT e.compile_id, e.epoch, json_extract(e.data, '$.backend') AS backend,\n"
-    "  e.num AS nodes, json_extract(e.data, '$.inputs') AS inputs,\n"
-    "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.blob_id AS code_blob, e.seq\n"
-    "  FROM v_ev e WHERE e.kind = 'graph';\n"
-    /* A guard's key is stored only where masking changed its text. */
-    "CREATE VIEW v_canonical AS SELECT seq, coalesce(key, 'guard ' || coalesce(compile_id,\n"
-    "  'None') || ' ' || coalesce(text, '')) AS key FROM v_ev\n"
-    "  WHERE key IS NOT NULL OR kind = 'guard';\n"
-    "CREATE VIEW v_files AS SELECT p.text AS path, r.text AS role, f.size, f.blob_id\n"
-    "  FROM files f JOIN strings p ON p.id = f.path_id JOIN strings r ON r.id = f.role_id;\n"
-    "CREATE VIEW v_captures AS SELECT e.num AS capture, e.compile_id, e.epoch, v.filename, v.qualname,\n"
-    "  v.firstlineno, json_extract(e.data, '$.replayable') AS replayable, e.text AS reason,\n"
-    "  json_extract(e.data, '$.nodes') AS nodes, json_extract(e.data, '$.data_bytes') AS\n"
-    "  data_bytes, e.blob_id AS code_blob, e.seq\n"
-    "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'capture';\n"
-    "CREATE VIEW v_event_counts AS SELECT s.text AS kind, c.n FROM event_counts c\n"
-    "  JOIN strings s ON s.id = c.kind_id;\n"
-    "CREATE VIEW v_values AS SELECT n.capture, n.node, k.text AS kind, y.text AS type, n.value,\n"
-    "  n.blob_id FROM value_nodes n JOIN strings k ON k.id = n.kind_id\n"
-    "  JOIN strings y ON y.id = n.type_id;\n";
+    "  e.code2_id, c.text AS compile_id, " EPOCH_OF(
+        "c.text") " AS epoch, e.num,\n"
+                  "  CASE WHEN e.text_id IS NOT NULL THEN s.text WHEN g.text_id IS NOT NULL THEN\n"
+                  "    replace(gt.text, char(1), coalesce(gs.text, '')) END AS text,\n"
+                  "  CASE WHEN e.data_id IS NOT NULL THEN d.text WHEN g.seq IS NOT NULL THEN\n"
+                  "    json_object('source', gs.text, 'user_location', gl.text) END AS data,\n"
+                  "  CASE WHEN e.key_id IS NOT NULL THEN y.text WHEN g.masked_id IS NOT NULL THEN\n"
+                  "    'guard ' || coalesce(c.text, 'None') || ' ' ||\n"
+                  "    replace(gm.text, char(1), coalesce(gs.text, '')) END AS key,\n"
+                  "  e.blob_id FROM events e JOIN strings k ON k.id = e.kind_id\n"
+                  "  LEFT JOIN strings c ON c.id = e.compile_id LEFT JOIN strings s ON s.id = e.text_id\n"
+                  "  LEFT JOIN strings d ON d.id = e.data_id LEFT JOIN strings y ON y.id = e.key_id\n"
+                  "  LEFT JOIN guard_fields g ON g.seq = e.seq LEFT JOIN strings gs ON gs.id = g.source_id\n"
+                  "  LEFT JOIN strings gl ON gl.id = g.location_id LEFT JOIN strings gt ON gt.id = g.text_id\n"
+                  "  LEFT JOIN strings gm ON gm.id = g.masked_id;\n"
+                  "CREATE VIEW v_events AS SELECT e.seq, e.t_ns, e.thread, e.kind, v.filename, v.qualname,\n"
+                  "  e.compile_id, e.num, e.text, e.data, e.blob_id\n"
+                  "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id;\n"
+                  /* On the events table itself, by kind id: a large trace is scanned
+                   * three times, not joined with strings row by row. */
+                  "CREATE VIEW v_frames AS\n"
+                  "  WITH cb AS (SELECT e.code_id, count(*) AS callbacks,\n"
+                  "      sum(json_extract(d.text, '$.outcome') = 'compiled') AS ran_compiled\n"
+                  "      FROM events e LEFT JOIN strings d ON d.id = e.data_id\n"
+                  "      WHERE e.kind_id = (SELECT id FROM strings WHERE text = 'callback') GROUP BY e.code_id),\n"
+                  "    cp AS (SELECT e.code_id, count(*) AS compiles,\n"
+                  "      group_concat(DISTINCT json_extract(d.text, '$.display_name')) AS names,\n"
+                  "      min(json_extract(d.text, '$.user_location')) AS loc\n"
+                  "      FROM events e LEFT JOIN strings d ON d.id = e.data_id\n"
+                  "      WHERE e.kind_id = (SELECT id FROM strings WHERE text = 'compile') GROUP BY e.code_id),\n"
+                  "    links AS (SELECT DISTINCT code_id, code2_id FROM events\n"
+                  "      WHERE kind_id = (SELECT id FROM strings WHERE text = 'cache_entry')),\n"
+                  "    runs AS (SELECT l.code_id, sum(fc.calls) AS runs FROM links l\n"
+                  "      JOIN frame_counts fc ON fc.code_id = l.code2_id GROUP BY l.code_id)\n"
+                  "  SELECT v.filename, v.qualname, v.firstlineno, cb.callbacks,\n"
+                  "    max(coalesce(runs.runs, 0) - coalesce(cb.ran_compiled, 0), 0) AS cache_hits,\n"
+                  "    coalesce(cp.compiles, 0) AS compiles, coalesce(runs.runs, 0) AS compiled_runs,\n"
+                  "    v.code_id, coalesce(cp.names, v.qualname) AS display_name,\n"
+                  "    coalesce(cp.loc, v.filename || ':' || v.firstlineno) AS user_location\n"
+                  "  FROM cb JOIN v_code v ON v.code_id = cb.code_id\n"
+                  "  LEFT JOIN cp ON cp.code_id = cb.code_id LEFT JOIN runs ON runs.code_id = cb.code_id;\n"
+                  "CREATE VIEW v_compiles AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, v.firstlineno,\n"
+                  "  json_extract(e.data, '$.attempts') AS attempts, json_extract(e.data, '$.outcome') AS outcome,\n"
+                  "  json_extract(e.data, '$.graphs') AS graphs, json_extract(e.data, '$.recompile') AS recompile,\n"
+                  "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.text AS reason, e.seq,\n" DISPLAY_COLUMNS
+                  "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'compile';\n"
+                  "CREATE VIEW v_guards AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, e.text AS guard,\n"
+                  "  json_extract(e.data, '$.source') AS source, json_extract(e.data, '$.user_location') AS\n"
+                  "  user_location, e.seq FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
+                  "  WHERE e.kind = 'guard';\n"
+                  "CREATE VIEW v_guard_failures AS SELECT e.compile_id, e.epoch,\n"
+                  "  json_extract(e.data, '$.failed_compile_id') AS failed_compile_id, v.filename, v.qualname,\n"
+                  "  e.text AS reason, e.seq,\n" DISPLAY_COLUMNS
+                  "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
+                  "  WHERE e.kind = 'guard_failure';\n"
+                  "CREATE VIEW v_graph_breaks AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, e.num AS lineno,\n"
+                  "  e.text AS reason, json_extract(e.data, '$.type') AS type,\n"
+                  "  json_extract(e.data, '$.user_stack') AS user_stack, e.seq\n"
+                  "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'graph_break';\n"
+                  "CREATE VIEW v_speculation AS SELECT e.compile_id, e.epoch, e.seq,\n"
+                  "  json_extract(e.data, '$.action') AS action, e.text AS detail, e.data\n"
+                  "  FROM v_ev e WHERE e.kind = 'speculation';\n"
+                  "CREATE VIEW v_side_effects AS SELECT e.compile_id, e.epoch, json_extract(e.data, '$.status') AS status,\n"
+                  "  e.text AS description, e.seq FROM v_ev e WHERE e.kind = 'side_effect';\n"
+                  "CREATE VIEW v_errors AS SELECT e.compile_id, e.epoch, json_extract(e.data, '$.exc_type') AS exc_type,\n"
+                  "  e.text AS message, e.num AS suppressed, e.blob_id AS traceback_blob, e.seq\n"
+                  "  FROM v_ev e WHERE e.kind = 'error';\n"
+                  "CREATE VIEW v_graphs AS SELECT e.compile_id, e.epoch, json_extract(e.data, '$.backend') AS backend,\n"
+                  "  e.num AS nodes, json_extract(e.data, '$.inputs') AS inputs,\n"
+                  "  json_extract(e.data, '$.duration_ns') / 1e6 AS duration_ms, e.blob_id AS code_blob, e.seq\n"
+                  "  FROM v_ev e WHERE e.kind = 'graph';\n"
+                  /* A guard's key is stored only where masking changed its text. */
+                  "CREATE VIEW v_canonical AS SELECT seq, coalesce(key, 'guard ' || coalesce(compile_id,\n"
+                  "  'None') || ' ' || coalesce(text, '')) AS key FROM v_ev\n"
+                  "  WHERE key IS NOT NULL OR kind = 'guard';\n"
+                  "CREATE VIEW v_files AS SELECT p.text AS path, r.text AS role, f.size, f.blob_id\n"
+                  "  FROM files f JOIN strings p ON p.id = f.path_id JOIN strings r ON r.id = f.role_id;\n"
+                  "CREATE VIEW v_captures AS SELECT e.num AS capture, e.compile_id, e.epoch, v.filename, v.qualname,\n"
+                  "  v.firstlineno, json_extract(e.data, '$.replayable') AS replayable, e.text AS reason,\n"
+                  "  json_extract(e.data, '$.nodes') AS nodes, json_extract(e.data, '$.data_bytes') AS\n"
+                  "  data_bytes, e.blob_id AS code_blob, e.seq\n"
+                  "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'capture';\n"
+                  "CREATE VIEW v_event_counts AS SELECT s.text AS kind, c.n FROM event_counts c\n"
+                  "  JOIN strings s ON s.id = c.kind_id;\n"
+                  "CREATE VIEW v_values AS SELECT n.capture, n.node, k.text AS kind, y.text AS type, n.value,\n"
+                  "  n.blob_id FROM value_nodes n JOIN strings k ON k.id = n.kind_id\n"
+                  "  JOIN strings y ON y.id = n.type_id;\n";
 
 /* Statements the writer prepares once.  Adding one: add its SQL to
  * stmt_sql[] at the same index. */
 enum {
-    ST_BEGIN, ST_COMMIT, ST_META, ST_STRING, ST_BLOB, ST_DICT, ST_CODE,
-    ST_COUNT, ST_EVENT, ST_FILE, ST_VALUE, ST_KIND_COUNT, ST_GUARD, ST__N
+    ST_BEGIN,
+    ST_COMMIT,
+    ST_META,
+    ST_STRING,
+    ST_BLOB,
+    ST_DICT,
+    ST_CODE,
+    ST_COUNT,
+    ST_EVENT,
+    ST_FILE,
+    ST_VALUE,
+    ST_KIND_COUNT,
+    ST_GUARD,
+    ST__N
 };
 static const char *const stmt_sql[ST__N] = {
     [ST_BEGIN] = "BEGIN",
@@ -243,18 +255,18 @@ struct DrTrace {
     StrSlot *strs;
     size_t str_cap, str_n;
     int64_t next_str_id;
-    DrDict *dict;       /* writer: used for new blobs; reader: loaded lazily */
-    struct KindCount {  /* writer: events of each kind, written at commit */
+    DrDict *dict;      /* writer: used for new blobs; reader: loaded lazily */
+    struct KindCount { /* writer: events of each kind, written at commit */
         int64_t id, n;
         int dirty;
-    } *kinds;
+    } * kinds;
     size_t nkinds, kinds_cap;
     int dict_loaded;
     /* reader: the query budget (see on_progress) */
-    int64_t budget_ns;   /* 0 = none */
-    int64_t step_start;  /* monotonic ns when the running step began; 0 = not yet */
-    int budget_hit;      /* the last interrupt was the budget's */
-    int full_check;      /* reader: check the values of every table (a snapshot) */
+    int64_t budget_ns;  /* 0 = none */
+    int64_t step_start; /* monotonic ns when the running step began; 0 = not yet */
+    int budget_hit;     /* the last interrupt was the budget's */
+    int full_check;     /* reader: check the values of every table (a snapshot) */
 };
 
 static int sql_err(DrTrace *t, DrError *err, int rc, const char *what) {
@@ -278,8 +290,8 @@ static int sql_err(DrTrace *t, DrError *err, int rc, const char *what) {
     const char *path = t && t->path ? t->path : "trace";
     if (code == DR_ERR_CORRUPT)
         return dr_error(err, code,
-                        "%s: the trace is truncated or corrupt (%s: %s); record it again",
-                        path, what, t && t->db ? sqlite3_errmsg(t->db) : sqlite3_errstr(rc));
+                        "%s: the trace is truncated or corrupt (%s: %s); record it again", path,
+                        what, t && t->db ? sqlite3_errmsg(t->db) : sqlite3_errstr(rc));
     return dr_error(err, code, "%s: %s failed: %s", path, what,
                     t && t->db ? sqlite3_errmsg(t->db) : sqlite3_errstr(rc));
 }
@@ -348,8 +360,7 @@ int dr_trace_reserve(const char *path, int overwrite, DrError *err) {
         if (errno == EEXIST)
             return dr_error(err, DR_ERR_IO, "%s: already exists; choose another path with -o",
                             path);
-        return dr_error(err, DR_ERR_IO, "%s: cannot create the trace: %s", path,
-                        strerror(errno));
+        return dr_error(err, DR_ERR_IO, "%s: cannot create the trace: %s", path, strerror(errno));
     }
     close(fd);
     return DR_OK;
@@ -380,17 +391,16 @@ DrTrace *dr_trace_create_reserved(const char *path, DrError *err) {
     /* One transaction without syncs: until the first event there is nothing
      * a crash could lose, and a half-made file has no application_id. */
     char ddl[200];
-    snprintf(ddl, sizeof ddl, "PRAGMA page_size=4096; PRAGMA synchronous=OFF; BEGIN; "
-             "PRAGMA application_id=%d; PRAGMA user_version=%d;", DR_APPLICATION_ID,
-             DR_SCHEMA_VERSION);
+    snprintf(ddl, sizeof ddl,
+             "PRAGMA page_size=4096; PRAGMA synchronous=OFF; BEGIN; "
+             "PRAGMA application_id=%d; PRAGMA user_version=%d;",
+             DR_APPLICATION_ID, DR_SCHEMA_VERSION);
     if (exec(t, ddl, err) != DR_OK) goto fail;
     if (exec(t, DDL_V1, err) != DR_OK || exec(t, VIEWS_V1, err) != DR_OK) goto fail;
     if (exec(t, "COMMIT", err) != DR_OK) goto fail;
-    if (exec(t, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) != DR_OK)
-        goto fail;
+    if (exec(t, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", err) != DR_OK) goto fail;
     for (int i = 0; i < ST__N; i++) {
-        rc = sqlite3_prepare_v3(t->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &t->st[i],
-                                NULL);
+        rc = sqlite3_prepare_v3(t->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &t->st[i], NULL);
         if (rc != SQLITE_OK) {
             sql_err(t, err, rc, "prepare");
             goto fail;
@@ -611,8 +621,7 @@ int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err) {
     if (ev->guard) {
         int64_t src = 0, loc = 0, tt = 0, mt = 0;
         if ((ev->guard_source && (src = dr_trace_intern(t, ev->guard_source, -1, err)) < 0) ||
-            (ev->guard_location &&
-             (loc = dr_trace_intern(t, ev->guard_location, -1, err)) < 0) ||
+            (ev->guard_location && (loc = dr_trace_intern(t, ev->guard_location, -1, err)) < 0) ||
             (ev->guard_text && (tt = dr_trace_intern(t, ev->guard_text, -1, err)) < 0) ||
             (ev->guard_masked && (mt = dr_trace_intern(t, ev->guard_masked, -1, err)) < 0))
             return -1;
@@ -627,8 +636,8 @@ int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err) {
     return seq;
 }
 
-int dr_trace_add_file(DrTrace *t, const char *path, const char *role, const void *data,
-                      size_t len, DrError *err) {
+int dr_trace_add_file(DrTrace *t, const char *path, const char *role, const void *data, size_t len,
+                      DrError *err) {
     int64_t p = dr_trace_intern(t, path, -1, err);
     int64_t r = p < 0 ? -1 : dr_trace_intern(t, role, -1, err);
     int64_t b = r < 0 ? -1 : dr_trace_put_blob(t, data, len, err);
@@ -684,9 +693,9 @@ int dr_trace_close(DrTrace *t, int complete, DrError *err) {
                 rc = dr_error(err, DR_ERR_WAL_KEPT,
                               "%s is complete, but the disk filled as it was closed: its last "
                               "pages are in %s-wal; keep both files together (every reader "
-                              "opens them as one)", t->path, t->path);
-            else if (rc != DR_OK && err)
-                *err = ce;
+                              "opens them as one)",
+                              t->path, t->path);
+            else if (rc != DR_OK && err) *err = ce;
         }
     }
     dr_trace_free(t);
@@ -707,12 +716,12 @@ static int check_header(const char *path, DrError *err) {
         if (errno == ENOENT)
             return dr_error(err, DR_ERR_MISSING,
                             "%s: no such file; check the path, or record one with "
-                            "'dynrec run -o %s script.py'", path, path);
+                            "'dynrec run -o %s script.py'",
+                            path, path);
         return dr_error(err, DR_ERR_IO, "%s: cannot read it: %s", path, strerror(errno));
     }
     if (!S_ISREG(sb.st_mode))
-        return dr_error(err, DR_ERR_NOT_SQLITE, "%s: not a regular file; give a trace file",
-                        path);
+        return dr_error(err, DR_ERR_NOT_SQLITE, "%s: not a regular file; give a trace file", path);
     if (sb.st_size == 0)
         return dr_error(err, DR_ERR_NOT_SQLITE,
                         "%s: empty file, not a dynrec trace; record one with 'dynrec run'", path);
@@ -729,7 +738,8 @@ static int check_header(const char *path, DrError *err) {
                             path, n);
         return dr_error(err, DR_ERR_NOT_SQLITE,
                         "%s: not an SQLite file, so not a dynrec trace; give the .db file "
-                        "that 'dynrec run' wrote", path);
+                        "that 'dynrec run' wrote",
+                        path);
     }
     if (n < sizeof h)
         return dr_error(err, DR_ERR_CORRUPT,
@@ -751,8 +761,8 @@ static int check_header(const char *path, DrError *err) {
         (uint64_t)sb.st_size < (uint64_t)npages * pgsz)
         return dr_error(err, DR_ERR_CORRUPT,
                         "%s: truncated (%lld of %llu bytes); the trace was cut short in a copy, "
-                        "copy it again", path, (long long)sb.st_size,
-                        (unsigned long long)npages * pgsz);
+                        "copy it again",
+                        path, (long long)sb.st_size, (unsigned long long)npages * pgsz);
     return DR_OK;
 }
 
@@ -895,8 +905,8 @@ static const TableSpec table_specs[] = {
      NULL, NULL, NULL},
     /* optional: version-2 files of dynrec 0.3.0 have none (counted at open) */
     {"event_counts", 0, "kind_id", "kind_id n", NULL, NULL, NULL, NULL, NULL, NULL},
-    {"guard_fields", 3, "seq", "seq", "source_id location_id text_id masked_id", NULL, NULL,
-     NULL, NULL, NULL},
+    {"guard_fields", 3, "seq", "seq", "source_id location_id text_id masked_id", NULL, NULL, NULL,
+     NULL, NULL},
     /* written by dynrec pack only */
     {"pack_log", 0, NULL, "n", NULL, "what detail", NULL, NULL, NULL, NULL},
 };
@@ -942,7 +952,7 @@ static int need_column(void *ud, const char *w, size_t n) {
 typedef struct {
     char *sql;
     size_t len, cap;
-    const char *cond; /* printf format with %.*s for the column, three times at most */
+    const char *cond;       /* printf format with %.*s for the column, three times at most */
     const char *pre, *post; /* around each condition */
     int oom;
 } Builder;
@@ -1027,7 +1037,8 @@ static int check_table(DrTrace *t, const TableSpec *s, DrError *err) {
     int status = DR_OK;
     int rc = sqlite3_prepare_v2(t->db,
                                 "SELECT type, rootpage FROM main.sqlite_schema WHERE name = ?1 "
-                                "COLLATE NOCASE", -1, &st, NULL);
+                                "COLLATE NOCASE",
+                                -1, &st, NULL);
     if (rc != SQLITE_OK) return sql_err(t, err, rc, "reading the schema");
     sqlite3_bind_text(st, 1, s->name, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
@@ -1046,8 +1057,7 @@ static int check_table(DrTrace *t, const TableSpec *s, DrError *err) {
             return refuse(t, err, "table %s is missing", s->name);
         return DR_OK;
     }
-    if (strcmp(type, "table") != 0)
-        return refuse(t, err, "%s is a %s, not a table", s->name, type);
+    if (strcmp(type, "table") != 0) return refuse(t, err, "%s is a %s, not a table", s->name, type);
     if (root <= 0) return refuse(t, err, "%s is a virtual table", s->name);
 
     /* Its columns, primary key and generated columns. */
@@ -1115,8 +1125,8 @@ static int check_table(DrTrace *t, const TableSpec *s, DrError *err) {
     }
     char *sql = NULL;
     int64_t bad_rows = 0;
-    if (any.oom || asprintf(&sql, "SELECT EXISTS(SELECT 1 FROM main.\"%s\" WHERE 0%s)", s->name,
-                            any.sql) < 0)
+    if (any.oom ||
+        asprintf(&sql, "SELECT EXISTS(SELECT 1 FROM main.\"%s\" WHERE 0%s)", s->name, any.sql) < 0)
         sql = NULL;
     free(any.sql);
     if (!sql) {
@@ -1147,9 +1157,9 @@ static int check_table(DrTrace *t, const TableSpec *s, DrError *err) {
                 if (bad > 0 && status == DR_OK) {
                     char col[64];
                     nth_word(list, w, col, sizeof col);
-                    status = refuse(t, err, "%s.%s holds %lld value%s that %s %s", s->name, col,
-                                    bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are",
-                                    value_rules[r].what);
+                    status =
+                        refuse(t, err, "%s.%s holds %lld value%s that %s %s", s->name, col, bad,
+                               bad == 1 ? "" : "s", bad == 1 ? "is" : "are", value_rules[r].what);
                 }
             }
         }
@@ -1167,16 +1177,17 @@ static int check_tables(DrTrace *t, DrError *err) {
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(t->db,
                                 "SELECT type, name FROM main.sqlite_schema WHERE type = 'trigger'"
-                                " OR (type = 'table' AND rootpage = 0) LIMIT 1", -1, &st, NULL);
+                                " OR (type = 'table' AND rootpage = 0) LIMIT 1",
+                                -1, &st, NULL);
     if (rc != SQLITE_OK) return sql_err(t, err, rc, "reading the schema");
     rc = sqlite3_step(st);
     int status = DR_OK;
     if (rc == SQLITE_ROW) {
         const char *ty = (const char *)sqlite3_column_text(st, 0);
         const char *nm = (const char *)sqlite3_column_text(st, 1);
-        status = refuse(t, err, "it holds a %s (%s)",
-                        ty && strcmp(ty, "trigger") == 0 ? "trigger" : "virtual table",
-                        nm ? nm : "?");
+        status =
+            refuse(t, err, "it holds a %s (%s)",
+                   ty && strcmp(ty, "trigger") == 0 ? "trigger" : "virtual table", nm ? nm : "?");
     } else if (rc != SQLITE_DONE) {
         status = sql_err(t, err, rc, "reading the schema");
     }
@@ -1200,7 +1211,8 @@ int dr_trace_strip_copy(struct sqlite3 *db, const char *path, int version, DrErr
                  " OR (type = 'index' AND sql IS NOT NULL)"
                  " OR (type = 'table' AND lower(name) NOT IN (%s)"
                  "     AND (name NOT LIKE 'sqlite%%' OR lower(name) LIKE 'sqlite_stat%%'))"
-                 " ORDER BY type = 'table', name", keep) < 0)
+                 " ORDER BY type = 'table', name",
+                 keep) < 0)
         return dr_error(err, DR_ERR_NOMEM, "%s: out of memory", path);
     sqlite3_stmt *st = NULL;
     char **drops = NULL;
@@ -1230,13 +1242,13 @@ int dr_trace_strip_copy(struct sqlite3 *db, const char *path, int version, DrErr
         status = dr_error(err, DR_ERR_SQL, "%s: %s", path, sqlite3_errmsg(db));
     for (size_t i = 0; i < n && status == DR_OK; i++)
         if (sqlite3_exec(db, drops[i], NULL, NULL, NULL) != SQLITE_OK)
-            status = dr_error(err, DR_ERR_SQL, "%s: %s failed: %s", path, drops[i],
-                              sqlite3_errmsg(db));
+            status =
+                dr_error(err, DR_ERR_SQL, "%s: %s failed: %s", path, drops[i], sqlite3_errmsg(db));
     /* The views for the sqlite3 shell, ours (they name today's tables). */
     if (status == DR_OK && version == DR_SCHEMA_VERSION &&
         sqlite3_exec(db, VIEWS_V1, NULL, NULL, NULL) != SQLITE_OK)
-        status = dr_error(err, DR_ERR_SQL, "%s: writing the views failed: %s", path,
-                          sqlite3_errmsg(db));
+        status =
+            dr_error(err, DR_ERR_SQL, "%s: writing the views failed: %s", path, sqlite3_errmsg(db));
     if (status == DR_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         status = dr_error(err, DR_ERR_SQL, "%s: %s", path, sqlite3_errmsg(db));
     if (status != DR_OK) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -1287,8 +1299,8 @@ int dr_trace_snapshot(DrTrace *t, const char *dest_path, DrError *err) {
     else if (rc != SQLITE_OK)
         status = dr_error(err, DR_ERR_IO, "%s: cannot write the snapshot of %s: %s", dest_path,
                           t->path, sqlite3_errstr(rc));
-    if (status == DR_OK && sqlite3_exec(d, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) !=
-                               SQLITE_OK)
+    if (status == DR_OK &&
+        sqlite3_exec(d, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK)
         status = dr_error(err, DR_ERR_IO, "%s: %s", dest_path, sqlite3_errmsg(d));
     if (status == DR_OK) status = dr_trace_strip_copy(d, dest_path, t->schema_version, err);
 done:
@@ -1339,7 +1351,8 @@ static DrTrace *open_reader(const char *path, int full_check, DrError *err) {
     if (appid != DR_APPLICATION_ID) {
         dr_error(err, DR_ERR_NOT_TRACE,
                  "%s: an SQLite database but not a dynrec trace (application_id %lld); "
-                 "give a file written by 'dynrec run'", path, (long long)appid);
+                 "give a file written by 'dynrec run'",
+                 path, (long long)appid);
         goto fail;
     }
     if (pragma_int(t, "PRAGMA user_version", &ver, err) != DR_OK) goto fail;
@@ -1360,19 +1373,27 @@ static DrTrace *open_reader(const char *path, int full_check, DrError *err) {
     /* Version 1 predates captured values (an empty TEMP table stands in)
      * and kept no event counts (counted here, once). */
     int64_t has_values = 0, has_counts = 0, has_guards = 0;
-    if (pragma_int(t, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
-                      "name = 'value_nodes'", &has_values, err) != DR_OK ||
-        pragma_int(t, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
-                      "name = 'event_counts'", &has_counts, err) != DR_OK ||
-        pragma_int(t, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
-                      "name = 'guard_fields'", &has_guards, err) != DR_OK)
+    if (pragma_int(t,
+                   "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                   "name = 'value_nodes'",
+                   &has_values, err) != DR_OK ||
+        pragma_int(t,
+                   "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                   "name = 'event_counts'",
+                   &has_counts, err) != DR_OK ||
+        pragma_int(t,
+                   "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+                   "name = 'guard_fields'",
+                   &has_guards, err) != DR_OK)
         goto fail;
     /* Versions 1 and 2 kept a guard's fields in its data (an empty TEMP
      * guard_fields stands in). */
     if ((!has_values && exec(t, VALUE_NODES_DDL("TEMP "), err) != DR_OK) ||
         (!has_guards && exec(t, GUARD_FIELDS_DDL("TEMP "), err) != DR_OK) ||
-        (!has_counts && exec(t, "CREATE TEMP TABLE event_counts AS SELECT kind_id, count(*) AS n"
-                                " FROM events GROUP BY kind_id", err) != DR_OK))
+        (!has_counts && exec(t,
+                             "CREATE TEMP TABLE event_counts AS SELECT kind_id, count(*) AS n"
+                             " FROM events GROUP BY kind_id",
+                             err) != DR_OK))
         goto fail;
     if (define_temp_views(t, err) != DR_OK) goto fail;
     /* No full-file check here: opening costs what it reads (the header,
@@ -1413,8 +1434,7 @@ int dr_trace_copy_to(DrTrace *t, const char *path, DrError *err) {
                         t->path, sqlite3_errmsg(t->db));
     if (rc != SQLITE_OK)
         return dr_error(err, rc == SQLITE_FULL ? DR_ERR_FULL : DR_ERR_IO,
-                        "%s: cannot write a copy of %s: %s", path, t->path,
-                        sqlite3_errmsg(t->db));
+                        "%s: cannot write a copy of %s: %s", path, t->path, sqlite3_errmsg(t->db));
     return DR_OK;
 }
 
@@ -1481,8 +1501,8 @@ int dr_trace_is_complete(DrTrace *t) {
 static int load_dict(DrTrace *t, DrError *err) {
     if (t->dict_loaded) return DR_OK;
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(t->db, "SELECT id, data FROM dicts ORDER BY id LIMIT 1", -1,
-                                &st, NULL);
+    int rc =
+        sqlite3_prepare_v2(t->db, "SELECT id, data FROM dicts ORDER BY id LIMIT 1", -1, &st, NULL);
     if (rc != SQLITE_OK) return sql_err(t, err, rc, "reading the dictionary");
     rc = sqlite3_step(st);
     int status = DR_OK;
@@ -1518,13 +1538,13 @@ int dr_trace_read_blob(DrTrace *t, int64_t id, size_t max_len, void **out, size_
         DrError e2 = {0};
         if (dr_codec_peek(data, n, &codec, &raw, &did, &e2) == DR_OK && codec == DR_CODEC_ZSTD_DICT)
             status = load_dict(t, err);
-        if (status == DR_OK &&
-            dr_codec_decode(data, n, t->dict, max_len, out, len, &e2) != DR_OK)
-            status = dr_error(err, DR_ERR_BLOB, "%s: blob %lld is unreadable (%s); "
-                              "the rest of the trace is usable", t->path, (long long)id, e2.msg);
+        if (status == DR_OK && dr_codec_decode(data, n, t->dict, max_len, out, len, &e2) != DR_OK)
+            status = dr_error(err, DR_ERR_BLOB,
+                              "%s: blob %lld is unreadable (%s); "
+                              "the rest of the trace is usable",
+                              t->path, (long long)id, e2.msg);
     } else if (rc == SQLITE_DONE) {
-        status = dr_error(err, DR_ERR_BLOB, "%s: blob %lld does not exist", t->path,
-                          (long long)id);
+        status = dr_error(err, DR_ERR_BLOB, "%s: blob %lld does not exist", t->path, (long long)id);
     } else {
         status = sql_err(t, err, rc, "reading a blob");
     }
@@ -1532,7 +1552,9 @@ int dr_trace_read_blob(DrTrace *t, int64_t id, size_t max_len, void **out, size_
     return status;
 }
 
-struct sqlite3 *dr_trace_sqlite(DrTrace *t) { return t->db; }
+struct sqlite3 *dr_trace_sqlite(DrTrace *t) {
+    return t->db;
+}
 
 const char *dr_trace_sqlite_version(void) { return sqlite3_libversion(); }
 const char *dr_trace_zstd_version(void) { return ZSTD_versionString(); }

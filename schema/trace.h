@@ -44,17 +44,17 @@ typedef struct DrTrace DrTrace;
 /* One row of the events table, as handed to the writer.  Strings are
  * interned; a payload, when present, is stored as a compressed blob. */
 typedef struct DrEvent {
-    int64_t t_ns;        /* monotonic ns since the start of the recording */
-    int64_t thread;      /* thread identifier */
-    const char *kind;    /* event kind, e.g. "start", "exception" (required) */
-    int64_t code_id;     /* a code_objects id, or 0 for none */
-    int64_t code2_id;    /* a second code object (compiled code of a cache entry), or 0 */
+    int64_t t_ns;           /* monotonic ns since the start of the recording */
+    int64_t thread;         /* thread identifier */
+    const char *kind;       /* event kind, e.g. "start", "exception" (required) */
+    int64_t code_id;        /* a code_objects id, or 0 for none */
+    int64_t code2_id;       /* a second code object (compiled code of a cache entry), or 0 */
     const char *compile_id; /* Dynamo's compile id ("0/1"), or NULL */
-    int64_t num;         /* a kind-specific number */
-    const char *text;    /* short text (interned), or NULL */
-    const char *data;    /* a JSON object of further fields (interned), or NULL */
-    const char *key;     /* canonical key: the event with volatile parts masked, or NULL */
-    const void *payload; /* large payload (compressed), or NULL */
+    int64_t num;            /* a kind-specific number */
+    const char *text;       /* short text (interned), or NULL */
+    const char *data;       /* a JSON object of further fields (interned), or NULL */
+    const char *key;        /* canonical key: the event with volatile parts masked, or NULL */
+    const void *payload;    /* large payload (compressed), or NULL */
     size_t payload_len;
     /* guard 1: a guard's source and user location (each may be NULL), kept
      * in the table guard_fields (v_ev returns them as its data), and, in
@@ -114,8 +114,8 @@ int64_t dr_trace_add_event(DrTrace *t, const DrEvent *ev, DrError *err);
 
 /* Records a file's text (the script, a traced source) under a role such as
  * "script"; returns DR_OK or an error. */
-int dr_trace_add_file(DrTrace *t, const char *path, const char *role, const void *data,
-                      size_t len, DrError *err);
+int dr_trace_add_file(DrTrace *t, const char *path, const char *role, const void *data, size_t len,
+                      DrError *err);
 
 /* Stores one node of a captured frame's value tree (table value_nodes);
  * data, when not NULL, becomes a blob.  Returns DR_OK or an error. */
@@ -149,8 +149,7 @@ int dr_trace_is_complete(DrTrace *t);
  * result row; values are text (NULL for SQL NULL), valid during the call.
  * A non-zero return from row stops the query.  Returns DR_OK or an error;
  * SQLITE_CORRUPT maps to DR_ERR_CORRUPT. */
-typedef int (*DrRowFn)(void *ud, int ncols, const char *const *names,
-                       const char *const *values);
+typedef int (*DrRowFn)(void *ud, int ncols, const char *const *names, const char *const *values);
 int dr_trace_query(DrTrace *t, const char *sql, DrRowFn row, void *ud, DrError *err);
 
 /* The first column of the first row of sql as a malloc'd string (*out NULL

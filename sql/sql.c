@@ -25,7 +25,7 @@
 
 /* Pragmas that only read, allowed with an argument (table_info(x)). */
 static const char *const read_pragmas[] = {
-    "table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
+    "table_info",       "table_xinfo",     "index_list",  "index_info", "index_xinfo",
     "foreign_key_list", "integrity_check", "quick_check", "table_list", NULL,
 };
 
@@ -124,12 +124,8 @@ static void put_padded(FILE *f, const char *s, size_t w, int last) {
 
 static void put_json_value(FILE *f, sqlite3_stmt *st, int i) {
     switch (sqlite3_column_type(st, i)) {
-    case SQLITE_NULL:
-        fputs("null", f);
-        break;
-    case SQLITE_INTEGER:
-        fprintf(f, "%lld", (long long)sqlite3_column_int64(st, i));
-        break;
+    case SQLITE_NULL: fputs("null", f); break;
+    case SQLITE_INTEGER: fprintf(f, "%lld", (long long)sqlite3_column_int64(st, i)); break;
     case SQLITE_FLOAT: {
         double d = sqlite3_column_double(st, i);
         char num[40];
@@ -144,8 +140,7 @@ static void put_json_value(FILE *f, sqlite3_stmt *st, int i) {
         put_hex(f, sqlite3_column_blob(st, i), sqlite3_column_bytes(st, i));
         fputc('"', f);
         break;
-    default:
-        dr_json_string(f, (const char *)sqlite3_column_text(st, i));
+    default: dr_json_string(f, (const char *)sqlite3_column_text(st, i));
     }
 }
 
@@ -249,14 +244,15 @@ static int sql_error(DrTrace *t, int rc, DrError *err) {
     sqlite3 *db = dr_trace_sqlite(t);
     const char *msg = sqlite3_errmsg(db);
     int code = (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB ? DR_ERR_CORRUPT
-               : (rc & 0xff) == SQLITE_NOMEM                                ? DR_ERR_NOMEM
-               : (rc & 0xff) == SQLITE_IOERR                                ? DR_ERR_IO
-                                                                            : DR_ERR_SQL;
+               : (rc & 0xff) == SQLITE_NOMEM                                 ? DR_ERR_NOMEM
+               : (rc & 0xff) == SQLITE_IOERR                                 ? DR_ERR_IO
+                                                                             : DR_ERR_SQL;
     if (code == DR_ERR_CORRUPT)
         return dr_error(err, code, "%s: the trace is truncated or corrupt (%s); record it again",
                         dr_trace_path(t), msg);
     if ((rc & 0xff) == SQLITE_AUTH)
-        return dr_error(err, DR_ERR_ARG, "%s: the query is refused: dynrec sql reads one trace "
+        return dr_error(err, DR_ERR_ARG,
+                        "%s: the query is refused: dynrec sql reads one trace "
                         "and changes nothing (no ATTACH, no pragma that sets a value)",
                         dr_trace_path(t));
     return dr_error(err, code, "%s: %s", dr_trace_path(t), msg);
@@ -288,14 +284,17 @@ int dr_sql_run(DrTrace *t, const char *query, const DrSqlOptions *o, FILE *out, 
         goto done;
     }
     if (!single_statement(db, tail)) {
-        status = dr_error(err, DR_ERR_ARG, "give one SQL statement, not several (or remove "
-                                           "what follows the first ';')");
+        status = dr_error(err, DR_ERR_ARG,
+                          "give one SQL statement, not several (or remove "
+                          "what follows the first ';')");
         goto done;
     }
     if (!sqlite3_stmt_readonly(st)) {
-        status = dr_error(err, DR_ERR_ARG, "%s: the statement would write; dynrec sql opens the "
+        status = dr_error(err, DR_ERR_ARG,
+                          "%s: the statement would write; dynrec sql opens the "
                           "trace read-only and runs queries that only read (use sqlite3 on a "
-                          "copy to change it)", dr_trace_path(t));
+                          "copy to change it)",
+                          dr_trace_path(t));
         goto done;
     }
     if (!(f = open_memstream(&buf, &buflen))) {

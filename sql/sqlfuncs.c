@@ -51,11 +51,13 @@ static void state_free(void *p) {
 static int load_dict(sqlite3 *db, FuncState *s, DrError *err) {
     if (s->dict_loaded) return DR_OK;
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT id, data FROM main.dicts ORDER BY id LIMIT 1", -1,
-                                &st, NULL);
+    int rc = sqlite3_prepare_v2(db, "SELECT id, data FROM main.dicts ORDER BY id LIMIT 1", -1, &st,
+                                NULL);
     if (rc != SQLITE_OK)
-        return dr_error(err, DR_ERR_SQL, "cannot read the dictionaries (%s): is this a dynrec "
-                        "trace?", sqlite3_errmsg(db));
+        return dr_error(err, DR_ERR_SQL,
+                        "cannot read the dictionaries (%s): is this a dynrec "
+                        "trace?",
+                        sqlite3_errmsg(db));
     int status = DR_OK;
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -74,8 +76,7 @@ static int load_dict(sqlite3 *db, FuncState *s, DrError *err) {
 
 /* Decodes blob id into a malloc'd NUL-terminated buffer (*out, *len).  On
  * error err names the blob and *out is NULL. */
-static int read_blob(sqlite3 *db, FuncState *s, int64_t id, void **out, size_t *len,
-                     DrError *err) {
+static int read_blob(sqlite3 *db, FuncState *s, int64_t id, void **out, size_t *len, DrError *err) {
     *out = NULL;
     *len = 0;
     sqlite3_stmt *st = NULL;
@@ -130,15 +131,16 @@ static void *blob_arg(sqlite3_context *ctx, const char *fn, sqlite3_value *arg, 
     }
     if (type != SQLITE_INTEGER) {
         char *m = sqlite3_mprintf("%s: the argument must be a blob id (an integer such as "
-                                  "v_graphs.code_blob)", fn);
+                                  "v_graphs.code_blob)",
+                                  fn);
         sqlite3_result_error(ctx, m ? m : fn, -1);
         sqlite3_free(m);
         return NULL;
     }
     DrError err = {0};
     void *data = NULL;
-    if (read_blob(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx),
-                  sqlite3_value_int64(arg), &data, len, &err) != DR_OK) {
+    if (read_blob(sqlite3_context_db_handle(ctx), sqlite3_user_data(ctx), sqlite3_value_int64(arg),
+                  &data, len, &err) != DR_OK) {
         char *m = sqlite3_mprintf("%s: %s", fn, err.msg);
         sqlite3_result_error(ctx, m ? m : err.msg, -1);
         sqlite3_free(m);
@@ -215,16 +217,16 @@ static void fn_is_library(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
 }
 
 int dr_sqlfuncs_register(sqlite3 *db) {
-    int rc0 = sqlite3_create_function_v2(db, "dynrec_is_library", -1,
-                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, fn_is_library,
-                                         NULL, NULL, NULL);
+    int rc0 =
+        sqlite3_create_function_v2(db, "dynrec_is_library", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                   NULL, fn_is_library, NULL, NULL, NULL);
     if (rc0 != SQLITE_OK) return rc0;
     FuncState *s = calloc(1, sizeof *s);
     if (!s) return SQLITE_NOMEM;
     /* One state shared by both functions: the destructor runs once, with
      * the last one (dynrec_json is registered second and owns it). */
-    int rc = sqlite3_create_function_v2(db, "dynrec_text", 1, SQLITE_UTF8, s, fn_text, NULL,
-                                        NULL, NULL);
+    int rc =
+        sqlite3_create_function_v2(db, "dynrec_text", 1, SQLITE_UTF8, s, fn_text, NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         state_free(s);
         return rc;
@@ -236,13 +238,13 @@ int dr_sqlfuncs_register(sqlite3 *db) {
 
 #ifdef DR_SQLITE_EXTENSION
 /* The entry point `.load build/dynrec_sqlite` looks for. */
-__attribute__((visibility("default"))) int sqlite3_dynrecsqlite_init(sqlite3 *db, char **pzErrMsg,
-                                                                     const sqlite3_api_routines *pApi) {
+__attribute__((visibility("default"))) int
+sqlite3_dynrecsqlite_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi) {
     SQLITE_EXTENSION_INIT2(pApi);
     int rc = dr_sqlfuncs_register(db);
     if (rc != SQLITE_OK && pzErrMsg)
-        *pzErrMsg = sqlite3_mprintf("dynrec_sqlite: cannot register functions: %s",
-                                    sqlite3_errstr(rc));
+        *pzErrMsg =
+            sqlite3_mprintf("dynrec_sqlite: cannot register functions: %s", sqlite3_errstr(rc));
     return rc;
 }
 #endif

@@ -1,6 +1,6 @@
 /* sqlfuncs.h -- SQL functions that read a trace's payloads: dynrec_text(blob_id)
- * and dynrec_json(blob_id), and dynrec_is_library(filename), for `dynrec sql` and the loadable SQLite
- * extension build/dynrec_sqlite.so (`.load build/dynrec_sqlite` in sqlite3). */
+ * and dynrec_json(blob_id), and dynrec_is_library(filename), for `dynrec sql` and the loadable
+ * SQLite extension build/dynrec_sqlite.so (`.load build/dynrec_sqlite` in sqlite3). */
 #ifndef DR_SQLFUNCS_H
 #define DR_SQLFUNCS_H
 

@@ -97,10 +97,8 @@ static void e2e_find_dir(const char *env, const char *rel, char *out) {
     } else {
         snprintf(want, sizeof want, "%s", __FILE__);
         char *slash = strrchr(want, '/');
-        if (slash)
-            snprintf(slash + 1, sizeof want - (size_t)(slash + 1 - want), "%s", rel);
-        else
-            snprintf(want, sizeof want, "%s", rel);
+        if (slash) snprintf(slash + 1, sizeof want - (size_t)(slash + 1 - want), "%s", rel);
+        else snprintf(want, sizeof want, "%s", rel);
     }
     if (!realpath(want, out)) out[0] = 0;
 }
@@ -142,8 +140,8 @@ void e2e_setup(void) {
     e2e_python = e2e_absolute(e2e_python, python, sizeof python);
     /* Later ASan options win: keep the caller's, switch leak checking off. */
     const char *prev = getenv("ASAN_OPTIONS");
-    snprintf(e2e_asan_options, sizeof e2e_asan_options, "%s%sdetect_leaks=0",
-             prev ? prev : "", prev && *prev ? ":" : "");
+    snprintf(e2e_asan_options, sizeof e2e_asan_options, "%s%sdetect_leaks=0", prev ? prev : "",
+             prev && *prev ? ":" : "");
     e2e_venv = e2e_find_venv(e2e_python);
     e2e_find_dir("DYNREC_SCRIPTS", "scripts", e2e_scripts);
     cr_assert(e2e_scripts[0], "e2e: cannot find tests/scripts (set DYNREC_SCRIPTS)");
@@ -429,8 +427,8 @@ void e2e_wait(E2eProc *p, int timeout_ms) {
 int e2e_python_minor(void) {
     static int minor = -1;
     if (minor < 0) {
-        E2eProc *p = e2e_run((const char *[]){e2e_python, "-c",
-                                              "import sys; print(sys.version_info[1])", NULL});
+        E2eProc *p = e2e_run(
+            (const char *[]){e2e_python, "-c", "import sys; print(sys.version_info[1])", NULL});
         e2e_assert_exit(p, 0, "python's version");
         minor = atoi(p->out.data);
     }
@@ -444,9 +442,7 @@ E2eProc *e2e_run_in(const char *const *argv, const char *in_text, int timeout_ms
     return p;
 }
 
-E2eProc *e2e_run(const char *const *argv) {
-    return e2e_run_in(argv, NULL, E2E_TIMEOUT_MS);
-}
+E2eProc *e2e_run(const char *const *argv) { return e2e_run_in(argv, NULL, E2E_TIMEOUT_MS); }
 
 /* The wait status as text, for messages and comparisons. */
 char *e2e_status_text(int st) {
@@ -464,12 +460,12 @@ void e2e_assert_exit(const E2eProc *p, int code, const char *what) {
 
 /* Asserts that two runs ended alike and wrote the same stdout. */
 void e2e_assert_same_stdout(const E2eProc *py, const E2eProc *dr, const char *what) {
-    cr_assert_eq(py->status, dr->status, "%s: python ended with %s, dynrec run with %s\n"
-                 "dynrec stderr:\n%s", what, e2e_status_text(py->status),
-                 e2e_status_text(dr->status), dr->err.data);
+    cr_assert_eq(py->status, dr->status,
+                 "%s: python ended with %s, dynrec run with %s\n"
+                 "dynrec stderr:\n%s",
+                 what, e2e_status_text(py->status), e2e_status_text(dr->status), dr->err.data);
     cr_assert(py->out.len == dr->out.len && memcmp(py->out.data, dr->out.data, py->out.len) == 0,
-              "%s: stdout differs\npython:\n%s\ndynrec run:\n%s", what, py->out.data,
-              dr->out.data);
+              "%s: stdout differs\npython:\n%s\ndynrec run:\n%s", what, py->out.data, dr->out.data);
 }
 
 /* ... and the same stderr too: byte for byte, or else after the one
@@ -477,14 +473,12 @@ void e2e_assert_same_stdout(const E2eProc *py, const E2eProc *dr, const char *wh
  * lines (`W1201 15:54:51.094000 27206 torch/...`) of two runs compare. */
 void e2e_assert_same(const E2eProc *py, const E2eProc *dr, const char *what) {
     e2e_assert_same_stdout(py, dr, what);
-    if (py->err.len == dr->err.len && memcmp(py->err.data, dr->err.data, py->err.len) == 0)
-        return;
+    if (py->err.len == dr->err.len && memcmp(py->err.data, dr->err.data, py->err.len) == 0) return;
     size_t na = 0, nb = 0;
     char *a = e2e_own(dr_mask(NULL, py->err.data, py->err.len, &na));
     char *b = e2e_own(dr_mask(NULL, dr->err.data, dr->err.len, &nb));
     cr_assert(a && b && na == nb && memcmp(a, b, na) == 0,
-              "%s: stderr differs\npython:\n%s\ndynrec run:\n%s", what, py->err.data,
-              dr->err.data);
+              "%s: stderr differs\npython:\n%s\ndynrec run:\n%s", what, py->err.data, dr->err.data);
 }
 
 /* ---- traces ------------------------------------------------------------ */
@@ -557,8 +551,7 @@ long long e2e_sql_int(DrTrace *t, const char *sql) {
     return atoll(v);
 }
 
-static int e2e_add_line(void *ud, int ncols, const char *const *names,
-                        const char *const *values) {
+static int e2e_add_line(void *ud, int ncols, const char *const *names, const char *const *values) {
     (void)names;
     E2eBuf *b = ud;
     const char *v = ncols > 0 && values[0] ? values[0] : "NULL";
@@ -601,22 +594,22 @@ long long e2e_calls(DrTrace *t, const char *script, const char *qualname) {
  * complete, records the exit status, argv (a JSON array equal to
  * argv_json), the script or module, and the script's source in v_files. */
 DrTrace *e2e_check_trace(const char *trace, int exit_status, const char *argv_json,
-                                const char *script, const char *module) {
+                         const char *script, const char *module) {
     DrTrace *t = e2e_open(e2e_path(trace));
     cr_assert_eq(dr_trace_is_complete(t), 1, "%s: trace not complete", trace);
     char *st = e2e_meta(t, "exit_status");
     cr_assert_not_null(st, "%s: no exit_status", trace);
     cr_assert_eq(atoi(st), exit_status, "%s: exit_status %s, wanted %d", trace, st, exit_status);
-    char *same = e2e_sql(t, "SELECT json(value) = json(%Q) FROM meta WHERE key = 'argv'",
-                         argv_json);
+    char *same =
+        e2e_sql(t, "SELECT json(value) = json(%Q) FROM meta WHERE key = 'argv'", argv_json);
     cr_assert(same && strcmp(same, "1") == 0, "%s: meta argv is %s, wanted %s", trace,
               e2e_meta(t, "argv"), argv_json);
     if (script) {
         char *s = e2e_meta(t, "script");
         cr_assert(s && strcmp(s, script) == 0, "%s: meta script %s, wanted %s", trace, s, script);
         /* The recorded source is the file's exact bytes. */
-        char *blob = e2e_sql(t, "SELECT blob_id FROM v_files WHERE role = 'script' AND path = %Q",
-                             script);
+        char *blob =
+            e2e_sql(t, "SELECT blob_id FROM v_files WHERE role = 'script' AND path = %Q", script);
         cr_assert_not_null(blob, "%s: no v_files row with role 'script' for %s", trace, script);
         void *data = NULL;
         size_t len = 0;

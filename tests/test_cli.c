@@ -17,7 +17,7 @@ TestSuite(cli, .init = e2e_setup, .fini = e2e_teardown, .timeout = 240);
 
 typedef struct {
     const char *name;
-    const char *value_opt;  /* an option that takes a value */
+    const char *value_opt;    /* an option that takes a value */
     const char *bad_trace[4]; /* arguments naming a trace that does not exist */
 } CliRow;
 
@@ -65,9 +65,9 @@ static void check_row(const char *name) {
     for (int h = 0; h < 2; h++) {
         E2eProc *p = cli(r->name, (const char *[]){h ? "-h" : "--help", NULL});
         e2e_assert_exit(p, 0, e2e_fmt("dynrec %s --help", r->name));
-        cr_assert_eq(strncmp(p->out.data, e2e_fmt("usage: dynrec %s ", r->name),
-                             strlen(r->name) + 14), 0,
-                     "dynrec %s --help:\n%s", r->name, p->out.data);
+        cr_assert_eq(
+            strncmp(p->out.data, e2e_fmt("usage: dynrec %s ", r->name), strlen(r->name) + 14), 0,
+            "dynrec %s --help:\n%s", r->name, p->out.data);
         cr_assert_str_eq(p->err.data, "");
     }
     /* Help wins wherever it stands (but after run's script, whose
@@ -109,34 +109,35 @@ Test(cli, repro) { check_row("repro"); }
 
 Test(cli, values_inline_ranges_and_sizes) {
     /* --name=value is the same as --name value, for every command. */
-    E2eProc *p = e2e_run((const char *[]){e2e_bin, "export", "--format=perfetto", "no_such.db",
-                                          NULL});
+    E2eProc *p =
+        e2e_run((const char *[]){e2e_bin, "export", "--format=perfetto", "no_such.db", NULL});
     e2e_assert_exit(p, 65, "export --format=perfetto");
-    assert_usage_error(e2e_run((const char *[]){e2e_bin, "show", "--top=0", "x.db", NULL}),
-                       "show", "--top=0", "--top needs a number from 1 to 100000, not 0");
-    assert_usage_error(e2e_run((const char *[]){e2e_bin, "diff", "--context", "-1", "a", "b",
-                                                NULL}),
-                       "diff", "--context -1", "--context needs a number from 0 to 100000");
-    assert_usage_error(e2e_run((const char *[]){e2e_bin, "pack", "--max-size", "2G", "-o",
-                                                "o", "x.db", NULL}),
-                       "pack", "--max-size 2G", "--max-size needs a size");
-    assert_usage_error(e2e_run((const char *[]){e2e_bin, "replay", "--ignore", "guards,nope",
-                                                "x.db", NULL}),
-                       "replay", "--ignore", "unknown category 'nope' for --ignore");
+    assert_usage_error(e2e_run((const char *[]){e2e_bin, "show", "--top=0", "x.db", NULL}), "show",
+                       "--top=0", "--top needs a number from 1 to 100000, not 0");
+    assert_usage_error(
+        e2e_run((const char *[]){e2e_bin, "diff", "--context", "-1", "a", "b", NULL}), "diff",
+        "--context -1", "--context needs a number from 0 to 100000");
+    assert_usage_error(
+        e2e_run((const char *[]){e2e_bin, "pack", "--max-size", "2G", "-o", "o", "x.db", NULL}),
+        "pack", "--max-size 2G", "--max-size needs a size");
+    assert_usage_error(
+        e2e_run((const char *[]){e2e_bin, "replay", "--ignore", "guards,nope", "x.db", NULL}),
+        "replay", "--ignore", "unknown category 'nope' for --ignore");
     assert_usage_error(e2e_run((const char *[]){e2e_bin, "rerun", "--set", "=1", "x.db", NULL}),
                        "rerun", "--set =1", "--set needs NAME=VALUE");
     assert_usage_error(e2e_run((const char *[]){e2e_bin, "show", "a.db", "b.db", NULL}), "show",
                        "a.db b.db", "one trace at a time (extra argument b.db)");
     /* A flag takes no value. */
-    assert_usage_error(e2e_run((const char *[]){e2e_bin, "show", "--json=1", "x.db", NULL}),
-                       "show", "--json=1", "unknown option --json=1");
+    assert_usage_error(e2e_run((const char *[]){e2e_bin, "show", "--json=1", "x.db", NULL}), "show",
+                       "--json=1", "unknown option --json=1");
     /* sql: after the trace, a query that starts with '-' is the query. */
     E2eProc *q = e2e_run((const char *[]){e2e_bin, "sql", "no_such.db", "-- a comment", NULL});
     e2e_assert_exit(q, 65, "sql with a query starting with --");
     E2eProc *u = e2e_run((const char *[]){e2e_bin, "frobnicate", NULL});
     e2e_assert_exit(u, 2, "an unknown command");
     cr_assert_not_null(strstr(u->err.data, "dynrec: unknown command 'frobnicate'\n"
-                                           "Try 'dynrec --help'."), "%s", u->err.data);
+                                           "Try 'dynrec --help'."),
+                       "%s", u->err.data);
 }
 
 /* `dynrec --help` lists the command table; each of its commands has a row
@@ -187,7 +188,6 @@ Test(cli, export_of_several_old_traces) {
                                           "old.json", v1, v2, NULL});
     e2e_assert_exit(x, 0, "export of v1 and v2 traces");
     char *json = e2e_slurp(e2e_path("old.json"), NULL);
-    cr_assert(json && strstr(json, "\"clock\": \"each trace from its own start\""), "%.300s",
-              json);
+    cr_assert(json && strstr(json, "\"clock\": \"each trace from its own start\""), "%.300s", json);
     cr_assert(strstr(json, "compile 0/1"), "the old traces' compiles are there");
 }

@@ -29,13 +29,11 @@ static uint64_t rng_next(uint64_t *s) {
 }
 
 static void fill_random(uint8_t *p, size_t n, uint64_t seed) {
-    for (size_t i = 0; i < n; i++)
-        p[i] = (uint8_t)(rng_next(&seed) >> 24);
+    for (size_t i = 0; i < n; i++) p[i] = (uint8_t)(rng_next(&seed) >> 24);
 }
 
 /* Encodes, peeks and decodes src; checks the codec chosen and the data. */
-static void round_trip(const void *src, size_t len, const DrDict *dict,
-                       int level, int want_codec) {
+static void round_trip(const void *src, size_t len, const DrDict *dict, int level, int want_codec) {
     void *blob = NULL, *dec = NULL;
     size_t blen = 0, dlen = 0;
     int codec = -1;
@@ -43,16 +41,15 @@ static void round_trip(const void *src, size_t len, const DrDict *dict,
     uint32_t id = 99;
     DrError err = {0};
 
-    cr_assert_eq(dr_codec_encode(src, len, dict, level, &blob, &blen, &err),
-                 DR_OK, "encode: %s", err.msg);
+    cr_assert_eq(dr_codec_encode(src, len, dict, level, &blob, &blen, &err), DR_OK, "encode: %s",
+                 err.msg);
     cr_assert_not_null(blob);
-    cr_assert_eq(dr_codec_peek(blob, blen, &codec, &rawlen, &id, &err), DR_OK,
-                 "peek: %s", err.msg);
+    cr_assert_eq(dr_codec_peek(blob, blen, &codec, &rawlen, &id, &err), DR_OK, "peek: %s", err.msg);
     cr_assert_eq(codec, want_codec, "len %zu stored with codec %d", len, codec);
     cr_assert_eq(rawlen, len);
     cr_assert_eq(id, codec == DR_CODEC_ZSTD_DICT ? dr_dict_id(dict) : 0);
-    cr_assert_eq(dr_codec_decode(blob, blen, dict, 0, &dec, &dlen, &err),
-                 DR_OK, "decode: %s", err.msg);
+    cr_assert_eq(dr_codec_decode(blob, blen, dict, 0, &dec, &dlen, &err), DR_OK, "decode: %s",
+                 err.msg);
     cr_assert_eq(dlen, len);
     cr_assert(len == 0 || memcmp(dec, src, len) == 0, "data differs");
     cr_assert_eq(((char *)dec)[len], '\0', "no NUL after the data");
@@ -61,14 +58,12 @@ static void round_trip(const void *src, size_t len, const DrDict *dict,
 }
 
 /* Decodes blob and requires DR_ERR_BLOB with a message and no output. */
-static void expect_blob_error(const void *blob, size_t len, const DrDict *dict,
-                              size_t max_len) {
+static void expect_blob_error(const void *blob, size_t len, const DrDict *dict, size_t max_len) {
     void *dec = (void *)1;
     size_t dlen = 0;
     DrError err = {0};
     int rc = dr_codec_decode(blob, len, dict, max_len, &dec, &dlen, &err);
-    cr_assert_eq(rc, DR_ERR_BLOB, "want DR_ERR_BLOB, got %d (%s)", rc,
-                 err.msg);
+    cr_assert_eq(rc, DR_ERR_BLOB, "want DR_ERR_BLOB, got %d (%s)", rc, err.msg);
     cr_assert_null(dec);
     cr_assert_eq(err.code, DR_ERR_BLOB);
     cr_assert_neq(err.msg[0], '\0');
@@ -93,15 +88,13 @@ static size_t put_header(uint8_t *p, int codec, uint64_t len, uint32_t id) {
 }
 
 /* A zstd-coded blob of compressible text; *hdr is where the frame starts. */
-static uint8_t *zstd_blob(size_t textlen, const DrDict *dict, size_t *blen,
-                          size_t *hdr) {
+static uint8_t *zstd_blob(size_t textlen, const DrDict *dict, size_t *blen, size_t *hdr) {
     char *text = ut_python_text(textlen, 42);
     void *blob = NULL;
     int codec;
     uint64_t rawlen;
     uint32_t id;
-    cr_assert_eq(dr_codec_encode(text, textlen, dict, 0, &blob, blen, NULL),
-                 DR_OK);
+    cr_assert_eq(dr_codec_encode(text, textlen, dict, 0, &blob, blen, NULL), DR_OK);
     cr_assert_eq(dr_codec_peek(blob, *blen, &codec, &rawlen, &id, NULL), DR_OK);
     cr_assert_eq(codec, dict ? DR_CODEC_ZSTD_DICT : DR_CODEC_ZSTD);
     *hdr = put_header((uint8_t[32]){0}, codec, rawlen, id);
@@ -111,11 +104,11 @@ static uint8_t *zstd_blob(size_t textlen, const DrDict *dict, size_t *blen,
 
 /* Trains a dictionary on generated "FX graph" snippets seeded by seed; when
  * bytes is not NULL, also returns a malloc'd copy of the dictionary. */
-static DrDict *train_dict(uint64_t seed, uint32_t id, unsigned *zstd_id,
-                          void **bytes, size_t *nbytes) {
+static DrDict *train_dict(uint64_t seed, uint32_t id, unsigned *zstd_id, void **bytes,
+                          size_t *nbytes) {
     enum { NSAMPLES = 2000, DICTCAP = 8 * 1024 };
-    static const char *ops[] = {"add", "mul", "relu", "matmul", "cat",
-                                "sigmoid", "view", "permute"};
+    static const char *ops[] = {"add", "mul",     "relu", "matmul",
+                                "cat", "sigmoid", "view", "permute"};
     size_t *sizes = malloc(NSAMPLES * sizeof *sizes);
     char *samples = malloc((size_t)NSAMPLES * 512), *p = samples;
     void *dict = malloc(DICTCAP);
@@ -127,14 +120,13 @@ static DrDict *train_dict(uint64_t seed, uint32_t id, unsigned *zstd_id,
         p += sprintf(p, "def forward(self, l_x_ : torch.Tensor):\n");
         for (int k = 0; k < nops; k++) {
             uint64_t r = rng_next(&seed);
-            p += sprintf(p, "    v%d = torch.%s(l_x_, %u);  l_x_ = None\n", k,
-                         ops[r % 8], (unsigned)(r >> 33) % 1000);
+            p += sprintf(p, "    v%d = torch.%s(l_x_, %u);  l_x_ = None\n", k, ops[r % 8],
+                         (unsigned)(r >> 33) % 1000);
         }
         p += sprintf(p, "    return (v%d,)\n", nops - 1);
         sizes[i] = (size_t)(p - start);
     }
-    size_t dlen = ZDICT_trainFromBuffer(dict, DICTCAP, samples, sizes,
-                                        NSAMPLES);
+    size_t dlen = ZDICT_trainFromBuffer(dict, DICTCAP, samples, sizes, NSAMPLES);
     cr_assert(!ZDICT_isError(dlen), "training: %s", ZDICT_getErrorName(dlen));
     *zstd_id = ZDICT_getDictID(dict, dlen);
     DrDict *d = dr_dict_create(dict, dlen, id, &err);
@@ -190,8 +182,7 @@ Test(codec, incompressible_stored_raw) {
         cr_assert_not_null(buf);
         fill_random(buf, n, 7 + i);
         round_trip(buf, n, NULL, 0, DR_CODEC_RAW);
-        cr_assert_eq(dr_codec_encode(buf, n, NULL, 0, &blob, &blen, NULL),
-                     DR_OK);
+        cr_assert_eq(dr_codec_encode(buf, n, NULL, 0, &blob, &blen, NULL), DR_OK);
         cr_assert_eq(blen, put_header((uint8_t[32]){0}, 0, n, 0) + n,
                      "raw blob of %zu bytes has %zu", n, blen);
         free(blob);
@@ -203,14 +194,11 @@ Test(codec, bad_arguments) {
     void *blob = (void *)1;
     size_t blen;
     DrError err = {0};
-    cr_assert_eq(dr_codec_encode(NULL, 5, NULL, 0, &blob, &blen, &err),
-                 DR_ERR_ARG);
+    cr_assert_eq(dr_codec_encode(NULL, 5, NULL, 0, &blob, &blen, &err), DR_ERR_ARG);
     cr_assert_null(blob);
-    cr_assert_eq(dr_codec_encode("abc", 3, NULL, ZSTD_maxCLevel() + 1, &blob,
-                                 &blen, &err),
+    cr_assert_eq(dr_codec_encode("abc", 3, NULL, ZSTD_maxCLevel() + 1, &blob, &blen, &err),
                  DR_ERR_ARG);
-    cr_assert_eq(dr_codec_encode("abc", 3, NULL, 0, NULL, &blen, &err),
-                 DR_ERR_ARG);
+    cr_assert_eq(dr_codec_encode("abc", 3, NULL, 0, NULL, &blen, &err), DR_ERR_ARG);
     cr_assert_null(dr_dict_create(NULL, 0, 1, &err));
     cr_assert_eq(err.code, DR_ERR_ARG);
     dr_dict_free(NULL);
@@ -219,22 +207,17 @@ Test(codec, bad_arguments) {
 Test(codec, dictionary_round_trip) {
     unsigned zid;
     DrDict *d = train_dict(1, 7, &zid, NULL, NULL);
-    const char *snippet =
-        "def forward(self, l_x_ : torch.Tensor):\n"
-        "    v0 = torch.relu(l_x_, 12);  l_x_ = None\n"
-        "    v1 = torch.matmul(l_x_, 345);  l_x_ = None\n"
-        "    return (v1,)\n";
+    const char *snippet = "def forward(self, l_x_ : torch.Tensor):\n"
+                          "    v0 = torch.relu(l_x_, 12);  l_x_ = None\n"
+                          "    v1 = torch.matmul(l_x_, 345);  l_x_ = None\n"
+                          "    return (v1,)\n";
     void *plain = NULL, *withdict = NULL;
     size_t plen, dlen;
     cr_assert_eq(dr_dict_id(d), 7);
     round_trip(snippet, strlen(snippet), d, 0, DR_CODEC_ZSTD_DICT);
     round_trip(snippet, strlen(snippet), d, 19, DR_CODEC_ZSTD_DICT);
-    cr_assert_eq(dr_codec_encode(snippet, strlen(snippet), NULL, 0, &plain,
-                                 &plen, NULL),
-                 DR_OK);
-    cr_assert_eq(dr_codec_encode(snippet, strlen(snippet), d, 0, &withdict,
-                                 &dlen, NULL),
-                 DR_OK);
+    cr_assert_eq(dr_codec_encode(snippet, strlen(snippet), NULL, 0, &plain, &plen, NULL), DR_OK);
+    cr_assert_eq(dr_codec_encode(snippet, strlen(snippet), d, 0, &withdict, &dlen, NULL), DR_OK);
     cr_assert_lt(dlen, plen, "dict blob %zu bytes, plain %zu", dlen, plen);
     free(plain);
     free(withdict);
@@ -246,8 +229,8 @@ Test(codec, dictionary_missing_or_wrong) {
     void *bytes;
     size_t nbytes, blen, hdr;
     DrDict *d1 = train_dict(1, 7, &zid1, &bytes, &nbytes);
-    DrDict *d2 = train_dict(2, 8, &zid2, NULL, NULL); /* other id and content */
-    DrDict *d3 = train_dict(2, 7, &zid2, NULL, NULL); /* same id, other content */
+    DrDict *d2 = train_dict(2, 8, &zid2, NULL, NULL);    /* other id and content */
+    DrDict *d3 = train_dict(2, 7, &zid2, NULL, NULL);    /* same id, other content */
     DrDict *d4 = dr_dict_create(bytes, nbytes, 8, NULL); /* same content */
     uint8_t *blob = zstd_blob(1000, d1, &blen, &hdr);
     cr_assert_neq(zid1, zid2, "the two trained dictionaries are identical");
@@ -286,39 +269,31 @@ Test(codec, truncated_header) {
     expect_blob_error(cut_varint, sizeof cut_varint, NULL, 0);
     expect_blob_error(cut_dict_id, sizeof cut_dict_id, NULL, 0);
     expect_blob_error(no_dict_id, sizeof no_dict_id, NULL, 0);
-    cr_assert_eq(dr_codec_peek(cut_varint, sizeof cut_varint, &codec, &rawlen,
-                               &id, NULL),
+    cr_assert_eq(dr_codec_peek(cut_varint, sizeof cut_varint, &codec, &rawlen, &id, NULL),
                  DR_ERR_BLOB);
 }
 
 Test(codec, varint_limits) {
     /* 11 bytes, a 10th byte carrying more than bit 63, a non-minimal zero. */
-    static const uint8_t eleven[] = {0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                     0x80, 0x80, 0x80, 0x80, 0x00};
-    static const uint8_t overflow[] = {0, 0xff, 0xff, 0xff, 0xff, 0xff,
+    static const uint8_t eleven[] = {0,    0x80, 0x80, 0x80, 0x80, 0x80,
+                                     0x80, 0x80, 0x80, 0x80, 0x80, 0x00};
+    static const uint8_t overflow[] = {0,    0xff, 0xff, 0xff, 0xff, 0xff,
                                        0xff, 0xff, 0xff, 0xff, 0x02};
     static const uint8_t nonminimal[] = {0, 0x81, 0x00, 'x'};
-    static const uint8_t max64[] = {0, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                    0xff, 0xff, 0xff, 0xff, 0x01};
-    static const uint8_t big_dict_id[] = {2, 0x40, 0xff, 0xff, 0xff, 0xff,
-                                          0x10};
+    static const uint8_t max64[] = {0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    static const uint8_t big_dict_id[] = {2, 0x40, 0xff, 0xff, 0xff, 0xff, 0x10};
     int codec;
     uint64_t rawlen = 0;
     uint32_t id;
     expect_blob_error(eleven, sizeof eleven, NULL, 0);
     expect_blob_error(overflow, sizeof overflow, NULL, 0);
-    cr_assert_eq(dr_codec_peek(overflow, sizeof overflow, &codec, &rawlen, &id,
-                               NULL),
-                 DR_ERR_BLOB);
+    cr_assert_eq(dr_codec_peek(overflow, sizeof overflow, &codec, &rawlen, &id, NULL), DR_ERR_BLOB);
     expect_blob_error(nonminimal, sizeof nonminimal, NULL, 0);
     expect_blob_error(big_dict_id, sizeof big_dict_id, NULL, 0);
-    cr_assert_eq(dr_codec_peek(big_dict_id, sizeof big_dict_id, &codec,
-                               &rawlen, &id, NULL),
+    cr_assert_eq(dr_codec_peek(big_dict_id, sizeof big_dict_id, &codec, &rawlen, &id, NULL),
                  DR_ERR_BLOB);
     /* The largest 10-byte varint is well formed; decoding refuses the size. */
-    cr_assert_eq(dr_codec_peek(max64, sizeof max64, &codec, &rawlen, &id,
-                               NULL),
-                 DR_OK);
+    cr_assert_eq(dr_codec_peek(max64, sizeof max64, &codec, &rawlen, &id, NULL), DR_OK);
     cr_assert_eq(rawlen, UINT64_MAX);
     expect_blob_error(max64, sizeof max64, NULL, 0);
 }
@@ -332,8 +307,7 @@ Test(codec, unknown_codec_byte) {
         blob[n] = 'h';
         blob[n + 1] = 'i';
         expect_blob_error(blob, n + 2, NULL, 0);
-        cr_assert_eq(dr_codec_peek(blob, n + 2, &codec, NULL, NULL, NULL),
-                     DR_ERR_BLOB);
+        cr_assert_eq(dr_codec_peek(blob, n + 2, &codec, NULL, NULL, NULL), DR_ERR_BLOB);
     }
 }
 
@@ -345,8 +319,7 @@ Test(codec, declared_length_over_limit) {
     expect_blob_error(raw, n + 1000, NULL, 999);
     void *dec = NULL;
     size_t dlen;
-    cr_assert_eq(dr_codec_decode(raw, n + 1000, NULL, 1000, &dec, &dlen, NULL),
-                 DR_OK);
+    cr_assert_eq(dr_codec_decode(raw, n + 1000, NULL, 1000, &dec, &dlen, NULL), DR_OK);
     free(dec);
 
     /* Declared 1 PiB in a tiny blob: refused before any allocation (ASan
@@ -360,11 +333,9 @@ Test(codec, declared_length_over_limit) {
      * (magic, descriptor: single segment + 8-byte size, size, empty block). */
     uint8_t frame[32];
     n = put_header(frame, DR_CODEC_ZSTD, (uint64_t)1 << 40, 0);
-    static const uint8_t fh[] = {0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0,
-                                 0,    0,    1,    0,    0,    1, 0, 0};
+    static const uint8_t fh[] = {0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0};
     memcpy(frame + n, fh, sizeof fh);
-    cr_assert_eq(ZSTD_getFrameContentSize(frame + n, sizeof fh),
-                 (unsigned long long)1 << 40);
+    cr_assert_eq(ZSTD_getFrameContentSize(frame + n, sizeof fh), (unsigned long long)1 << 40);
     expect_blob_error(frame, n + sizeof fh, NULL, 0);
 
     /* A real 1000-byte frame under a header declaring 1 PiB, with no limit:
@@ -401,21 +372,17 @@ Test(codec, declared_length_disagrees) {
     char *text = ut_python_text(1000, 42);
     uint8_t out[2048];
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
-    cr_assert(!ZSTD_isError(
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0)));
+    cr_assert(!ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0)));
     n = put_header(out, DR_CODEC_ZSTD, 1000, 0);
     size_t c = ZSTD_compress2(cctx, out + n, sizeof out - n, text, 1000);
     cr_assert(!ZSTD_isError(c));
-    cr_assert_eq(ZSTD_getFrameContentSize(out + n, c),
-                 ZSTD_CONTENTSIZE_UNKNOWN);
+    cr_assert_eq(ZSTD_getFrameContentSize(out + n, c), ZSTD_CONTENTSIZE_UNKNOWN);
     expect_blob_error(out, n + c, NULL, 0);
     DrError err = {0};
     void *dec;
     size_t dlen;
-    cr_assert_eq(dr_codec_decode(out, n + c, NULL, 0, &dec, &dlen, &err),
-                 DR_ERR_BLOB);
-    cr_assert_not_null(strstr(err.msg, "content size"), "message: %s",
-                       err.msg);
+    cr_assert_eq(dr_codec_decode(out, n + c, NULL, 0, &dec, &dlen, &err), DR_ERR_BLOB);
+    cr_assert_not_null(strstr(err.msg, "content size"), "message: %s", err.msg);
     ZSTD_freeCCtx(cctx);
     free(text);
 }
@@ -443,8 +410,10 @@ Test(codec, flipped_payload_bytes) {
             blob[i] ^= (uint8_t)(1u << bit);
             if (rc == DR_OK) { /* a slack bit in an entropy table: same output */
                 cr_assert_eq(dlen, 20000);
-                cr_assert_eq(memcmp(dec, text, dlen), 0, "flip of bit %d at %zu decoded"
-                             " into different bytes", bit, i);
+                cr_assert_eq(memcmp(dec, text, dlen), 0,
+                             "flip of bit %d at %zu decoded"
+                             " into different bytes",
+                             bit, i);
                 free(dec);
                 continue;
             }
@@ -470,16 +439,15 @@ Test(codec, truncated_payload) {
     }
     /* Bytes after the one frame are refused too: garbage, and a skippable
      * frame (magic 0x184D2A50, 4-byte size, data) that zstd would accept. */
-    static const uint8_t skippable[] = {0x50, 0x2a, 0x4d, 0x18, 3, 0,
-                                        0,    0,    'x',  'y',  'z'};
+    static const uint8_t skippable[] = {0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 'x', 'y', 'z'};
     uint8_t *longer = malloc(blen + sizeof skippable);
     memcpy(longer, blob, blen);
     memcpy(longer + blen, "xyz", 3);
     expect_blob_error(longer, blen + 3, NULL, 0);
     memcpy(longer + blen, skippable, sizeof skippable);
-    cr_assert_eq(ZSTD_decompress((char[20001]){0}, 20001, longer + hdr,
-                                 blen - hdr + sizeof skippable),
-                 20000, "zstd itself should accept the skippable frame");
+    cr_assert_eq(
+        ZSTD_decompress((char[20001]){0}, 20001, longer + hdr, blen - hdr + sizeof skippable),
+        20000, "zstd itself should accept the skippable frame");
     expect_blob_error(longer, blen + sizeof skippable, NULL, 0);
     free(longer);
     free(blob);

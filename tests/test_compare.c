@@ -57,8 +57,7 @@ static void example_is_deterministic_(int rerun, const char *name) {
     record_in("a", name, "a.db");
     record_in("b", name, "b.db");
     E2eProc *d = dynrec((const char *[]){"diff", "a.db", "b.db", NULL});
-    cr_assert_eq(d->status, 0, "%s: two recordings differ:\n%s%s", name, d->out.data,
-                 d->err.data);
+    cr_assert_eq(d->status, 0, "%s: two recordings differ:\n%s%s", name, d->out.data, d->err.data);
     cr_assert(strncmp(d->out.data, "identical: ", 11) == 0, "%s:\n%s", name, d->out.data);
     if (!rerun) return;
     E2eProc *r = dynrec((const char *[]){"rerun", "-o", "r.db", "a.db", NULL});
@@ -75,14 +74,20 @@ static void example_is_deterministic_(int rerun, const char *name) {
 static void example_is_deterministic(const char *name) { example_is_deterministic_(1, name); }
 
 Test(compare, quickstart_is_deterministic) { example_is_deterministic("quickstart.py"); }
-Test(compare, shape_recompiles_is_deterministic) { example_is_deterministic("shape_recompiles.py"); }
+Test(compare, shape_recompiles_is_deterministic) {
+    example_is_deterministic("shape_recompiles.py");
+}
 Test(compare, two_threads_is_deterministic) { example_is_deterministic("two_threads.py"); }
 Test(compare, graph_breaks_is_deterministic) { example_is_deterministic("graph_breaks.py"); }
 Test(compare, dynamic_shapes_is_deterministic) { example_is_deterministic("dynamic_shapes.py"); }
 Test(compare, hot_loop_is_deterministic) { example_is_deterministic("hot_loop.py"); }
 Test(compare, closure_cell_is_deterministic) { example_is_deterministic("closure_cell.py"); }
-Test(compare, cond_side_effect_is_deterministic) { example_is_deterministic("cond_side_effect.py"); }
-Test(compare, suppressed_error_is_deterministic) { example_is_deterministic("suppressed_error.py"); }
+Test(compare, cond_side_effect_is_deterministic) {
+    example_is_deterministic("cond_side_effect.py");
+}
+Test(compare, suppressed_error_is_deterministic) {
+    example_is_deterministic("suppressed_error.py");
+}
 Test(compare, backend_raises_is_deterministic) { example_is_deterministic("backend_raises.py"); }
 /* Three inductor runs do not fit the suite's timeout under ASan (whose
  * suites must share one timeout): there the rerun is left out. */
@@ -109,11 +114,9 @@ Test(compare, edited_script_reruns_different_naming_the_compile_and_guards) {
     cr_assert_not_null(strstr(r->out.data, "compile: 0/2 in a, 0/2 in b"), "%s", r->out.data);
     cr_assert_not_null(strstr(r->out.data, "size=[4]"), "removed guard not named:\n%s",
                        r->out.data);
-    cr_assert_not_null(strstr(r->out.data, "size=[7]"), "added guard not named:\n%s",
-                       r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "size=[7]"), "added guard not named:\n%s", r->out.data);
     /* The program prints its sizes: its own output changed too. */
-    cr_assert_not_null(strstr(r->out.data, "the program's own output differs"), "%s",
-                       r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "the program's own output differs"), "%s", r->out.data);
     cr_assert_not_null(strstr(r->out.data, "the program's stdout differs from line 7"), "%s",
                        r->out.data);
     /* The same through diff --json. */
@@ -123,8 +126,8 @@ Test(compare, edited_script_reruns_different_naming_the_compile_and_guards) {
     cr_assert_not_null(strstr(j->out.data, "\"category\": \"guards\""), "%s", j->out.data);
     /* Ignoring guards, guard failures and the printed sizes leaves the graphs,
      * which match. */
-    E2eProc *ig = dynrec((const char *[]){"diff", "--ignore", "guards,guard_failures,output", "a.db",
-                                          "r.db", NULL});
+    E2eProc *ig = dynrec(
+        (const char *[]){"diff", "--ignore", "guards,guard_failures,output", "a.db", "r.db", NULL});
     cr_assert_eq(ig->status, 0, "%s", ig->out.data);
 }
 
@@ -140,8 +143,8 @@ static char *kept_output(DrTrace *t, const char *name, size_t *len) {
 
 Test(compare, run_keeps_the_programs_output_exactly) {
     e2e_copy_script("both_streams.py");
-    E2eProc *dr = e2e_same_as_python((const char *[]){"both_streams.py", NULL}, NULL,
-                                     E2E_TIMEOUT_MS);
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"both_streams.py", NULL}, NULL, E2E_TIMEOUT_MS);
     DrTrace *t = e2e_open(e2e_path("T.db"));
     size_t n = 0;
     char *out = kept_output(t, "<stdout>", &n);
@@ -153,8 +156,8 @@ Test(compare, run_keeps_the_programs_output_exactly) {
     cr_assert_str_eq(e2e_meta(t, "output.stdout_bytes"), e2e_fmt("%zu", dr->out.len));
     cr_assert_str_eq(e2e_meta(t, "output.stdout_complete"), "1");
     /* A second recording compares identical, output included. */
-    E2eProc *again = e2e_record("T2.db", (const char *[]){"both_streams.py", NULL}, NULL,
-                                E2E_TIMEOUT_MS);
+    E2eProc *again =
+        e2e_record("T2.db", (const char *[]){"both_streams.py", NULL}, NULL, E2E_TIMEOUT_MS);
     e2e_assert_exit(again, 0, "second recording");
     E2eProc *d = dynrec((const char *[]){"diff", "T.db", "T2.db", NULL});
     cr_assert_eq(d->status, 0, "%s", d->out.data);
@@ -194,8 +197,8 @@ Test(compare, from_trace_needs_trust_and_runs_stored_sources) {
     E2eProc *gone = dynrec((const char *[]){"rerun", "-o", "r.db", "a.db", NULL});
     cr_assert_eq(gone->status, 66 << 8, "%s", gone->err.data);
     cr_assert_not_null(strstr(gone->err.data, "--from-trace --trust"), "%s", gone->err.data);
-    E2eProc *yes = dynrec((const char *[]){"rerun", "--from-trace", "--trust", "-o", "r.db",
-                                           "a.db", NULL});
+    E2eProc *yes =
+        dynrec((const char *[]){"rerun", "--from-trace", "--trust", "-o", "r.db", "a.db", NULL});
     cr_assert_eq(yes->status, 0, "%s%s", yes->out.data, yes->err.data);
     cr_assert_not_null(strstr(yes->out.data, "identical: "), "%s", yes->out.data);
 }
@@ -216,8 +219,8 @@ Test(compare, from_trace_refuses_a_name_that_escapes) {
                               NULL, NULL, NULL),
                  SQLITE_OK, "%s", sqlite3_errmsg(db));
     cr_assert_eq(sqlite3_close(db), SQLITE_OK);
-    E2eProc *r = dynrec((const char *[]){"rerun", "--from-trace", "--trust", "-o", "r.db",
-                                         "evil.db", NULL});
+    E2eProc *r =
+        dynrec((const char *[]){"rerun", "--from-trace", "--trust", "-o", "r.db", "evil.db", NULL});
     cr_assert_eq(r->status, 65 << 8, "exit %d: %s", r->status, r->err.data);
     cr_assert_not_null(strstr(r->err.data, "escape"), "%s", r->err.data);
     cr_assert_neq(access(e2e_path("r.db"), F_OK), 0);
@@ -231,8 +234,8 @@ Test(compare, diff_exit_codes) {
     record_in("a", "graph_breaks.py", "g.db");
     E2eProc *same = dynrec((const char *[]){"diff", "s.db", "s.db", NULL});
     cr_assert_eq(same->status, 0, "%s", same->out.data);
-    cr_assert(strncmp(same->out.data, "identical: 10 frames, 4 compiles, 40 guards", 43) == 0,
-              "%s", same->out.data);
+    cr_assert(strncmp(same->out.data, "identical: 10 frames, 4 compiles, 40 guards", 43) == 0, "%s",
+              same->out.data);
     E2eProc *other = dynrec((const char *[]){"diff", "--context", "2", "s.db", "g.db", NULL});
     cr_assert_eq(other->status, 1 << 8, "%s", other->out.data);
     cr_assert_not_null(strstr(other->out.data, "different: first divergence"));
@@ -256,8 +259,11 @@ Test(compare, diff_exit_codes) {
         E2eProc *q = dynrec((const char *[]){"rerun", bad[i], NULL});
         cr_assert_eq(q->status, 65 << 8, "rerun %s: exit %d %s", bad[i], q->status, q->err.data);
     }
-    const char *const usage[][4] = {{"diff"}, {"diff", "s.db"}, {"diff", "--ignore", "nope", "s.db"},
-                                    {"diff", "--frob"}, {"rerun"}};
+    const char *const usage[][4] = {{"diff"},
+                                    {"diff", "s.db"},
+                                    {"diff", "--ignore", "nope", "s.db"},
+                                    {"diff", "--frob"},
+                                    {"rerun"}};
     for (size_t i = 0; i < sizeof usage / sizeof *usage; i++) {
         E2eProc *p = dynrec(usage[i]);
         cr_assert_eq(p->status, 2 << 8, "%s %s: exit %d", usage[i][0],
@@ -310,8 +316,10 @@ Test(compare, rerun_refuses_another_python_and_survives_a_gone_cwd) {
     e2e_write_file(e2e_path("old.db"), data, len);
     sqlite3 *db = NULL;
     cr_assert_eq(sqlite3_open(e2e_path("old.db"), &db), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(db, "UPDATE meta SET value = '2.7.18 (default)'"
-                                  " WHERE key = 'python_version'", NULL, NULL, NULL),
+    cr_assert_eq(sqlite3_exec(db,
+                              "UPDATE meta SET value = '2.7.18 (default)'"
+                              " WHERE key = 'python_version'",
+                              NULL, NULL, NULL),
                  SQLITE_OK);
     cr_assert_eq(sqlite3_close(db), SQLITE_OK);
     E2eProc *p = dynrec((const char *[]){"rerun", "-o", "p.db", "old.db", NULL});
@@ -348,14 +356,14 @@ static void edited_copy(const char *from, const char *to, const char *sql) {
 
 /* The string id of the data of the config at start (the 'initial' config
  * event), for UPDATE strings ... WHERE id = INITIAL_CONFIG. */
-#define INITIAL_CONFIG                                                                        \
-    "(SELECT e.data_id FROM events e JOIN strings k ON k.id = e.kind_id"                      \
-    " JOIN strings t ON t.id = e.text_id WHERE k.text = 'config' AND t.text = 'initial'"      \
+#define INITIAL_CONFIG                                                                             \
+    "(SELECT e.data_id FROM events e JOIN strings k ON k.id = e.kind_id"                           \
+    " JOIN strings t ON t.id = e.text_id WHERE k.text = 'config' AND t.text = 'initial'"           \
     " AND e.compile_id IS NULL)"
 /* torch 2.14 renamed 2.13's _shapes_spec and added a key. */
-#define RENAME_AND_ADD                                                                        \
-    "UPDATE strings SET text = json_insert(json_remove(text, '$._shapes_spec'),"              \
-    " '$._dynamic_shapes_spec', json_extract(text, '$._shapes_spec'),"                        \
+#define RENAME_AND_ADD                                                                             \
+    "UPDATE strings SET text = json_insert(json_remove(text, '$._shapes_spec'),"                   \
+    " '$._dynamic_shapes_spec', json_extract(text, '$._shapes_spec'),"                             \
     " '$.dynrec_test_new_key', 'True') WHERE id = " INITIAL_CONFIG ";"
 #define TORCH_2_14 "UPDATE meta SET value = '2.14.1' WHERE key = 'torch_version';"
 
@@ -391,13 +399,15 @@ Test(compare, config_keys_of_one_torch_version_are_a_note) {
     E2eProc *p = dynrec((const char *[]){"diff", "s.db", "b.db", NULL});
     cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
     cr_assert(strncmp(p->out.data, "identical: ", 11) == 0, "%s", p->out.data);
-    cr_assert_not_null(strstr(p->out.data, e2e_fmt("note: 1 Dynamo config key only in a (torch %s)",
-                                                   torch)), "%s", p->out.data);
+    cr_assert_not_null(
+        strstr(p->out.data, e2e_fmt("note: 1 Dynamo config key only in a (torch %s)", torch)), "%s",
+        p->out.data);
     cr_assert_not_null(strstr(p->out.data, "not compared: _shapes_spec\n"), "%s", p->out.data);
     cr_assert_not_null(strstr(p->out.data, "note: 2 Dynamo config keys only in b (torch 2.14.1)"),
                        "%s", p->out.data);
     cr_assert_not_null(strstr(p->out.data, "not compared: _dynamic_shapes_spec, "
-                                           "dynrec_test_new_key\n"), "%s", p->out.data);
+                                           "dynrec_test_new_key\n"),
+                       "%s", p->out.data);
     E2eProc *j = dynrec((const char *[]){"diff", "--json", "s.db", "b.db", NULL});
     cr_assert_eq(j->status, 0, "%s", j->out.data);
     cr_assert_not_null(strstr(j->out.data, "\"identical\": true"), "%s", j->out.data);
@@ -419,7 +429,8 @@ Test(compare, config_keys_of_one_torch_version_are_a_note) {
     cr_assert_null(strstr(p->out.data, "not compared"), "%s", p->out.data);
 
     /* Across versions, a key both have with another value differs. */
-    edited_copy("s.db", "v.db", TORCH_2_14 RENAME_AND_ADD
+    edited_copy("s.db", "v.db",
+                TORCH_2_14 RENAME_AND_ADD
                 "UPDATE strings SET text = json_set(text, '$.recompile_limit', '1234')"
                 " WHERE id = " INITIAL_CONFIG ";");
     p = dynrec((const char *[]){"diff", "s.db", "v.db", NULL});
@@ -452,11 +463,11 @@ Test(compare, config_keys_of_one_torch_version_are_a_note) {
  * versions (2.15's cuda_matmul_precision): across versions a key of one side
  * only is a note, a shared key with another value still diverges; on one
  * version the extra key diverges. */
-#define GS_ADD_KEY                                                                           \
-    "UPDATE strings SET text = replace(text, '\"num_threads\":', "                           \
+#define GS_ADD_KEY                                                                                 \
+    "UPDATE strings SET text = replace(text, '\"num_threads\":', "                                 \
     "'\"dynrec_test_state\":0,\"num_threads\":') WHERE text LIKE 'GLOBAL_STATE: %';"
-#define GS_THREADS                                                                           \
-    "UPDATE strings SET text = replace(text, '\"num_threads\":', '\"num_threads\":9') "      \
+#define GS_THREADS                                                                                 \
+    "UPDATE strings SET text = replace(text, '\"num_threads\":', '\"num_threads\":9') "            \
     "WHERE text LIKE 'GLOBAL_STATE: %';"
 
 Test(compare, global_state_keys_of_one_torch_version_are_a_note) {
@@ -475,7 +486,8 @@ Test(compare, global_state_keys_of_one_torch_version_are_a_note) {
                        "%s", p->out.data);
     E2eProc *j = dynrec((const char *[]){"diff", "--json", "s.db", "b.db", NULL});
     cr_assert_not_null(strstr(j->out.data, "\"global_state_keys_not_compared\": "
-                                           "[\"dynrec_test_state\"]"), "%s", j->out.data);
+                                           "[\"dynrec_test_state\"]"),
+                       "%s", j->out.data);
     edited_copy("s.db", "c.db", GS_ADD_KEY);
     p = dynrec((const char *[]){"diff", "s.db", "c.db", NULL});
     cr_assert_eq(p->status, 1 << 8, "same torch: %s%s", p->out.data, p->err.data);
@@ -490,8 +502,8 @@ Test(compare, global_state_keys_of_one_torch_version_are_a_note) {
 Test(compare, replay_and_rerun_take_ignore) {
     copy_example_to("shape_recompiles.py", "a");
     record_in("a", "shape_recompiles.py", "s.db");
-    E2eProc *p = dynrec((const char *[]){"replay", "--json", "--ignore", "guards", "-o", "rp.db",
-                                         "s.db", NULL});
+    E2eProc *p = dynrec(
+        (const char *[]){"replay", "--json", "--ignore", "guards", "-o", "rp.db", "s.db", NULL});
     cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
     cr_assert_not_null(
         strstr(p->out.data, "\"ignored\": [\"guards\", \"exit_status\", \"output\"]"), "%s",
@@ -500,8 +512,8 @@ Test(compare, replay_and_rerun_take_ignore) {
     cr_assert_not_null(
         strstr(p->out.data, "\"notes\": [\"not compared: guards, exit_status, output\"]"), "%s",
         p->out.data);
-    p = dynrec((const char *[]){"rerun", "--json", "--ignore", "output,exit", "-o", "r.db", "s.db",
-                                NULL});
+    p = dynrec(
+        (const char *[]){"rerun", "--json", "--ignore", "output,exit", "-o", "r.db", "s.db", NULL});
     cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
     cr_assert_not_null(strstr(p->out.data, "\"ignored\": [\"exit_status\", \"output\"]"), "%s",
                        p->out.data);

@@ -37,8 +37,17 @@ static DrTrace *rank_trace(int r, int world) {
 /* torchrun --standalone --nproc-per-node N --no-python dynrec run -o . train.py [diverge] */
 static E2eProc *run_job(int nproc, const char *mode) {
     e2e_copy_script("dist/train.py");
-    const char *argv[] = {torchrun(), "--standalone", e2e_fmt("--nproc-per-node=%d", nproc),
-                          "--no-python", e2e_bin, "run", "-o", ".", "dist/train.py", mode, NULL};
+    const char *argv[] = {torchrun(),
+                          "--standalone",
+                          e2e_fmt("--nproc-per-node=%d", nproc),
+                          "--no-python",
+                          e2e_bin,
+                          "run",
+                          "-o",
+                          ".",
+                          "dist/train.py",
+                          mode,
+                          NULL};
     E2eProc *p = e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(p, 0, "torchrun");
     for (int r = 0; r < nproc; r++)
@@ -92,8 +101,7 @@ Test(dist, four_ranks_one_recompiles_and_is_named) {
     E2eProc *p = ranks(NULL);
     e2e_assert_exit(p, 1, "dynrec ranks");
     const char *o = p->out.data;
-    cr_assert(strstr(o, "rank 2: same as rank 0") && strstr(o, "rank 3: same as rank 0"), "%s",
-              o);
+    cr_assert(strstr(o, "rank 2: same as rank 0") && strstr(o, "rank 3: same as rank 0"), "%s", o);
     cr_assert(strstr(o, "first rank divergence: rank 1 differs from rank 0"), "%s", o);
     cr_assert(strstr(o, "compile #1 of local"), "the compile is named: %s", o);
     E2eProc *j = ranks("--json");
@@ -106,9 +114,21 @@ Test(dist, python_m_torch_distributed_run_with_m_dynrec) {
     if (!pkg || !*pkg) cr_skip_test("DYNREC_PKG must name the build's package directory");
     torchrun();
     e2e_copy_script("dist/train.py");
-    const char *argv[] = {"/usr/bin/env", e2e_fmt("PYTHONPATH=%s", pkg), e2e_python, "-m",
-                          "torch.distributed.run", "--standalone", "--nproc-per-node=2", "-m",
-                          "dynrec", "run", "-q", "-o", ".", "dist/train.py", NULL};
+    const char *argv[] = {"/usr/bin/env",
+                          e2e_fmt("PYTHONPATH=%s", pkg),
+                          e2e_python,
+                          "-m",
+                          "torch.distributed.run",
+                          "--standalone",
+                          "--nproc-per-node=2",
+                          "-m",
+                          "dynrec",
+                          "run",
+                          "-q",
+                          "-o",
+                          ".",
+                          "dist/train.py",
+                          NULL};
     E2eProc *p = e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(p, 0, "python -m torch.distributed.run -m dynrec run");
     for (int r = 0; r < 2; r++) e2e_close(rank_trace(r, 2));

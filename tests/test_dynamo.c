@@ -61,10 +61,8 @@ static DrTrace *dyn_record(const char *name, int stderr_varies, E2eProc **dr_out
     const char *args[] = {name, NULL};
     E2eProc *py = e2e_run_python(args, NULL, E2E_TORCH_TIMEOUT_MS);
     E2eProc *dr = e2e_record("T.db", args, NULL, E2E_TORCH_TIMEOUT_MS);
-    if (stderr_varies)
-        e2e_assert_same_stdout(py, dr, name);
-    else
-        e2e_assert_same(py, dr, name);
+    if (stderr_varies) e2e_assert_same_stdout(py, dr, name);
+    else e2e_assert_same(py, dr, name);
     e2e_assert_exit(dr, 0, name);
     if (dr_out) *dr_out = dr;
     return e2e_check_trace("T.db", 0, "[]", name, NULL);
@@ -91,8 +89,7 @@ static void dyn_assert_deterministic(DrTrace *t, const char *name, const char *t
         const char *l2 = k2 + a;
         cr_assert_fail("%s: v_canonical differs between two recordings (%d vs %d keys); "
                        "first at key %d:\n  first:  %.*s\n  second: %.*s",
-                       name, n1, n2, line, (int)(b - a), k1 + a,
-                       (int)(strcspn(l2, "\n")), l2);
+                       name, n1, n2, line, (int)(b - a), k1 + a, (int)(strcspn(l2, "\n")), l2);
     }
     e2e_close(t2);
 }
@@ -140,7 +137,8 @@ Test(dynamo, shape_recompiles_fail_the_guards_of_every_older_entry) {
     cr_assert_str_eq(compiles, "0/0 compiled 0\n0/1 compiled 1\n0/2 compiled 1\n0/3 compiled 1\n",
                      "compile_id outcome recompile of scale");
     cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_compiles WHERE qualname = 'scale'"
-                            " AND attempts = 1 AND duration_ms > 0"), 4);
+                            " AND attempts = 1 AND duration_ms > 0"),
+                 4);
     cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_guard_failures WHERE compile_id = '0/0'"), 0);
     /* The size guard points at the line that uses x (torch shortens the
      * path, so only its end is compared). */
@@ -158,25 +156,31 @@ Test(dynamo, shape_recompiles_fail_the_guards_of_every_older_entry) {
                                      " AND qualname = 'scale' ORDER BY failed_compile_id",
                                      k, file);
         char want[64] = "";
-        for (int j = 0; j < k; j++) snprintf(want + strlen(want), sizeof want - strlen(want),
-                                             "0/%d\n", j);
+        for (int j = 0; j < k; j++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "0/%d\n", j);
         cr_assert_str_eq(failed, want, "entries whose guards failed before compile 0/%d", k);
         char *reasons = e2e_sql_lines(t, NULL,
                                       "SELECT reason FROM v_guard_failures WHERE compile_id ="
-                                      " '0/%d' AND reason NOT LIKE '%%size mismatch%%'", k);
-        cr_assert_str_eq(reasons, "", "reasons of 0/%d that do not name the size mismatch:\n%s",
-                         k, reasons);
+                                      " '0/%d' AND reason NOT LIKE '%%size mismatch%%'",
+                                      k);
+        cr_assert_str_eq(reasons, "", "reasons of 0/%d that do not name the size mismatch:\n%s", k,
+                         reasons);
         /* Each entry is specialized to the size it was compiled for. */
-        cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_guards WHERE compile_id = '0/%d'"
-                                " AND qualname = 'scale' AND guard LIKE 'TENSOR_MATCH:%%'"
-                                " AND guard LIKE '%%size=[%d]%%'", k, k + 2),
+        cr_assert_eq(DYN_INT(t,
+                             "SELECT count(*) FROM v_guards WHERE compile_id = '0/%d'"
+                             " AND qualname = 'scale' AND guard LIKE 'TENSOR_MATCH:%%'"
+                             " AND guard LIKE '%%size=[%d]%%'",
+                             k, k + 2),
                      1, "no TENSOR_MATCH guard with size=[%d] for 0/%d", k + 2, k);
     }
-    cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_frames WHERE filename LIKE %Q"
-                            " AND qualname = 'scale' AND callbacks = 4 AND compiles = 4"
-                            " AND cache_hits = %d", file, calls - 4),
+    cr_assert_eq(DYN_INT(t,
+                         "SELECT count(*) FROM v_frames WHERE filename LIKE %Q"
+                         " AND qualname = 'scale' AND callbacks = 4 AND compiles = 4"
+                         " AND cache_hits = %d",
+                         file, calls - 4),
                  1, "v_frames for scale:\n%s",
-                 e2e_sql_lines(t, NULL, "SELECT callbacks || ' callbacks, ' || compiles ||"
+                 e2e_sql_lines(t, NULL,
+                               "SELECT callbacks || ' callbacks, ' || compiles ||"
                                " ' compiles, ' || cache_hits || ' hits' FROM v_frames"
                                " WHERE qualname = 'scale'"));
     e2e_close(t);
@@ -197,9 +201,11 @@ Test(dynamo, dynamic_shapes_guard_on_symbolic_sizes) {
                                    " FROM v_compiles WHERE filename LIKE %Q AND qualname = 'norm'",
                                    file);
     cr_assert_str_eq(compiles, "0/0 compiled 0\n", "one compile serves every size");
-    cr_assert_gt(DYN_INT(t, "SELECT count(*) FROM v_guards WHERE compile_id = '0/0'"
-                            " AND filename LIKE %Q AND qualname = 'norm'"
-                            " AND guard LIKE '%%L[''x''].size()[0]%%'", file),
+    cr_assert_gt(DYN_INT(t,
+                         "SELECT count(*) FROM v_guards WHERE compile_id = '0/0'"
+                         " AND filename LIKE %Q AND qualname = 'norm'"
+                         " AND guard LIKE '%%L[''x''].size()[0]%%'",
+                         file),
                  0, "no guard on L['x'].size()[0]; guards:\n%s",
                  e2e_sql_lines(t, NULL, "SELECT guard FROM v_guards"));
     cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_guards WHERE guard LIKE '%%size=[3]%%'"), 0,
@@ -212,8 +218,10 @@ Test(dynamo, dynamic_shapes_guard_on_symbolic_sizes) {
                             " OR json_extract(i.value, '$.shape') GLOB '*\"s[0-9]*')"),
                  0, "no symbolic size among the graph's inputs:\n%s",
                  e2e_sql_lines(t, NULL, "SELECT inputs FROM v_graphs"));
-    cr_assert_eq(DYN_INT(t, "SELECT cache_hits FROM v_frames WHERE filename LIKE %Q"
-                            " AND qualname = 'norm'", file),
+    cr_assert_eq(DYN_INT(t,
+                         "SELECT cache_hits FROM v_frames WHERE filename LIKE %Q"
+                         " AND qualname = 'norm'",
+                         file),
                  3, "4 calls, 1 compile");
     e2e_close(t);
 }
@@ -225,10 +233,13 @@ Test(dynamo, graph_break_is_recorded_at_its_line_and_deterministically) {
     DrTrace *t = dyn_record(name, 0, NULL);
     int line = dyn_line_of(name, "# GRAPH_BREAK");
     cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_graph_breaks"), 1, "graph breaks:\n%s",
-                 e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || lineno || ' ' || type"
+                 e2e_sql_lines(t, NULL,
+                               "SELECT compile_id || ' ' || lineno || ' ' || type"
                                " FROM v_graph_breaks"));
-    char *row = e2e_sql(t, "SELECT compile_id || ' ' || qualname || ' ' || lineno"
-                           " FROM v_graph_breaks WHERE filename LIKE %Q", file);
+    char *row = e2e_sql(t,
+                        "SELECT compile_id || ' ' || qualname || ' ' || lineno"
+                        " FROM v_graph_breaks WHERE filename LIKE %Q",
+                        file);
     cr_assert_not_null(row, "no graph break in %s", name);
     cr_assert_str_eq(row, e2e_fmt("0/0 step %d", line), "compile, function and line");
     char *reason = e2e_sql(t, "SELECT reason FROM v_graph_breaks");
@@ -237,16 +248,19 @@ Test(dynamo, graph_break_is_recorded_at_its_line_and_deterministically) {
     cr_assert(stack && strstr(stack, e2e_fmt("%s:%d", name, line)), "user_stack: %s", stack);
     /* The code on both sides of the break is compiled: step and its resume
      * function, one graph each. */
-    cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_compiles WHERE outcome = 'compiled'"
-                            " AND filename LIKE %Q AND (qualname = 'step'"
-                            " OR qualname LIKE 'torch_dynamo_resume_in_step%%')", file),
+    cr_assert_eq(DYN_INT(t,
+                         "SELECT count(*) FROM v_compiles WHERE outcome = 'compiled'"
+                         " AND filename LIKE %Q AND (qualname = 'step'"
+                         " OR qualname LIKE 'torch_dynamo_resume_in_step%%')",
+                         file),
                  2);
     cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_graphs WHERE nodes > 0"), 2);
     /* The break is found in the first attempt, which is rolled back and
      * restarted; the second attempt compiles up to it. */
     cr_assert_eq(DYN_INT(t, "SELECT attempts FROM v_compiles WHERE compile_id = '0/0'"), 2);
-    char *spec = e2e_sql_lines(t, NULL, "SELECT action FROM v_speculation"
-                                        " WHERE compile_id = '0/0' ORDER BY seq");
+    char *spec = e2e_sql_lines(t, NULL,
+                               "SELECT action FROM v_speculation"
+                               " WHERE compile_id = '0/0' ORDER BY seq");
     cr_assert_str_eq(spec, "checkpoint\nrollback\nrestart\ncheckpoint\n", "speculation of 0/0");
     dyn_assert_deterministic(t, name, "T2.db");
     e2e_close(t);
@@ -258,11 +272,15 @@ Test(dynamo, hot_loop_cache_hits_are_calls_minus_compiles_deterministically) {
     DrTrace *t = dyn_record(name, 0, &dr);
     long long calls = atoll(dr->out.data); /* the script prints its number of calls first */
     cr_assert_eq(calls, dyn_constant(name, "CALLS"), "stdout:\n%s", dr->out.data);
-    long long compiles = DYN_INT(t, "SELECT count(*) FROM v_compiles WHERE filename LIKE %Q"
-                                    " AND qualname = 'axpy' AND outcome = 'compiled'", file);
+    long long compiles = DYN_INT(t,
+                                 "SELECT count(*) FROM v_compiles WHERE filename LIKE %Q"
+                                 " AND qualname = 'axpy' AND outcome = 'compiled'",
+                                 file);
     cr_assert_eq(compiles, 1, "one shape, one compile");
-    char *frame = e2e_sql(t, "SELECT compiles || ' ' || cache_hits FROM v_frames"
-                             " WHERE filename LIKE %Q AND qualname = 'axpy'", file);
+    char *frame = e2e_sql(t,
+                          "SELECT compiles || ' ' || cache_hits FROM v_frames"
+                          " WHERE filename LIKE %Q AND qualname = 'axpy'",
+                          file);
     cr_assert_not_null(frame, "no v_frames row for axpy");
     cr_assert_str_eq(frame, e2e_fmt("%lld %lld", compiles, calls - compiles),
                      "v_frames compiles, cache_hits of axpy");
@@ -289,7 +307,8 @@ Test(dynamo, failing_hook_is_recorded_and_switches_itself_off) {
     /* Its traceback names the adapter's real file and line (recorder/embed.h). */
     E2eProc *tb = e2e_run((const char *[]){e2e_bin, "sql", "T.db",
                                            "SELECT dynrec_text(blob_id) FROM v_ev"
-                                           " WHERE kind = 'recorder_error'", NULL});
+                                           " WHERE kind = 'recorder_error'",
+                                           NULL});
     e2e_assert_exit(tb, 0, "dynrec sql");
     const char *at = strstr(tb->out.data, "File \"<dynrec recorder/dynamo.py>\", line ");
     cr_assert_not_null(at, "%s", tb->out.data);
@@ -311,15 +330,18 @@ Test(dynamo, suppressed_backend_error_falls_back_to_eager) {
     DrTrace *t = dyn_record(name, 0, &dr);
     /* What eager mode computes, and nothing on stderr. */
     cr_assert_str_eq(dr->out.data, "0 [0.0, 0.0, 0.0, 3.0, 6.0]\n1 [0.0, 0.0, 3.0, 6.0, 9.0]\n"
-                                    "2 [0.0, 3.0, 6.0, 9.0, 12.0]\n");
+                                   "2 [0.0, 3.0, 6.0, 9.0, 12.0]\n");
     cr_assert_str_eq(dr->err.data, "");
-    char *err = e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || exc_type || ' ' ||"
-                                       " suppressed FROM v_errors ORDER BY seq");
+    char *err = e2e_sql_lines(t, NULL,
+                              "SELECT compile_id || ' ' || exc_type || ' ' ||"
+                              " suppressed FROM v_errors ORDER BY seq");
     cr_assert_str_eq(err, "0/0 BackendCompilerFailed 1\n", "v_errors");
     char *msg = e2e_sql(t, "SELECT message FROM v_errors");
     cr_assert(msg && strstr(msg, "broken_backend refuses every graph"), "message: %s", msg);
-    cr_assert_str_eq(dyn_str(e2e_sql(t, "SELECT outcome FROM v_compiles WHERE filename LIKE %Q"
-                                        " AND qualname = 'f'", file)),
+    cr_assert_str_eq(dyn_str(e2e_sql(t,
+                                     "SELECT outcome FROM v_compiles WHERE filename LIKE %Q"
+                                     " AND qualname = 'f'",
+                                     file)),
                      "error");
     cr_assert_str_eq(dyn_str(e2e_sql(t, "SELECT group_concat(backend) FROM v_graphs")),
                      "broken_backend");
@@ -331,13 +353,15 @@ Test(dynamo, backend_error_reaches_the_user_and_names_the_backend) {
     E2eProc *dr = NULL;
     DrTrace *t = dyn_record(name, 0, &dr);
     cr_assert_str_eq(dr->out.data, "caught BackendCompilerFailed\n");
-    char *err = e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || exc_type || ' ' ||"
-                                       " suppressed FROM v_errors ORDER BY seq");
+    char *err = e2e_sql_lines(t, NULL,
+                              "SELECT compile_id || ' ' || exc_type || ' ' ||"
+                              " suppressed FROM v_errors ORDER BY seq");
     cr_assert_str_eq(err, "0/0 BackendCompilerFailed 0\n", "v_errors");
     char *msg = e2e_sql(t, "SELECT message FROM v_errors");
     cr_assert(msg && strstr(msg, "exploding_backend cannot compile this"), "message: %s", msg);
-    char *graphs = e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || backend FROM v_graphs"
-                                          " WHERE nodes > 0");
+    char *graphs = e2e_sql_lines(t, NULL,
+                                 "SELECT compile_id || ' ' || backend FROM v_graphs"
+                                 " WHERE nodes > 0");
     cr_assert_str_eq(graphs, "0/0 exploding_backend\n", "v_graphs");
     e2e_close(t);
 }
@@ -351,18 +375,23 @@ Test(dynamo, two_threads_both_go_through_dynamo) {
     /* Each thread's first call misses the cache (its own size). */
     const char *mix = "FROM v_ev e JOIN v_code c ON c.code_id = e.code_id"
                       " WHERE c.filename LIKE %Q AND c.qualname = 'mix'";
-    cr_assert_eq(DYN_INT(t, e2e_fmt("SELECT count(DISTINCT e.thread) %s AND e.kind = 'callback'",
-                                    mix), file),
+    cr_assert_eq(DYN_INT(t,
+                         e2e_fmt("SELECT count(DISTINCT e.thread) %s AND e.kind = 'callback'", mix),
+                         file),
                  2, "callbacks of mix by thread:\n%s",
-                 e2e_sql_lines(t, NULL, e2e_fmt("SELECT e.thread || ' ' || e.kind || ' ' ||"
-                                                " count(*) %s GROUP BY e.thread, e.kind", mix),
+                 e2e_sql_lines(t, NULL,
+                               e2e_fmt("SELECT e.thread || ' ' || e.kind || ' ' ||"
+                                       " count(*) %s GROUP BY e.thread, e.kind",
+                                       mix),
                                file));
-    cr_assert_eq(DYN_INT(t, e2e_fmt("SELECT count(DISTINCT e.thread) %s AND e.kind = 'compile'",
-                                    mix), file),
-                 2, "each thread compiles its size");
-    char *frame = e2e_sql(t, "SELECT callbacks || ' ' || compiles || ' ' || cache_hits || ' ' ||"
-                             " compiled_runs FROM v_frames WHERE filename LIKE %Q"
-                             " AND qualname = 'mix'", file);
+    cr_assert_eq(
+        DYN_INT(t, e2e_fmt("SELECT count(DISTINCT e.thread) %s AND e.kind = 'compile'", mix), file),
+        2, "each thread compiles its size");
+    char *frame = e2e_sql(t,
+                          "SELECT callbacks || ' ' || compiles || ' ' || cache_hits || ' ' ||"
+                          " compiled_runs FROM v_frames WHERE filename LIKE %Q"
+                          " AND qualname = 'mix'",
+                          file);
     cr_assert_not_null(frame, "no v_frames row for mix");
     cr_assert_str_eq(frame, e2e_fmt("2 2 %lld %lld", calls - 2, calls),
                      "v_frames callbacks, compiles, cache_hits, compiled_runs of mix");
@@ -375,11 +404,13 @@ Test(dynamo, two_threads_both_go_through_dynamo) {
 Test(dynamo, inductor_model_graph_goes_to_inductor) {
     const char *name = "inductor_model.py", *file = dyn_file(name);
     DrTrace *t = dyn_record(name, 1, NULL);
-    char *compiles = e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || qualname || ' ' ||"
-                                            " outcome FROM v_compiles WHERE filename LIKE %Q",
+    char *compiles = e2e_sql_lines(t, NULL,
+                                   "SELECT compile_id || ' ' || qualname || ' ' ||"
+                                   " outcome FROM v_compiles WHERE filename LIKE %Q",
                                    file);
-    cr_assert_str_eq(compiles, e2e_python_minor() == 10 ? "0/0 forward compiled\n"
-                                                        : "0/0 Mlp.forward compiled\n",
+    cr_assert_str_eq(compiles,
+                     e2e_python_minor() == 10 ? "0/0 forward compiled\n"
+                                              : "0/0 Mlp.forward compiled\n",
                      "v_compiles");
     /* The view names the backend as torch.compile(backend="inductor") does. */
     char *graphs = e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || backend FROM v_graphs");
@@ -387,9 +418,10 @@ Test(dynamo, inductor_model_graph_goes_to_inductor) {
                             " AND backend = 'inductor' AND nodes > 0"),
                  1, "v_graphs:\n%s", graphs);
     cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_errors"), 0);
-    cr_assert_eq(DYN_INT(t, "SELECT cache_hits FROM v_frames WHERE filename LIKE %Q"
-                            " AND qualname = %Q", file,
-                         e2e_python_minor() == 10 ? "forward" : "Mlp.forward"),
+    cr_assert_eq(DYN_INT(t,
+                         "SELECT cache_hits FROM v_frames WHERE filename LIKE %Q"
+                         " AND qualname = %Q",
+                         file, e2e_python_minor() == 10 ? "forward" : "Mlp.forward"),
                  2, "3 calls, 1 compile");
     e2e_close(t);
 }
@@ -402,10 +434,10 @@ Test(dynamo, cond_branches_roll_back_and_drop_side_effects) {
     DrTrace *t = dyn_record(name, 0, NULL);
     const char *actions[] = {"checkpoint", "rollback", "merge"};
     for (size_t i = 0; i < sizeof actions / sizeof *actions; i++)
-        cr_assert_gt(DYN_INT(t, "SELECT count(*) FROM v_speculation WHERE action = %Q",
-                             actions[i]),
+        cr_assert_gt(DYN_INT(t, "SELECT count(*) FROM v_speculation WHERE action = %Q", actions[i]),
                      0, "no '%s' in v_speculation:\n%s", actions[i],
-                     e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || action || ' ' ||"
+                     e2e_sql_lines(t, NULL,
+                                   "SELECT compile_id || ' ' || action || ' ' ||"
                                    " detail FROM v_speculation ORDER BY seq"));
     /* A branch rolls back what its checkpoint saved: a checkpoint comes
      * first in the same compile. */
@@ -414,8 +446,9 @@ Test(dynamo, cond_branches_roll_back_and_drop_side_effects) {
                             " c.action = 'checkpoint' AND c.compile_id = r.compile_id"
                             " AND c.seq < r.seq)"),
                  0);
-    char *effects = e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || status || ' ' ||"
-                                           " description FROM v_side_effects ORDER BY seq");
+    char *effects = e2e_sql_lines(t, NULL,
+                                  "SELECT compile_id || ' ' || status || ' ' ||"
+                                  " description FROM v_side_effects ORDER BY seq");
     cr_assert_gt(DYN_INT(t, "SELECT count(*) FROM v_side_effects WHERE status = 'dropped'"), 0,
                  "nothing dropped:\n%s", effects);
     cr_assert_eq(DYN_INT(t, "SELECT count(*) FROM v_side_effects WHERE status = 'applied'"), 0,
@@ -429,8 +462,9 @@ Test(dynamo, closure_cell_store_is_applied) {
     E2eProc *dr = NULL;
     DrTrace *t = dyn_record(name, 0, &dr);
     cr_assert_not_null(strstr(dr->out.data, "hits = 3\n"), "stdout:\n%s", dr->out.data);
-    char *effects = e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || status || ' ' ||"
-                                           " description FROM v_side_effects ORDER BY seq");
+    char *effects = e2e_sql_lines(t, NULL,
+                                  "SELECT compile_id || ' ' || status || ' ' ||"
+                                  " description FROM v_side_effects ORDER BY seq");
     cr_assert_gt(DYN_INT(t, "SELECT count(*) FROM v_side_effects WHERE status = 'applied'"
                             " AND description LIKE '%%hits%%'"),
                  0, "no applied store to the cell hits:\n%s", effects);

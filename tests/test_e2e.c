@@ -32,8 +32,7 @@ Test(e2e, argv_name_path_and_file_match_python) {
     e2e_copy_script("argv_info.py");
     /* Options of dynrec's own after the script belong to the script; a
      * non-ASCII argument ("héllo" in UTF-8) is decoded as python does. */
-    const char *args[] = {"argv_info.py", "-q", "--all-frames", "a b", "-o", "h\xc3\xa9llo",
-                          NULL};
+    const char *args[] = {"argv_info.py", "-q", "--all-frames", "a b", "-o", "h\xc3\xa9llo", NULL};
     E2eProc *dr = e2e_same_as_python(args, NULL, E2E_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "argv_info.py");
     char *want = e2e_fmt("argv ['argv_info.py', '-q', '--all-frames', 'a b', '-o', "
@@ -47,8 +46,8 @@ Test(e2e, argv_name_path_and_file_match_python) {
 
 Test(e2e, sys_exit_zero_matches_python) {
     e2e_copy_script("exit_with.py");
-    E2eProc *dr = e2e_same_as_python((const char *[]){"exit_with.py", "0", NULL}, NULL,
-                                     E2E_TIMEOUT_MS);
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"exit_with.py", "0", NULL}, NULL, E2E_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "sys.exit(0)");
     cr_assert_str_eq(dr->out.data, "exiting with 0\n");
     e2e_close(e2e_check_trace("T.db", 0, "[\"0\"]", "exit_with.py", NULL));
@@ -56,8 +55,8 @@ Test(e2e, sys_exit_zero_matches_python) {
 
 Test(e2e, sys_exit_seven_matches_python) {
     e2e_copy_script("exit_with.py");
-    E2eProc *dr = e2e_same_as_python((const char *[]){"exit_with.py", "7", NULL}, NULL,
-                                     E2E_TIMEOUT_MS);
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"exit_with.py", "7", NULL}, NULL, E2E_TIMEOUT_MS);
     e2e_assert_exit(dr, 7, "sys.exit(7)");
     e2e_close(e2e_check_trace("T.db", 7, "[\"7\"]", "exit_with.py", NULL));
 }
@@ -66,16 +65,16 @@ Test(e2e, sys_exit_seven_matches_python) {
  * the trace must record the status the run really ended with. */
 Test(e2e, sys_exit_256_records_the_status_the_parent_sees) {
     e2e_copy_script("exit_with.py");
-    E2eProc *dr = e2e_same_as_python((const char *[]){"exit_with.py", "256", NULL}, NULL,
-                                     E2E_TIMEOUT_MS);
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"exit_with.py", "256", NULL}, NULL, E2E_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "sys.exit(256)");
     e2e_close(e2e_check_trace("T.db", 0, "[\"256\"]", "exit_with.py", NULL));
 }
 
 Test(e2e, sys_exit_message_matches_python) {
     e2e_copy_script("exit_with.py");
-    E2eProc *dr = e2e_same_as_python(
-        (const char *[]){"exit_with.py", "giving up: no input", NULL}, NULL, E2E_TIMEOUT_MS);
+    E2eProc *dr = e2e_same_as_python((const char *[]){"exit_with.py", "giving up: no input", NULL},
+                                     NULL, E2E_TIMEOUT_MS);
     e2e_assert_exit(dr, 1, "sys.exit(message)");
     cr_assert_str_eq(dr->err.data, "giving up: no input\n");
     e2e_close(e2e_check_trace("T.db", 1, "[\"giving up: no input\"]", "exit_with.py", NULL));
@@ -94,8 +93,7 @@ Test(e2e, uncaught_exception_traceback_matches_python) {
 Test(e2e, stdin_lines_match_python) {
     e2e_copy_script("stdin_lines.py");
     const char *in = "first line\nsecond\n\nlast without newline";
-    E2eProc *dr = e2e_same_as_python((const char *[]){"stdin_lines.py", NULL}, in,
-                                     E2E_TIMEOUT_MS);
+    E2eProc *dr = e2e_same_as_python((const char *[]){"stdin_lines.py", NULL}, in, E2E_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "stdin_lines.py");
     cr_assert_str_eq(dr->out.data, "1: FIRST LINE\n2: SECOND\n3: \n4: LAST WITHOUT NEWLINE\n");
     cr_assert_str_eq(dr->err.data, "lines: 4\n");
@@ -105,8 +103,8 @@ Test(e2e, stdin_lines_match_python) {
 Test(e2e, module_in_package_matches_python) {
     e2e_copy_script("pkg/__init__.py");
     e2e_copy_script("pkg/mod.py");
-    E2eProc *dr = e2e_same_as_python((const char *[]){"-m", "pkg.mod", "a", "b", NULL}, NULL,
-                                     E2E_TIMEOUT_MS);
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"-m", "pkg.mod", "a", "b", NULL}, NULL, E2E_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "-m pkg.mod");
     char *want = e2e_fmt("argv ['%s/pkg/mod.py', 'a', 'b']\nname __main__\nspec pkg.mod\n"
                          "path0 %s\n",
@@ -162,16 +160,16 @@ Test(e2e, forked_child_leaves_the_parent_recording_alone) {
 
 Test(e2e, torch_compile_eager_matches_python_and_is_counted) {
     e2e_copy_script("torch_compile.py");
-    E2eProc *dr = e2e_same_as_python((const char *[]){"torch_compile.py", NULL}, NULL,
-                                     E2E_TORCH_TIMEOUT_MS);
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"torch_compile.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "torch_compile.py");
     DrTrace *t = e2e_check_trace("T.db", 0, "[]", "torch_compile.py", NULL);
     /* The torch the script printed is the one the trace names (2.13.0 in
      * the project's venv; others under tools/compat.sh). */
     char *tv = e2e_meta(t, "torch_version");
     cr_assert(tv && strncmp(tv, "2.1", 3) == 0, "torch_version %s", tv);
-    cr_assert(strncmp(dr->out.data, e2e_fmt("torch %s\n", tv), strlen(tv) + 7) == 0,
-              "stdout:\n%s", dr->out.data);
+    cr_assert(strncmp(dr->out.data, e2e_fmt("torch %s\n", tv), strlen(tv) + 7) == 0, "stdout:\n%s",
+              dr->out.data);
     char *hook = e2e_meta(t, "hook.set_eval_frame");
     cr_assert(hook && strcmp(hook, "active") == 0, "hook.set_eval_frame %s", hook);
     char *installs = e2e_meta(t, "hook.installs");
@@ -187,8 +185,8 @@ Test(e2e, torch_compile_eager_matches_python_and_is_counted) {
 
 Test(e2e, no_frames_counted_without_dynamo) {
     e2e_copy_script("count_calls.py");
-    E2eProc *dr = e2e_run((const char *[]){e2e_bin, "run", "-q", "-o", "T.db", "count_calls.py",
-                                           NULL});
+    E2eProc *dr =
+        e2e_run((const char *[]){e2e_bin, "run", "-q", "-o", "T.db", "count_calls.py", NULL});
     e2e_assert_exit(dr, 0, "count_calls.py");
     cr_assert_str_eq(dr->out.data, "100000\n");
     DrTrace *t = e2e_check_trace("T.db", 0, "[]", "count_calls.py", NULL);
@@ -217,9 +215,9 @@ Test(e2e, all_frames_counts_every_call) {
 
 Test(e2e, sigkill_leaves_an_incomplete_but_readable_trace) {
     e2e_copy_script("spin.py");
-    E2eProc *dr = e2e_spawn((const char *[]){e2e_bin, "run", "-q", "--all-frames", "-o", "T.db",
-                                             "spin.py", NULL},
-                            NULL);
+    E2eProc *dr = e2e_spawn(
+        (const char *[]){e2e_bin, "run", "-q", "--all-frames", "-o", "T.db", "spin.py", NULL},
+        NULL);
     char *trace = e2e_path("T.db");
     long long seen = 0;
     DrError err = {0};
@@ -291,8 +289,8 @@ static E2eProc *e2e_signal_after_ready(const char *const *argv, int sig) {
 
 Test(e2e, sigterm_kills_like_python_and_completes_the_trace) {
     e2e_copy_script("ready_sleep.py");
-    E2eProc *py = e2e_signal_after_ready((const char *[]){e2e_python, "ready_sleep.py", NULL},
-                                         SIGTERM);
+    E2eProc *py =
+        e2e_signal_after_ready((const char *[]){e2e_python, "ready_sleep.py", NULL}, SIGTERM);
     E2eProc *dr = e2e_signal_after_ready(
         (const char *[]){e2e_bin, "run", "-q", "-o", "T.db", "ready_sleep.py", NULL}, SIGTERM);
     cr_assert(WIFSIGNALED(py->status) && WTERMSIG(py->status) == SIGTERM, "python: %s",
@@ -309,8 +307,8 @@ Test(e2e, sigterm_kills_like_python_and_completes_the_trace) {
 
 Test(e2e, sigint_raises_keyboardinterrupt_like_python) {
     e2e_copy_script("ready_sleep.py");
-    E2eProc *py = e2e_signal_after_ready((const char *[]){e2e_python, "ready_sleep.py", NULL},
-                                         SIGINT);
+    E2eProc *py =
+        e2e_signal_after_ready((const char *[]){e2e_python, "ready_sleep.py", NULL}, SIGINT);
     E2eProc *dr = e2e_signal_after_ready(
         (const char *[]){e2e_bin, "run", "-q", "-o", "T.db", "ready_sleep.py", NULL}, SIGINT);
     /* What python does: a KeyboardInterrupt traceback, then death by SIGINT. */
@@ -375,14 +373,14 @@ Test(e2e, output_option_replaces_an_existing_file) {
     e2e_copy_script("argv_info.py");
     const char junk[] = "not a trace, to be replaced\n";
     e2e_write_file(e2e_path("existing.db"), junk, sizeof junk - 1);
-    E2eProc *p = e2e_run((const char *[]){e2e_bin, "run", "-o", "existing.db", "argv_info.py",
-                                          "new", NULL});
+    E2eProc *p =
+        e2e_run((const char *[]){e2e_bin, "run", "-o", "existing.db", "argv_info.py", "new", NULL});
     e2e_assert_exit(p, 0, "run -o existing.db");
     cr_assert_str_eq(p->err.data, "dynrec: trace written to existing.db\n");
     e2e_close(e2e_check_trace("existing.db", 0, "[\"new\"]", "argv_info.py", NULL));
     /* And an earlier trace there is replaced, not appended to. */
-    p = e2e_run((const char *[]){e2e_bin, "run", "-q", "-o", "existing.db", "argv_info.py",
-                                 "newer", NULL});
+    p = e2e_run(
+        (const char *[]){e2e_bin, "run", "-q", "-o", "existing.db", "argv_info.py", "newer", NULL});
     e2e_assert_exit(p, 0, "second run -o existing.db");
     e2e_close(e2e_check_trace("existing.db", 0, "[\"newer\"]", "argv_info.py", NULL));
     int n = 0;
@@ -402,21 +400,20 @@ Test(e2e, show_summarises_a_good_trace) {
     cr_assert_not_null(strstr(s->out.data, "complete"), "show:\n%s", s->out.data);
     cr_assert_null(strcasestr(s->out.data, "incomplete"), "show:\n%s", s->out.data);
     cr_assert_not_null(strstr(s->out.data, "count_calls.py"), "show:\n%s", s->out.data);
-    cr_assert_not_null(strstr(s->out.data, "tick"), "top code objects lack tick:\n%s",
-                       s->out.data);
+    cr_assert_not_null(strstr(s->out.data, "tick"), "top code objects lack tick:\n%s", s->out.data);
     cr_assert_str_eq(s->err.data, "");
 
     E2eProc *j = e2e_run((const char *[]){e2e_bin, "show", "--json", "T.db", NULL});
     e2e_assert_exit(j, 0, "dynrec show --json");
     cr_assert_not_null(strstr(j->out.data, "\"complete\": true"), "json:\n%s", j->out.data);
-    E2eProc *parse = e2e_run_in(
-        (const char *[]){e2e_python, "-c",
-                         "import json,sys; d = json.load(sys.stdin); "
-                         "assert d['complete'] is True, d; "
-                         "assert any(c['qualname'] == 'tick' and c['calls'] == 100000 "
-                         "for c in d['top_code']), d['top_code']",
-                         NULL},
-        j->out.data, E2E_TIMEOUT_MS);
+    E2eProc *parse =
+        e2e_run_in((const char *[]){e2e_python, "-c",
+                                    "import json,sys; d = json.load(sys.stdin); "
+                                    "assert d['complete'] is True, d; "
+                                    "assert any(c['qualname'] == 'tick' and c['calls'] == 100000 "
+                                    "for c in d['top_code']), d['top_code']",
+                                    NULL},
+                   j->out.data, E2E_TIMEOUT_MS);
     e2e_assert_exit(parse, 0, "show --json output through json.load");
 }
 
@@ -428,8 +425,8 @@ static void e2e_assert_bad_trace(const char *name, const char *what) {
     size_t len = strlen(s->err.data);
     cr_assert(len > 1 && s->err.data[len - 1] == '\n' && !memchr(s->err.data, '\n', len - 1),
               "%s: wanted one stderr line, got:\n%s", what, s->err.data);
-    cr_assert_not_null(strstr(s->err.data, name), "%s: message does not name %s:\n%s", what,
-                       name, s->err.data);
+    cr_assert_not_null(strstr(s->err.data, name), "%s: message does not name %s:\n%s", what, name,
+                       s->err.data);
 }
 
 Test(e2e, show_refuses_bad_files_with_65) {
@@ -441,9 +438,9 @@ Test(e2e, show_refuses_bad_files_with_65) {
 
     sqlite3 *db = NULL;
     cr_assert_eq(sqlite3_open(e2e_path("plain.db"), &db), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);", NULL,
-                              NULL, NULL),
-                 SQLITE_OK);
+    cr_assert_eq(
+        sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);", NULL, NULL, NULL),
+        SQLITE_OK);
     cr_assert_eq(sqlite3_close(db), SQLITE_OK);
     e2e_assert_bad_trace("plain.db", "a plain sqlite database");
 
@@ -453,8 +450,8 @@ Test(e2e, show_refuses_bad_files_with_65) {
     e2e_assert_bad_trace("dir.db", "a directory");
 
     e2e_copy_script("argv_info.py");
-    E2eProc *r = e2e_run((const char *[]){e2e_bin, "run", "-q", "-o", "half.db", "argv_info.py",
-                                          NULL});
+    E2eProc *r =
+        e2e_run((const char *[]){e2e_bin, "run", "-q", "-o", "half.db", "argv_info.py", NULL});
     e2e_assert_exit(r, 0, "argv_info.py");
     size_t len = 0;
     char *good = e2e_slurp(e2e_path("half.db"), &len);
@@ -500,13 +497,13 @@ Test(e2e, version_names_every_component) {
 Test(e2e, usage_errors_exit_2_on_stderr) {
     e2e_copy_script("argv_info.py");
     const char *const cases[][4] = {
-        {"frobnicate"},                         /* unknown command */
-        {"--frobnicate"},                       /* unknown top-level option */
+        {"frobnicate"},                          /* unknown command */
+        {"--frobnicate"},                        /* unknown top-level option */
         {"run", "--frobnicate", "argv_info.py"}, /* unknown run option */
-        {"run", "-o"},                          /* -o without a path */
-        {"run"},                                /* no script */
-        {"show", "--frobnicate", "T.db"},       /* unknown show option */
-        {"show"},                               /* no trace */
+        {"run", "-o"},                           /* -o without a path */
+        {"run"},                                 /* no script */
+        {"show", "--frobnicate", "T.db"},        /* unknown show option */
+        {"show"},                                /* no trace */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *argv[6] = {e2e_bin, cases[i][0], cases[i][1], cases[i][2], NULL, NULL};
@@ -526,8 +523,8 @@ Test(e2e, usage_errors_exit_2_on_stderr) {
 }
 
 Test(e2e, missing_script_exits_2_naming_it) {
-    E2eProc *p = e2e_run((const char *[]){e2e_bin, "run", "-o", "T.db", "no_such_script.py",
-                                          "arg", NULL});
+    E2eProc *p =
+        e2e_run((const char *[]){e2e_bin, "run", "-o", "T.db", "no_such_script.py", "arg", NULL});
     e2e_assert_exit(p, 2, "run no_such_script.py");
     cr_assert_not_null(strstr(p->err.data, "no_such_script.py"), "stderr:\n%s", p->err.data);
     cr_assert_str_eq(p->out.data, "");
@@ -540,8 +537,7 @@ Test(e2e, missing_script_exits_2_naming_it) {
 static void assert_stopped_readable(const char *trace) {
     E2eProc *s = e2e_run((const char *[]){e2e_bin, "show", trace, NULL});
     e2e_assert_exit(s, 0, e2e_fmt("dynrec show %s", trace));
-    cr_assert_not_null(strstr(s->out.data, "INCOMPLETE: recording stopped at "), "%s",
-                       s->out.data);
+    cr_assert_not_null(strstr(s->out.data, "INCOMPLETE: recording stopped at "), "%s", s->out.data);
     cr_assert_not_null(strstr(s->out.data, "the disk was full"), "%s", s->out.data);
     DrTrace *t = e2e_open(e2e_path(trace));
     cr_assert_eq(dr_trace_is_complete(t), 0);
@@ -553,8 +549,8 @@ static void assert_stopped_readable(const char *trace) {
  * committed before stays readable, meta says why recording stopped. */
 Test(e2e, write_failure_keeps_what_was_committed) {
     e2e_copy_example("shape_recompiles.py");
-    E2eProc *py = e2e_run_python((const char *[]){"shape_recompiles.py", NULL}, NULL,
-                                 E2E_TORCH_TIMEOUT_MS);
+    E2eProc *py =
+        e2e_run_python((const char *[]){"shape_recompiles.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     setenv("DYNREC_FAULT_WRITE", "4", 1);
     E2eProc *dr = e2e_record("T.db", (const char *[]){"shape_recompiles.py", NULL}, NULL,
                              E2E_TORCH_TIMEOUT_MS);
@@ -582,21 +578,22 @@ Test(e2e, full_disk_keeps_a_readable_trace) {
     e2e_copy_example("shape_recompiles.py");
     char *mnt = e2e_path("small");
     cr_assert_eq(mkdir(mnt, 0755), 0);
-    E2eProc *m = e2e_run_in((const char *[]){"/bin/mount", "-t", "tmpfs", "-o", "size=320k",
-                                             "tmpfs", mnt, NULL}, NULL, 10000);
+    E2eProc *m = e2e_run_in(
+        (const char *[]){"/bin/mount", "-t", "tmpfs", "-o", "size=320k", "tmpfs", mnt, NULL}, NULL,
+        10000);
     if (m->status != 0) {
         printf("e2e.full_disk_keeps_a_readable_trace: skipped: cannot mount a tmpfs here (%s)\n",
                m->err.data);
         return;
     }
-    E2eProc *py = e2e_run_python((const char *[]){"shape_recompiles.py", NULL}, NULL,
-                                 E2E_TORCH_TIMEOUT_MS);
-    E2eProc *dr = e2e_run_in((const char *[]){e2e_bin, "run", "-q", "-o", "small/t.db",
-                                              "shape_recompiles.py", NULL}, NULL,
-                             E2E_TORCH_TIMEOUT_MS);
+    E2eProc *py =
+        e2e_run_python((const char *[]){"shape_recompiles.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
+    E2eProc *dr = e2e_run_in(
+        (const char *[]){e2e_bin, "run", "-q", "-o", "small/t.db", "shape_recompiles.py", NULL},
+        NULL, E2E_TORCH_TIMEOUT_MS);
     /* The files as they are, then the mount goes before any assertion. */
-    E2eProc *cp = e2e_run_in((const char *[]){"/bin/sh", "-c", "cp small/t.db* . ; umount small",
-                                              NULL}, NULL, 10000);
+    E2eProc *cp = e2e_run_in(
+        (const char *[]){"/bin/sh", "-c", "cp small/t.db* . ; umount small", NULL}, NULL, 10000);
     e2e_assert_exit(cp, 0, "copying the trace off the tmpfs and unmounting it");
     e2e_assert_exit(dr, 0, "dynrec run on a full disk");
     cr_assert_str_eq(dr->out.data, py->out.data, "the program's output changed");
@@ -623,8 +620,9 @@ Test(e2e, disk_full_at_close_leaves_a_complete_trace_and_says_where) {
     const char *leaves[] = {"131072", "196608", "262144", "393216"};
     int kept = 0;
     for (size_t i = 0; i < 4 && !kept; i++) {
-        E2eProc *m = e2e_run_in((const char *[]){"/bin/mount", "-t", "tmpfs", "-o", "size=8m",
-                                                 "tmpfs", mnt, NULL}, NULL, 10000);
+        E2eProc *m = e2e_run_in(
+            (const char *[]){"/bin/mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt, NULL},
+            NULL, 10000);
         if (m->status != 0) {
             printf("e2e.disk_full_at_close: skipped: cannot mount a tmpfs here (%s)\n",
                    m->err.data);
@@ -633,12 +631,14 @@ Test(e2e, disk_full_at_close_leaves_a_complete_trace_and_says_where) {
         setenv("FILL_LEAVE", leaves[i], 1);
         setenv("FILL_DIR", mnt, 1);
         E2eProc *dr = e2e_run_in((const char *[]){e2e_bin, "run", "-q", "-o", "small/t.db",
-                                                  "fill_disk_at_exit.py", NULL}, NULL,
-                                 E2E_TORCH_TIMEOUT_MS);
+                                                  "fill_disk_at_exit.py", NULL},
+                                 NULL, E2E_TORCH_TIMEOUT_MS);
         E2eProc *cp = e2e_run_in(
             (const char *[]){"/bin/sh", "-c",
                              "rm -f t.db t.db-wal t.db-shm; rm small/ballast; cp small/t.db* . ; "
-                             "umount small", NULL}, NULL, 10000);
+                             "umount small",
+                             NULL},
+            NULL, 10000);
         unsetenv("FILL_LEAVE");
         unsetenv("FILL_DIR");
         e2e_assert_exit(cp, 0, "copying the trace off the tmpfs and unmounting it");
@@ -656,8 +656,7 @@ Test(e2e, disk_full_at_close_leaves_a_complete_trace_and_says_where) {
             cr_assert_eq(access(e2e_path("t.db-wal"), F_OK), 0, "no t.db-wal beside t.db");
             cr_assert_not_null(strstr(s->out.data, "recording    complete (its last pages are "
                                                    "in t.db-wal: keep both files together)"),
-                               "show disagrees with stderr (%s):\n%s", dr->err.data,
-                               s->out.data);
+                               "show disagrees with stderr (%s):\n%s", dr->err.data, s->out.data);
             DrTrace *t = e2e_open(e2e_path("t.db"));
             cr_assert_eq(dr_trace_is_complete(t), 1);
             cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles"), 38);
@@ -665,12 +664,10 @@ Test(e2e, disk_full_at_close_leaves_a_complete_trace_and_says_where) {
             e2e_close(t);
         } else if (said_incomplete) {
             cr_assert_not_null(strstr(s->out.data, "recording    INCOMPLETE"),
-                               "show disagrees with stderr (%s):\n%s", dr->err.data,
-                               s->out.data);
+                               "show disagrees with stderr (%s):\n%s", dr->err.data, s->out.data);
         } else {
             cr_assert_str_eq(dr->err.data, "", "stderr: %s", dr->err.data);
-            cr_assert_not_null(strstr(s->out.data, "recording    complete\n"), "%s",
-                               s->out.data);
+            cr_assert_not_null(strstr(s->out.data, "recording    complete\n"), "%s", s->out.data);
         }
     }
     cr_assert(kept, "no amount of free space left the last pages in the WAL");
@@ -682,23 +679,24 @@ Test(e2e, disk_full_at_close_leaves_a_complete_trace_and_says_where) {
  * called it. */
 Test(e2e, torch_wrappers_are_named_by_what_the_user_compiled) {
     e2e_copy_script("compile_module.py");
-    E2eProc *r = e2e_record("T.db", (const char *[]){"compile_module.py", NULL}, NULL,
-                            E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r =
+        e2e_record("T.db", (const char *[]){"compile_module.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(r, 0, "compile_module.py");
     DrTrace *t = e2e_open(e2e_path("T.db"));
     int n = 0;
-    char *rows = e2e_sql_lines(t, &n, "SELECT compile_id || ' ' || qualname || ' | ' || "
-                                      "display_name || ' | ' || user_location FROM v_compiles "
-                                      "ORDER BY seq");
+    char *rows = e2e_sql_lines(t, &n,
+                               "SELECT compile_id || ' ' || qualname || ' | ' || "
+                               "display_name || ' | ' || user_location FROM v_compiles "
+                               "ORDER BY seq");
     cr_assert_eq(n, 4, "%s", rows);
     const char *want[] = {"Sequential via cm(torch.randn(n, 4)) | ",
                           "Linear via cl(torch.randn(2, 4)) | ", "torch.sin via print("};
     for (size_t i = 0; i < 3; i++)
         cr_assert_not_null(strstr(rows, want[i]), "no '%s' in\n%s", want[i], rows);
     /* Python 3.10's code objects have no qualname: Dynamo's and ours say inner. */
-    cr_assert_not_null(strstr(rows, e2e_python_minor() == 10 ? "0/0 inner | "
-                                                              : "wrap_inline.<locals>.inner"),
-                       "%s", rows);
+    cr_assert_not_null(
+        strstr(rows, e2e_python_minor() == 10 ? "0/0 inner | " : "wrap_inline.<locals>.inner"),
+        "%s", rows);
     cr_assert_not_null(strstr(rows, "compile_module.py:10\n"), "the call site: %s", rows);
     char *gf = e2e_sql(t, "SELECT display_name || ' ' || user_location FROM v_guard_failures"
                           " WHERE compile_id = '0/1'");
@@ -739,8 +737,8 @@ Test(e2e, show_lists_own_code_and_names_compiled_code) {
     E2eProc *j = e2e_run((const char *[]){e2e_bin, "show", "--json", "T.db", NULL});
     cr_assert_not_null(strstr(j->out.data, "\"compiled\": \"0/3\""), "%s", j->out.data);
     /* Sections keyed by plain column names, never by SQL. */
-    cr_assert(strstr(j->out.data, "\"graphs\": \"graphs=1\", \"attempts\": \"attempts=1\""),
-              "%s", j->out.data);
+    cr_assert(strstr(j->out.data, "\"graphs\": \"graphs=1\", \"attempts\": \"attempts=1\""), "%s",
+              j->out.data);
     cr_assert_null(strstr(j->out.data, "||"), "a key is SQL: %s", j->out.data);
 }
 
@@ -752,10 +750,10 @@ Test(e2e, show_lists_own_code_and_names_compiled_code) {
  * the calls the script counted. */
 Test(e2e, eight_threads_hits_and_recompiles_add_up) {
     e2e_copy_script("thread_storm.py");
-    E2eProc *py = e2e_run_python((const char *[]){"thread_storm.py", NULL}, NULL,
-                                 E2E_TORCH_TIMEOUT_MS);
-    E2eProc *dr = e2e_record("T.db", (const char *[]){"thread_storm.py", NULL}, NULL,
-                             E2E_TORCH_TIMEOUT_MS);
+    E2eProc *py =
+        e2e_run_python((const char *[]){"thread_storm.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
+    E2eProc *dr =
+        e2e_record("T.db", (const char *[]){"thread_storm.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(py, 0, "python thread_storm.py");
     e2e_assert_exit(dr, 0, "dynrec run thread_storm.py");
     cr_assert_str_eq(dr->out.data, py->out.data);
@@ -771,7 +769,8 @@ Test(e2e, eight_threads_hits_and_recompiles_add_up) {
     cr_assert_eq(e2e_sql_int(t, "SELECT compiled_runs FROM v_frames WHERE qualname = 'shifting'"),
                  1200);
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_frames WHERE compiles > 0 AND "
-                                "cache_hits + compiles != compiled_runs"), 0);
+                                "cache_hits + compiles != compiled_runs"),
+                 0);
     cr_assert_geq(e2e_sql_int(t, "SELECT compiles FROM v_frames WHERE qualname = 'shifting'"), 5);
     cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_guard_failures"), 0);
     cr_assert_eq(e2e_sql_int(t, "SELECT count(DISTINCT thread) FROM v_ev WHERE kind = 'callback'"),
@@ -793,10 +792,9 @@ Test(e2e, fuzz_regressions_read_cleanly) {
                                        {e2e_bin, "diff", f, f, NULL}};
         for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
             E2eProc *p = e2e_run(cmds[i]);
-            cr_assert(WIFEXITED(p->status) && (WEXITSTATUS(p->status) == 0 ||
-                                               WEXITSTATUS(p->status) == 65),
-                      "%s %s: %s\n%s", cmds[i][1], name, e2e_status_text(p->status),
-                      p->err.data);
+            cr_assert(WIFEXITED(p->status) &&
+                          (WEXITSTATUS(p->status) == 0 || WEXITSTATUS(p->status) == 65),
+                      "%s %s: %s\n%s", cmds[i][1], name, e2e_status_text(p->status), p->err.data);
         }
     }
     cr_assert_gt(n, 0);

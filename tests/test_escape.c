@@ -29,8 +29,9 @@ static char *json_decode(const char *q, int *valid) {
     sqlite3 *db = NULL;
     cr_assert_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT json_valid('[' || ?1 || ']'),"
-                                        " json_extract('[' || ?1 || ']', '$[0]')",
+    cr_assert_eq(sqlite3_prepare_v2(db,
+                                    "SELECT json_valid('[' || ?1 || ']'),"
+                                    " json_extract('[' || ?1 || ']', '$[0]')",
                                     -1, &st, NULL),
                  SQLITE_OK, "%s", sqlite3_errmsg(db));
     sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
@@ -83,7 +84,9 @@ Test(escape, json_string_table) {
         {"sur\xed\xa0\x80", "\"sur\\ufffd\\ufffd\\ufffd\"", 0},
         {"cut\xe2\x82", "\"cut\\ufffd\\ufffd\"", 0},
         {"cut4\xf0\x9f\x98", "\"cut4\\ufffd\\ufffd\\ufffd\"", 0},
-        {"\xe2\x82" "a", "\"\\ufffd\\ufffda\"", 0},
+        {"\xe2\x82"
+         "a",
+         "\"\\ufffd\\ufffda\"", 0},
         /* nesting: JSON text inside a JSON string, and quoted twice */
         {"{\"a\": [\"b\\\"c\", null]}", "\"{\\\"a\\\": [\\\"b\\\\\\\"c\\\", null]}\"", 1},
         {"\"\\u0041\"", "\"\\\"\\\\u0041\\\"\"", 1},
@@ -178,17 +181,33 @@ static char *hostile_report(void) {
     int64_t code = dr_trace_add_code(t, "/w/m&n.py", "F<script>&\"'", 7, &err);
     cr_assert_gt(code, 0, "%s", err.msg);
     add(t, (DrEvent){.kind = "callback", .code_id = code, .thread = 1});
-    add(t, (DrEvent){.kind = "compile", .code_id = code, .compile_id = "0/0", .thread = 1,
+    add(t, (DrEvent){.kind = "compile",
+                     .code_id = code,
+                     .compile_id = "0/0",
+                     .thread = 1,
                      .data = "{\"recompile\": 0, \"outcome\": \"compiled\"}"});
-    add(t, (DrEvent){.kind = "guard", .compile_id = "0/1", .guard = 1, .thread = 1,
+    add(t, (DrEvent){.kind = "guard",
+                     .compile_id = "0/1",
+                     .guard = 1,
+                     .thread = 1,
                      .text = "TYPE_MATCH: ``` </details> \x1b[2J"});
-    add(t, (DrEvent){.kind = "guard_failure", .code_id = code, .compile_id = "0/1", .thread = 1,
+    add(t, (DrEvent){.kind = "guard_failure",
+                     .code_id = code,
+                     .compile_id = "0/1",
+                     .thread = 1,
                      .text = "0/0: size ````x````\n<b>bold</b>\n\x1b]52;c;aGk=\x07",
                      .data = "{\"failed_compile_id\": \"0/0\"}"});
-    add(t, (DrEvent){.kind = "graph_break", .code_id = code, .compile_id = "0/1", .thread = 1,
-                     .num = 9, .text = "call *x* <u>\n```\n</details>",
+    add(t, (DrEvent){.kind = "graph_break",
+                     .code_id = code,
+                     .compile_id = "0/1",
+                     .thread = 1,
+                     .num = 9,
+                     .text = "call *x* <u>\n```\n</details>",
                      .data = "{\"type\": \"Un|supported_[x]\"}"});
-    add(t, (DrEvent){.kind = "compile", .code_id = code, .compile_id = "0/1", .thread = 1,
+    add(t, (DrEvent){.kind = "compile",
+                     .code_id = code,
+                     .compile_id = "0/1",
+                     .thread = 1,
                      .data = "{\"recompile\": 1, \"outcome\": \"compiled\"}"});
     cr_assert_eq(dr_trace_commit(t, &err), DR_OK, "%s", err.msg);
     cr_assert_eq(dr_trace_close(t, 1, &err), DR_OK, "%s", err.msg);

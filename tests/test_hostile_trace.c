@@ -102,8 +102,8 @@ Test(hostile_trace, recursive_strings_view_every_reader_exits_65_quickly) {
     expect_refused((const char *[]){"diff", good, "h.db", NULL}, "h.db", "diff");
     expect_refused((const char *[]){"export", "--format", "perfetto", "h.db", NULL}, "h.db",
                    "export perfetto");
-    expect_refused((const char *[]){"export", "--format", "torch-trace", "-o", "tt", "h.db",
-                                    NULL}, "h.db", "export torch-trace");
+    expect_refused((const char *[]){"export", "--format", "torch-trace", "-o", "tt", "h.db", NULL},
+                   "h.db", "export torch-trace");
     expect_refused((const char *[]){"sql", "h.db", "SELECT count(*) FROM strings", NULL}, "h.db",
                    "sql");
     expect_refused((const char *[]){"view", "--dump-first-screen", "h.db", NULL}, "h.db", "view");
@@ -140,11 +140,14 @@ Test(hostile_trace, pack_refuses_a_view_and_strips_foreign_objects) {
     e2e_assert_exit(p, 0, "pack of g.db");
     DrTrace *t = e2e_open(e2e_path("g.dynrec"));
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM sqlite_schema WHERE name IN "
-                                "('secrets', 'ix')"), 0);
+                                "('secrets', 'ix')"),
+                 0);
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM sqlite_schema WHERE name = 'v_files' AND "
-                                "sql LIKE '%secrets%'"), 0);
+                                "sql LIKE '%secrets%'"),
+                 0);
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND "
-                                "name = 'v_files'"), 1);
+                                "name = 'v_files'"),
+                 1);
     e2e_close(t);
     size_t len = 0;
     char *bytes = e2e_slurp(e2e_path("g.dynrec"), &len);
@@ -158,8 +161,10 @@ Test(hostile_trace, query_budget_interrupts_a_runaway_query) {
     DrTrace *t = e2e_open(path);
     DrError err = {0};
     int64_t t0 = e2e_now_ms();
-    int rc = dr_trace_query(t, "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)"
-                               " SELECT count(*) FROM r", NULL, NULL, &err);
+    int rc = dr_trace_query(t,
+                            "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)"
+                            " SELECT count(*) FROM r",
+                            NULL, NULL, &err);
     int64_t took = e2e_now_ms() - t0;
     cr_assert_eq(rc, DR_ERR_CORRUPT, "%d: %s", rc, err.msg);
     cr_assert_not_null(strstr(err.msg, path), "%s", err.msg);
@@ -168,13 +173,17 @@ Test(hostile_trace, query_budget_interrupts_a_runaway_query) {
     /* The connection stays usable, and slow callers are not charged: the
      * budget counts SQLite's work towards a row, not the caller's. */
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_ev") > 0, 1);
-    rc = dr_trace_query(t, "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r"
-                           " LIMIT 3) SELECT x FROM r", NULL, NULL, &err);
+    rc = dr_trace_query(t,
+                        "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r"
+                        " LIMIT 3) SELECT x FROM r",
+                        NULL, NULL, &err);
     cr_assert_eq(rc, DR_OK, "%s", err.msg);
     e2e_close(t);
     /* dynrec sql says the same, exit 65. */
-    E2eProc *p = dynrec((const char *[]){"sql", path, "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL"
-                                         " SELECT x + 1 FROM r) SELECT count(*) FROM r", NULL});
+    E2eProc *p = dynrec((const char *[]){"sql", path,
+                                         "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL"
+                                         " SELECT x + 1 FROM r) SELECT count(*) FROM r",
+                                         NULL});
     unsetenv("DYNREC_QUERY_BUDGET_MS");
     e2e_assert_exit(p, 65, "sql past the budget");
     cr_assert_not_null(strstr(p->err.data, "ran past"), "%s", p->err.data);
@@ -202,19 +211,19 @@ Test(hostile_trace, export_of_a_high_ratio_payload_stops_cleanly) {
     sqlite3_finalize(st);
     free(enc);
     char *msg = NULL;
-    char *sql = e2e_fmt(
-        "INSERT INTO events(t_ns, thread, kind_id, num, text_id, data_id, blob_id)"
-        " WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 600)"
-        " SELECT e.t_ns, e.thread, e.kind_id, e.num, e.text_id, e.data_id, %lld FROM r,"
-        " (SELECT * FROM events WHERE seq = 4) e",
-        (long long)sqlite3_last_insert_rowid(db));
+    char *sql =
+        e2e_fmt("INSERT INTO events(t_ns, thread, kind_id, num, text_id, data_id, blob_id)"
+                " WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 600)"
+                " SELECT e.t_ns, e.thread, e.kind_id, e.num, e.text_id, e.data_id, %lld FROM r,"
+                " (SELECT * FROM events WHERE seq = 4) e",
+                (long long)sqlite3_last_insert_rowid(db));
     cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK, "%s", msg ? msg : "");
     sqlite3_close(db);
     struct stat sb;
     cr_assert_eq(stat(path, &sb), 0);
     cr_assert_lt(sb.st_size, 400000);
-    E2eProc *p = dynrec((const char *[]){"export", "--format", "torch-trace", "-o", "out",
-                                         "z.db", NULL});
+    E2eProc *p =
+        dynrec((const char *[]){"export", "--format", "torch-trace", "-o", "out", "z.db", NULL});
     e2e_assert_exit(p, 65, "export of the bomb");
     cr_assert_not_null(strstr(p->err.data, "z.db"), "%s", p->err.data);
     cr_assert(!exists(e2e_path("out/dedicated_log_torch_trace_z.log")),
@@ -247,8 +256,7 @@ Test(hostile_trace, codec_refuses_a_bomb_above_one_mib) {
         zeros[i] = (char)('a' + x % 26);
     }
     cr_assert_eq(dr_codec_encode(zeros, n, NULL, 0, &enc, &enclen, NULL), DR_OK);
-    cr_assert_eq(dr_codec_decode(enc, enclen, NULL, 0, &out, &outlen, &err), DR_OK, "%s",
-                 err.msg);
+    cr_assert_eq(dr_codec_decode(enc, enclen, NULL, 0, &out, &outlen, &err), DR_OK, "%s", err.msg);
     cr_assert_eq(outlen, n);
     free(out);
     free(enc);
@@ -291,7 +299,8 @@ Test(hostile_trace, snapshot_is_private_consistent_and_checked_again) {
     for (int i = 0; i < 4; i++)
         cr_assert_eq(e2e_sql_int(s, same[i]), e2e_sql_int(t, same[i]), "%s", same[i]);
     cr_assert_eq(e2e_sql_int(s, "SELECT count(*) FROM sqlite_schema WHERE name IN "
-                                "('extra', 'v_extra')"), 0);
+                                "('extra', 'v_extra')"),
+                 0);
     e2e_close(s);
     e2e_close(t);
     /* An older schema: the snapshot opens as the original does. */

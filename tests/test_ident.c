@@ -12,25 +12,33 @@ Test(ident, compile_epoch) {
         long epoch;
         const char *dynamo;
     } rows[] = {
-        {"0/1", 0, "0/1"},          {"2:0/1", 2, "0/1"},   {"12:3/0_1", 12, "3/0_1"},
-        {NULL, 0, ""},              {"", 0, ""},           {"x:0/1", 0, "x:0/1"}, /* no number */
-        {":0/1", 0, ":0/1"},        {"2-0/1", 0, "2-0/1"}, /* no colon */
-        {"1234567890:0/0", 0, "1234567890:0/0"},         /* too long to be an epoch */
+        {"0/1", 0, "0/1"},
+        {"2:0/1", 2, "0/1"},
+        {"12:3/0_1", 12, "3/0_1"},
+        {NULL, 0, ""},
+        {"", 0, ""},
+        {"x:0/1", 0, "x:0/1"}, /* no number */
+        {":0/1", 0, ":0/1"},
+        {"2-0/1", 0, "2-0/1"},                   /* no colon */
+        {"1234567890:0/0", 0, "1234567890:0/0"}, /* too long to be an epoch */
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         const char *id = NULL;
         cr_expect_eq(dr_compile_epoch(rows[i].cid, &id), rows[i].epoch, "epoch of %s",
                      rows[i].cid ? rows[i].cid : "NULL");
-        cr_expect_str_eq(id, rows[i].dynamo, "Dynamo's id in %s", rows[i].cid ? rows[i].cid : "NULL");
+        cr_expect_str_eq(id, rows[i].dynamo, "Dynamo's id in %s",
+                         rows[i].cid ? rows[i].cid : "NULL");
         cr_expect_eq(dr_compile_epoch(rows[i].cid, NULL), rows[i].epoch);
     }
 }
 
 Test(ident, frame_key) {
     char buf[64];
-    cr_assert_str_eq(dr_frame_key(buf, sizeof buf, "m.py", "f.<locals>.g", 3),
-                     "m.py\x1f" "f.<locals>.g\x1f" "3");
-    cr_assert_str_eq(dr_frame_key(buf, sizeof buf, NULL, NULL, 0), "\x1f\x1f" "0");
+    cr_assert_str_eq(dr_frame_key(buf, sizeof buf, "m.py", "f.<locals>.g", 3), "m.py\x1f"
+                                                                               "f.<locals>.g\x1f"
+                                                                               "3");
+    cr_assert_str_eq(dr_frame_key(buf, sizeof buf, NULL, NULL, 0), "\x1f\x1f"
+                                                                   "0");
     /* Two frames that differ only in their first line are two frames. */
     char other[64];
     cr_assert_str_neq(dr_frame_key(buf, sizeof buf, "m.py", "f", 3),

@@ -44,8 +44,8 @@ static void mask_times(E2eProc *p) {
 Test(identical, pytest_failures_under_compile_match_python) {
     e2e_copy_script("failing_compile_tests.py");
     setenv("TORCHDYNAMO_VERBOSE", "1", 1);
-    const char *args[] = {"-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          "failing_compile_tests.py", NULL};
+    const char *args[] = {
+        "-m", "pytest", "-q", "-p", "no:cacheprovider", "failing_compile_tests.py", NULL};
     E2eProc *py = e2e_run_python(args, NULL, E2E_TORCH_TIMEOUT_MS);
     E2eProc *dr = e2e_record("T.db", args, NULL, E2E_TORCH_TIMEOUT_MS);
     cr_assert_not_null(strstr(py->out.data, "3 failed"), "python: %s", py->out.data);
@@ -57,8 +57,8 @@ Test(identical, pytest_failures_under_compile_match_python) {
 
 Test(identical, compiled_modules_exit_like_python) {
     e2e_copy_script("compile_module.py");
-    E2eProc *dr = e2e_same_as_python((const char *[]){"compile_module.py", NULL}, NULL,
-                                     E2E_TORCH_TIMEOUT_MS);
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"compile_module.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "compile_module.py");
     cr_assert_null(strstr(dr->err.data, "Exception ignored"), "stderr: %s", dr->err.data);
 }
@@ -68,8 +68,8 @@ Test(identical, inductor_generated_code_is_library_code) {
     e2e_copy_example("inductor_model.py");
     char *cache = e2e_path("inductor-cache");
     setenv("TORCHINDUCTOR_CACHE_DIR", cache, 1);
-    E2eProc *dr = e2e_same_as_python((const char *[]){"inductor_model.py", NULL}, NULL,
-                                     E2E_TORCH_TIMEOUT_MS);
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"inductor_model.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "inductor_model.py");
     E2eProc *show = e2e_run((const char *[]){e2e_bin, "show", "T.db", NULL});
     e2e_assert_exit(show, 0, "dynrec show");

@@ -41,8 +41,7 @@ static void record(const char *env, const char *trace, const char *args) {
 
 static void assert_diff_identical(const char *a, const char *b, const char *what) {
     E2eProc *d = dynrec((const char *[]){"diff", a, b, NULL});
-    cr_assert_eq(d->status, 0, "%s: two recordings differ:\n%s%s", what, d->out.data,
-                 d->err.data);
+    cr_assert_eq(d->status, 0, "%s: two recordings differ:\n%s%s", what, d->out.data, d->err.data);
     cr_assert(strncmp(d->out.data, "identical: ", 11) == 0, "%s:\n%s", what, d->out.data);
 }
 
@@ -71,13 +70,15 @@ Test(identity, reset_between_rounds) {
     cr_assert_str_eq(e2e_sql(t, "SELECT value FROM meta WHERE key = 'hook.reset'"), "active");
     /* Per frame and epoch: f once in each of 3 epochs, g twice (a
      * recompile on n) in each of 2; compile ids restart, keys do not. */
-    cr_assert_str_eq(e2e_sql_lines(t, NULL, "SELECT qualname || ' ' || epoch || ' ' || count(*)"
-                                            " || ' ' || sum(recompile) FROM v_compiles"
-                                            " GROUP BY qualname, epoch ORDER BY qualname, epoch"),
+    cr_assert_str_eq(e2e_sql_lines(t, NULL,
+                                   "SELECT qualname || ' ' || epoch || ' ' || count(*)"
+                                   " || ' ' || sum(recompile) FROM v_compiles"
+                                   " GROUP BY qualname, epoch ORDER BY qualname, epoch"),
                      "f 0 1 0\nf 1 1 0\nf 2 1 0\ng 0 2 1\ng 1 2 1\n");
     cr_assert_eq(e2e_sql_int(t, "SELECT count(DISTINCT compile_id) FROM v_compiles"), 7);
-    cr_assert_str_eq(e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || failed_compile_id"
-                                            " FROM v_guard_failures ORDER BY seq"),
+    cr_assert_str_eq(e2e_sql_lines(t, NULL,
+                                   "SELECT compile_id || ' ' || failed_compile_id"
+                                   " FROM v_guard_failures ORDER BY seq"),
                      "1/1 1/0\n1:1/1 1:1/0\n");
     /* Guards belong to their own compile: one set per compile. */
     cr_assert_eq(e2e_sql_int(t, "SELECT count(DISTINCT compile_id) FROM v_guards"), 7);
@@ -88,8 +89,8 @@ Test(identity, reset_between_rounds) {
 
     /* repro of the recompile after the first reset: that epoch's two
      * compiles, no call of another epoch. */
-    E2eProc *r = dynrec((const char *[]){"repro", "--compile", "1:1/1", "-o", "repro.py", "t.db",
-                                         NULL});
+    E2eProc *r =
+        dynrec((const char *[]){"repro", "--compile", "1:1/1", "-o", "repro.py", "t.db", NULL});
     e2e_assert_exit(r, 0, r->err.data);
     char *script = e2e_slurp(e2e_path("repro.py"), NULL);
     cr_assert_not_null(strstr(script, "# ---- call 2 of 2: recorded compile 1:1/1"), "%s", script);
@@ -111,9 +112,10 @@ Test(identity, pytest_testcase_resets) {
     DrTrace *t = e2e_open(e2e_path("a.db"));
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles"), 7);
     cr_assert_eq(e2e_sql_int(t, "SELECT count(DISTINCT compile_id) FROM v_compiles"), 7);
-    cr_assert_str_eq(e2e_sql_lines(t, NULL, "SELECT qualname || ' ' || count(*) || ' ' ||"
-                                            " sum(recompile) FROM v_compiles GROUP BY qualname"
-                                            " ORDER BY qualname"),
+    cr_assert_str_eq(e2e_sql_lines(t, NULL,
+                                   "SELECT qualname || ' ' || count(*) || ' ' ||"
+                                   " sum(recompile) FROM v_compiles GROUP BY qualname"
+                                   " ORDER BY qualname"),
                      "scale 4 2\nshift 3 1\n");
     /* Every rejected entry is a compile of the same frame. */
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_guard_failures"), 3);
@@ -204,8 +206,8 @@ Test(identity, a_version_3_trace_compares_and_replays) {
         /* Another torch or Python (tools/compat.sh): its own frames (plain
          * names on 3.10) and config defaults differ from those of 2.13.0
          * on 3.11; the decisions do not. */
-        E2eProc *d = dynrec((const char *[]){"diff", "--ignore", "frames,config", "old.db",
-                                             "new.db", NULL});
+        E2eProc *d =
+            dynrec((const char *[]){"diff", "--ignore", "frames,config", "old.db", "new.db", NULL});
         cr_assert_eq(d->status, 0, "the 0.4.0 trace on torch %s:\n%s%s", tv, d->out.data,
                      d->err.data);
     }
@@ -214,15 +216,15 @@ Test(identity, a_version_3_trace_compares_and_replays) {
     e2e_close(t);
     /* Recorded with Python 3.11: a dynrec for another Python refuses to
      * replay it (marshalled code and bytecode are per minor version). */
-    E2eProc *v = sh(e2e_fmt("'%s' -c 'import sys; print(\"%%d.%%d\" %% sys.version_info[:2])'",
-                            e2e_python), E2E_TIMEOUT_MS);
+    E2eProc *v =
+        sh(e2e_fmt("'%s' -c 'import sys; print(\"%%d.%%d\" %% sys.version_info[:2])'", e2e_python),
+           E2E_TIMEOUT_MS);
     e2e_assert_exit(v, 0, "python's version");
     if (strcmp(v->out.data, "3.11\n") == 0) {
         assert_replays("old.db", 4, "the 0.4.0 trace");
     } else {
         E2eProc *p = dynrec((const char *[]){"replay", "--trust", "old.db", NULL});
         e2e_assert_exit(p, 69, e2e_fmt("replay on Python %s", v->out.data));
-        cr_assert_not_null(strstr(p->err.data, "was recorded with Python 3.11"), "%s",
-                           p->err.data);
+        cr_assert_not_null(strstr(p->err.data, "was recorded with Python 3.11"), "%s", p->err.data);
     }
 }

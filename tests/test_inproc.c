@@ -21,8 +21,14 @@ static E2eProc *run_py(const char *script, const char *a1, const char *a2, const
     const char *pkg = getenv("DYNREC_PKG");
     if (!pkg || !*pkg) cr_skip_test("DYNREC_PKG must name the build's package directory");
     e2e_copy_script(e2e_fmt("inproc/%s", script));
-    const char *argv[] = {"/usr/bin/env", e2e_fmt("PYTHONPATH=%s", pkg), e2e_python,
-                          e2e_fmt("inproc/%s", script), a1, a2, a3, NULL};
+    const char *argv[] = {"/usr/bin/env",
+                          e2e_fmt("PYTHONPATH=%s", pkg),
+                          e2e_python,
+                          e2e_fmt("inproc/%s", script),
+                          a1,
+                          a2,
+                          a3,
+                          NULL};
     E2eProc *p = e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
     return p;
 }
@@ -44,8 +50,9 @@ Test(inproc, a_block_holds_exactly_its_own_compiles) {
     cr_assert_str_eq(e2e_meta(t, "exit_status"), "0");
     cr_assert_str_eq(e2e_meta(t, "hook.set_eval_frame"), "active");
     /* The block's compiles, and neither the one before nor the one after. */
-    char *compiles = e2e_sql_lines(t, NULL, "SELECT qualname || ' ' || compile_id || ' ' || "
-                                            "recompile FROM v_compiles ORDER BY seq");
+    char *compiles = e2e_sql_lines(t, NULL,
+                                   "SELECT qualname || ' ' || compile_id || ' ' || "
+                                   "recompile FROM v_compiles ORDER BY seq");
     cr_assert_str_eq(compiles, "early 0/1 1\ninside 1/0 0\n");
     /* The recompile names the entry made before start that it rejected. */
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_guard_failures"), 1);
@@ -86,17 +93,17 @@ Test(inproc, a_block_holds_exactly_its_own_compiles) {
 Test(inproc, sessions_one_after_another_and_misuse) {
     E2eProc *p = run_py("sessions.py", "S1.db", "S2.db", "S3.db");
     e2e_assert_exit(p, 0, "sessions.py");
-    cr_assert_str_eq(p->out.data,
-                     "second start refused: True\nstop 1: True\nstop again: None\n"
-                     "the block's exception: 'from the block'\ndone\n");
+    cr_assert_str_eq(p->out.data, "second start refused: True\nstop 1: True\nstop again: None\n"
+                                  "the block's exception: 'from the block'\ndone\n");
     DrTrace *t1 = e2e_open(e2e_path("S1.db"));
     cr_assert_str_eq(e2e_sql_lines(t1, NULL, "SELECT qualname FROM v_compiles ORDER BY seq"),
                      "first\n");
     cr_assert_str_eq(e2e_meta(t1, "inprocess.compiles_before"), "0");
     e2e_close(t1);
     DrTrace *t2 = e2e_open(e2e_path("S2.db"));
-    cr_assert_str_eq(e2e_sql_lines(t2, NULL, "SELECT qualname || ' ' || recompile FROM "
-                                             "v_compiles ORDER BY seq"),
+    cr_assert_str_eq(e2e_sql_lines(t2, NULL,
+                                   "SELECT qualname || ' ' || recompile FROM "
+                                   "v_compiles ORDER BY seq"),
                      "second 0\nsecond 1\n");
     cr_assert_str_eq(e2e_meta(t2, "inprocess.compiles_before"), "1");
     cr_assert_eq(e2e_sql_int(t2, "SELECT count(*) FROM v_events WHERE kind = 'config' AND "
@@ -107,8 +114,9 @@ Test(inproc, sessions_one_after_another_and_misuse) {
     /* A block that raised: exit status 1, the exception the program's. */
     DrTrace *t3 = e2e_open(e2e_path("S3.db"));
     cr_assert_str_eq(e2e_meta(t3, "exit_status"), "1");
-    cr_assert_str_eq(e2e_sql_lines(t3, NULL, "SELECT qualname || ' ' || recompile FROM "
-                                             "v_compiles ORDER BY seq"),
+    cr_assert_str_eq(e2e_sql_lines(t3, NULL,
+                                   "SELECT qualname || ' ' || recompile FROM "
+                                   "v_compiles ORDER BY seq"),
                      "first 1\n");
     e2e_close(t3);
     E2eProc *diff = dynrec("diff", "S1.db", "S2.db");
@@ -119,10 +127,8 @@ Test(inproc, under_dynrec_run_the_api_does_nothing) {
     const char *pkg = getenv("DYNREC_PKG");
     if (!pkg || !*pkg) cr_skip_test("DYNREC_PKG must name the build's package directory");
     e2e_copy_script("inproc/under_run.py");
-    const char *argv[] = {"/usr/bin/env",        e2e_fmt("PYTHONPATH=%s", pkg), e2e_bin, "run",
-                          "-q",                  "-o",
-                          "R.db",                "inproc/under_run.py",
-                          NULL};
+    const char *argv[] = {"/usr/bin/env", e2e_fmt("PYTHONPATH=%s", pkg), e2e_bin, "run", "-q", "-o",
+                          "R.db",         "inproc/under_run.py",         NULL};
     E2eProc *p = e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(p, 0, "under_run.py");
     cr_assert_str_eq(p->out.data, "inner None None\n");
@@ -177,7 +183,8 @@ static char *normal_output(const char *text) {
         if (strncmp(s, "dynrec: ", 8) != 0) {
             for (size_t i = 0; i < len; i++) {
                 if (s[i] == '0' && s[i + 1] == 'x') { /* an address */
-                    for (i += 2; i < len && strchr("0123456789abcdef", s[i]) && s[i]; i++) {}
+                    for (i += 2; i < len && strchr("0123456789abcdef", s[i]) && s[i]; i++) {
+                    }
                     i--;
                     memcpy(o, "ADDR", 4);
                     o += 4;
@@ -211,8 +218,7 @@ Test(inproc, pytest_plugin_writes_a_trace_per_test_and_changes_no_output) {
         cr_assert_str_eq(e2e_meta(t, "test.outcome"), want[i][1], "%s", want[i][0]);
         cr_assert_str_eq(e2e_meta(t, "exit_status"), i == 0 ? "0" : "1", "%s", want[i][0]);
         if (i < 2)
-            cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles"), 1, "%s",
-                         want[i][0]);
+            cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles"), 1, "%s", want[i][0]);
         e2e_close(t);
     }
 }
@@ -255,8 +261,7 @@ Test(inproc, pytest_budgets_fail_a_test_with_the_reason_and_keep_its_trace) {
 
 Test(inproc, a_jupyter_kernel_stores_its_cells_and_replays) {
     E2eProc *p = run_py("notebook.py", e2e_path("NB.db"), NULL, NULL);
-    if (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 77)
-        cr_skip_test("%s", p->out.data);
+    if (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 77) cr_skip_test("%s", p->out.data);
     e2e_assert_exit(p, 0, "notebook.py");
     cr_assert(strstr(p->out.data, "stream 5.5244"), "the cell's output: %s", p->out.data);
     DrTrace *t = e2e_open(e2e_path("NB.db"));
@@ -267,8 +272,9 @@ Test(inproc, a_jupyter_kernel_stores_its_cells_and_replays) {
                            "ON c.filename = f.path WHERE f.role = 'source' LIMIT 1");
     e2e_assert_exit(cell, 0, "dynrec sql");
     cr_assert(strstr(cell->out.data, "def f(x):\n    return x.sin() + 1"), "%s", cell->out.data);
-    cr_assert_str_eq(e2e_sql_lines(t, NULL, "SELECT compile_id || ' ' || recompile FROM "
-                                            "v_compiles ORDER BY seq"),
+    cr_assert_str_eq(e2e_sql_lines(t, NULL,
+                                   "SELECT compile_id || ' ' || recompile FROM "
+                                   "v_compiles ORDER BY seq"),
                      "0/0 0\n0/1 1\n");
     e2e_close(t);
     E2eProc *rp = dynrec("replay", "NB.db", NULL);

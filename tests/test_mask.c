@@ -24,7 +24,8 @@ static const struct {
     {"/home/u/proj/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py",
      "<site>/torch/nn/modules/module.py"},
     {"/usr/lib/python3/dist-packages/numpy/core.py", "<site>/numpy/core.py"},
-    {"File \"/usr/lib/python3.11/contextlib.py\", line 81", "File \"<stdlib>/contextlib.py\", line 81"},
+    {"File \"/usr/lib/python3.11/contextlib.py\", line 81",
+     "File \"<stdlib>/contextlib.py\", line 81"},
     {"saved to /tmp/tmpab12_x/out.db.", "saved to <tmp>"},
     {"(/var/tmp/q/r, /dev/shm/s)", "(<tmp>, <tmp>)"},
     {"in f at examples/deep/user.py:12", "in f at .../user.py:12"},
@@ -49,13 +50,15 @@ static const struct {
     /* ___check_obj_id's id argument, however short */
     {"___check_obj_id(G['_140200980950336_c0'], 140200980950336)",
      "___check_obj_id(G['_#_c#'], #)"},
-    {"ID_MATCH: ___check_obj_id(L['self'].f, 9404416)", "ID_MATCH: ___check_obj_id(L['self'].f, #)"},
+    {"ID_MATCH: ___check_obj_id(L['self'].f, 9404416)",
+     "ID_MATCH: ___check_obj_id(L['self'].f, #)"},
     {"___check_obj_id(L['a'][(1, 2)], 77) and x", "___check_obj_id(L['a'][(1, 2)], #) and x"},
     /* object reprs */
     {"backend=<torch._dynamo.testing.CompileCounter object at 0x7f12ab34cd50>",
      "backend=<torch._dynamo.testing.CompileCounter object>"},
     {"<function f.<locals>.g at 0x7f00aa>", "<function f.<locals>.g>"},
-    {"<bound method M.forward of <m.M object at 0x7ffe01>>", "<bound method M.forward of <m.M object>>"},
+    {"<bound method M.forward of <m.M object at 0x7ffe01>>",
+     "<bound method M.forward of <m.M object>>"},
     /* torch's log prefix */
     {"V1201 09:38:42.123456 12345 torch/_dynamo/guards.py:2997] [0/1] GUARDS:",
      "<log>] [0/1] GUARDS:"},

@@ -114,9 +114,10 @@ static Loaded build(const char *name, const char *script) {
     DrTrace *t = dr_trace_create(path, 1, &err);
     cr_assert_not_null(t, "create %s: %s", path, err.msg);
     cr_assert_eq(dr_trace_begin(t, &err), DR_OK, "%s", err.msg);
-    static const char *const defaults[][2] = {
-        {"cwd", "/home/a/proj"}, {"script", "m.py"}, {"torch_version", "2.14.1"},
-        {"exit_status", "0"}};
+    static const char *const defaults[][2] = {{"cwd", "/home/a/proj"},
+                                              {"script", "m.py"},
+                                              {"torch_version", "2.14.1"},
+                                              {"exit_status", "0"}};
     for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++)
         cr_assert_eq(dr_trace_set_meta(t, defaults[i][0], defaults[i][1], &err), DR_OK, "%s",
                      err.msg);
@@ -261,28 +262,47 @@ Test(model, frame_key_is_file_under_the_root_qualname_and_line) {
         long line;
         const char *want;
     } rows[] = {
-        {"", "/home/a/proj/m.py", "f", 10, "m.py\x1f" "f\x1f" "10"},
+        {"", "/home/a/proj/m.py", "f", 10,
+         "m.py\x1f"
+         "f\x1f"
+         "10"},
         /* the root is the script's directory, not the cwd */
         {"meta|cwd|/home/a\nmeta|script|proj/m.py\n", "/home/a/proj/lib/u.py", "M.forward", 3,
-         "lib/u.py\x1fM.forward\x1f" "3"},
+         "lib/u.py\x1fM.forward\x1f"
+         "3"},
         /* a relative file name is the cwd's; ".." resolved */
-        {"", "m.py", "f", 10, "m.py\x1f" "f\x1f" "10"},
-        {"", "/home/a/proj/sub/../m.py", "f", 10, "m.py\x1f" "f\x1f" "10"},
+        {"", "m.py", "f", 10,
+         "m.py\x1f"
+         "f\x1f"
+         "10"},
+        {"", "/home/a/proj/sub/../m.py", "f", 10,
+         "m.py\x1f"
+         "f\x1f"
+         "10"},
         /* a run of a module (no script): relative to the cwd */
         {"meta|script|\nmeta|module|pkg.main\n", "/home/a/proj/pkg/main.py", "main", 1,
-         "pkg/main.py\x1fmain\x1f" "1"},
+         "pkg/main.py\x1fmain\x1f"
+         "1"},
         /* library directories first, even under the root */
         {"", "/home/a/proj/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py",
          "Module._call_impl", 1740,
-         "<site>/torch/nn/modules/module.py\x1fModule._call_impl\x1f" "1740"},
+         "<site>/torch/nn/modules/module.py\x1fModule._call_impl\x1f"
+         "1740"},
         {"", "/usr/lib/python3.11/contextlib.py", "contextmanager", 260,
-         "<stdlib>/contextlib.py\x1f" "contextmanager\x1f" "260"},
+         "<stdlib>/contextlib.py\x1f"
+         "contextmanager\x1f"
+         "260"},
         /* a pseudo-file is kept; a file elsewhere stays absolute */
-        {"", "<string>", "<module>", 1, "<string>\x1f<module>\x1f" "1"},
-        {"", "/opt/other/x.py", "g", 2, "/opt/other/x.py\x1fg\x1f" "2"},
+        {"", "<string>", "<module>", 1,
+         "<string>\x1f<module>\x1f"
+         "1"},
+        {"", "/opt/other/x.py", "g", 2,
+         "/opt/other/x.py\x1fg\x1f"
+         "2"},
         /* a resume function is a frame of its own, by its name and line */
         {"", "/home/a/proj/m.py", "torch_dynamo_resume_in_f_at_12", 12,
-         "m.py\x1ftorch_dynamo_resume_in_f_at_12\x1f" "12"},
+         "m.py\x1ftorch_dynamo_resume_in_f_at_12\x1f"
+         "12"},
     };
     for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
         char script[1024], name[32], key[1024];
@@ -303,36 +323,35 @@ Test(model, frame_key_is_file_under_the_root_qualname_and_line) {
  * finished), within its epoch, per thread name when several threads
  * compiled the frame.  Compile ids as such name nothing. */
 Test(model, compile_label_is_epoch_thread_and_ordinal_in_the_frame) {
-    Loaded l = build("labels.db",
-                     "code|0|/home/a/proj/m.py|f|10\n"
-                     "code|1|/home/a/proj/m.py|torch_dynamo_resume_in_f_at_12|12\n"
-                     /* the other branch's resume function: one name, one line */
-                     "code|2|/home/a/proj/m.py|torch_dynamo_resume_in_f_at_12|12\n"
-                     "code|3|/home/a/proj/m.py|g|20\n"
-                     "code|4|/home/a/proj/m.py|h|30\n"
-                     "cb|0\ncb|1\ncb|2\ncb|3\ncb|4\n"
-                     "compile|0|0/0|0\n"
-                     "compile|1|1/0|0\n"
-                     /* 0/1 starts (its guard) before 2/0 ends and ends after it:
-                      * compiles are in the order they finished */
-                     "guard|0/1|TYPE_MATCH: x\n"
-                     "compile|2|2/0|0\n"
-                     "compile|0|0/1|1\n"
-                     /* torch._dynamo.reset(): a first compile again */
-                     "compile|0|1:0/0|0\n"
-                     "compile|0|1:0/1|1\n"
-                     "compile|0|2:0/0|0\n"
-                     /* two threads, by name */
-                     "compile|3|3/0|0|compiled|1|7|Thread-1 (w)\n"
-                     "compile|3|3/1|0|compiled|1|8|Thread-2 (w)\n"
-                     "compile|3|3/2|1|compiled|1|7|Thread-1 (w)\n"
-                     /* two threads without names: by first appearance */
-                     "compile|4|4/0|0|compiled|1|9|-\n"
-                     "compile|4|4/1|0|compiled|1|5|-\n"
-                     "compile|4|4/2|1|compiled|1|5|-\n"
-                     /* no code object */
-                     "compile|-|9/0|0\n"
-                     "compile|-|9/1|1\n");
+    Loaded l = build("labels.db", "code|0|/home/a/proj/m.py|f|10\n"
+                                  "code|1|/home/a/proj/m.py|torch_dynamo_resume_in_f_at_12|12\n"
+                                  /* the other branch's resume function: one name, one line */
+                                  "code|2|/home/a/proj/m.py|torch_dynamo_resume_in_f_at_12|12\n"
+                                  "code|3|/home/a/proj/m.py|g|20\n"
+                                  "code|4|/home/a/proj/m.py|h|30\n"
+                                  "cb|0\ncb|1\ncb|2\ncb|3\ncb|4\n"
+                                  "compile|0|0/0|0\n"
+                                  "compile|1|1/0|0\n"
+                                  /* 0/1 starts (its guard) before 2/0 ends and ends after it:
+                                   * compiles are in the order they finished */
+                                  "guard|0/1|TYPE_MATCH: x\n"
+                                  "compile|2|2/0|0\n"
+                                  "compile|0|0/1|1\n"
+                                  /* torch._dynamo.reset(): a first compile again */
+                                  "compile|0|1:0/0|0\n"
+                                  "compile|0|1:0/1|1\n"
+                                  "compile|0|2:0/0|0\n"
+                                  /* two threads, by name */
+                                  "compile|3|3/0|0|compiled|1|7|Thread-1 (w)\n"
+                                  "compile|3|3/1|0|compiled|1|8|Thread-2 (w)\n"
+                                  "compile|3|3/2|1|compiled|1|7|Thread-1 (w)\n"
+                                  /* two threads without names: by first appearance */
+                                  "compile|4|4/0|0|compiled|1|9|-\n"
+                                  "compile|4|4/1|0|compiled|1|5|-\n"
+                                  "compile|4|4/2|1|compiled|1|5|-\n"
+                                  /* no code object */
+                                  "compile|-|9/0|0\n"
+                                  "compile|-|9/1|1\n");
     static const struct {
         const char *cid, *label, *qualname, *group;
         long ordinal, epoch, frame_compiles;
@@ -385,10 +404,10 @@ Test(model, compile_label_is_epoch_thread_and_ordinal_in_the_frame) {
 /* A compile known only from its parts (a trace cut short before its
  * compile event): outside any frame, with no outcome, and compared. */
 Test(model, a_compile_without_its_event_is_kept_and_compared) {
-    Loaded a = build("parts_a.db",
-                     "code|0|/home/a/proj/m.py|f|10\ncb|0\nguard|0/0|TYPE_MATCH: x\n");
-    Loaded b = build("parts_b.db",
-                     "code|0|/home/a/proj/m.py|f|10\ncb|0\nguard|0/0|TYPE_MATCH: y\n");
+    Loaded a =
+        build("parts_a.db", "code|0|/home/a/proj/m.py|f|10\ncb|0\nguard|0/0|TYPE_MATCH: x\n");
+    Loaded b =
+        build("parts_b.db", "code|0|/home/a/proj/m.py|f|10\ncb|0\nguard|0/0|TYPE_MATCH: y\n");
     cr_assert_eq(a.m->ncompiles, 1);
     const DrCompile *c = compile_of(a.m, "0/0");
     cr_expect_eq(c->has_event, 0);
@@ -432,8 +451,8 @@ Test(model, compared_lines_are_masked_and_formatted_once) {
         "guard|0/0|GLOBAL_ID: G['_140200980950336_c0'].Tensor at 0x7f3a2b1c0d00\n"
         "gb|0|0/0|Unsupported|/home/a/proj/m.py|12|call to print\\nfrom user code:\\n  m.py:12\n"
         "gb|0|0/0|-|/home/a/proj/.venv/lib/python3.11/site-packages/torch/x.py|5|took 0.25 s\n"
-        "graph|0/0|<torch._dynamo.testing.CompileCounter object at 0x7f12ab34cd50>|3|"
-        GRAPH_CODE "\n"
+        "graph|0/0|<torch._dynamo.testing.CompileCounter object at 0x7f12ab34cd50>|3|" GRAPH_CODE
+        "\n"
         "graph|0/0|inductor|2|# at 0x7f00aa\\ndef forward(self):\\n    pass\\n\n"
         "err|0/0|RuntimeError|1|boom at 0x7f00\\nsecond line\n"
         "err|0/0|TypeError|0|bad pid 12\n"
@@ -541,15 +560,15 @@ Test(model, compared_lines_are_masked_and_formatted_once) {
 #define C0 "compile|0|0/0|0\n"
 #define BASE F_CODE G_TENSOR3 G_ID GB_PRINT GRAPH C0
 /* a recompile of f after a call with another shape */
-#define RECOMPILE_REASON(actual)                                                               \
+#define RECOMPILE_REASON(actual)                                                                   \
     "cb|0\ngf|0|0/1|0/0|0/0: tensor 'L['x']' size mismatch at index 0. expected 3, actual " actual \
-    "\nguard|0/1|TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[4], stride=[1])\n"           \
+    "\nguard|0/1|TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[4], stride=[1])\n"               \
     "compile|0|0/1|1\n"
 #define RECOMPILE RECOMPILE_REASON("4")
 #define G_CODE "code|1|/home/a/proj/m.py|g|20\n"
 /* f compiled by two threads, in the order given */
-#define THREADS(g1, t1, n1, g2, t2, n2)                                                          \
-    F_CODE "guard|0/0|TYPE_MATCH: " g1 "\ncompile|0|0/0|0|compiled|1|" t1 "|" n1 "\n"          \
+#define THREADS(g1, t1, n1, g2, t2, n2)                                                            \
+    F_CODE "guard|0/0|TYPE_MATCH: " g1 "\ncompile|0|0/0|0|compiled|1|" t1 "|" n1 "\n"              \
            "guard|0/1|TYPE_MATCH: " g2 "\ncompile|0|0/1|1|compiled|1|" t2 "|" n2 "\n"
 #define CFG(json) "cfg|-|" json "\n"
 #define GLOBAL_STATE(json) "guard|0/0|GLOBAL_STATE: ___check_global_state() against " json "\n"
@@ -557,25 +576,25 @@ Test(model, compared_lines_are_masked_and_formatted_once) {
 typedef struct {
     const char *rule, *a, *b;
     DrCompareOptions o;
-    const char *cat;   /* the first divergence's category; NULL: identical */
-    long count;        /* divergences in cat */
-    long total;        /* divergences in all (0: count) */
-    const char *what;  /* the first divergence's line, exactly (NULL: see also) */
+    const char *cat;             /* the first divergence's category; NULL: identical */
+    long count;                  /* divergences in cat */
+    long total;                  /* divergences in all (0: count) */
+    const char *what;            /* the first divergence's line, exactly (NULL: see also) */
     const char *ca, *cb;         /* its compile ids (NULL: none) */
     const char *side_a, *side_b; /* found in what each side has there */
-    const char *also;  /* found in the JSON report */
+    const char *also;            /* found in the JSON report */
 } CompareRow;
 
 static const CompareRow compare_rows[] = {
     {"the same trace", BASE, BASE, .cat = NULL},
-    {"another directory, other object ids, thread ids and times, a later line of a reason",
-     BASE,
+    {"another directory, other object ids, thread ids and times, a later line of a reason", BASE,
      "meta|cwd|/srv/b/run\ncode|0|/srv/b/run/m.py|f|10\ncb|0\ncb|0\n"
      "guard|0/0|ID_MATCH: ___check_obj_id(L['self'], 139911112222333)\n" G_TENSOR3
      "gb|0|0/0|Unsupported|/srv/b/run/m.py|12|call to print\\nfrom somewhere else\n" GRAPH
-     "compile|0|0/0|0|compiled|1|77\n", .cat = NULL},
-    {"guards are a set: another order is the same", BASE,
-     F_CODE G_ID G_TENSOR3 GB_PRINT GRAPH C0, .cat = NULL},
+     "compile|0|0/0|0|compiled|1|77\n",
+     .cat = NULL},
+    {"guards are a set: another order is the same", BASE, F_CODE G_ID G_TENSOR3 GB_PRINT GRAPH C0,
+     .cat = NULL},
     {"one extra recompile", BASE, BASE RECOMPILE, .cat = "compiles", .count = 1, .total = 2,
      .what = "compile #1 of f only in b (compiled, 1 guard)", .cb = "0/1",
      .side_a = "(no such compile)", .side_b = "compile 0/1: compiled",
@@ -587,9 +606,8 @@ static const CompareRow compare_rows[] = {
      .count = 1, .what = "guard set of compile #0 of f differs: 1 removed, 1 added", .ca = "0/0",
      .cb = "0/0", .side_a = "size=[3]", .side_b = "size=[4]"},
     {"a guard fewer", BASE, F_CODE G_TENSOR3 GB_PRINT GRAPH C0, .cat = "guards", .count = 1,
-     .what = "guard set of compile #0 of f differs: 1 removed, 0 added", .ca = "0/0",
-     .cb = "0/0", .side_a = "ID_MATCH: ___check_obj_id(L['self'], #)",
-     .side_b = "TENSOR_MATCH"},
+     .what = "guard set of compile #0 of f differs: 1 removed, 0 added", .ca = "0/0", .cb = "0/0",
+     .side_a = "ID_MATCH: ___check_obj_id(L['self'], #)", .side_b = "TENSOR_MATCH"},
     {"a different graph break reason", BASE,
      F_CODE G_TENSOR3 G_ID "gb|0|0/0|Unsupported|/home/a/proj/m.py|12|call to input\n" GRAPH C0,
      .cat = "graph_breaks", .count = 1, .what = "graph breaks of compile #0 of f differ: 1 vs 1",
@@ -600,8 +618,8 @@ static const CompareRow compare_rows[] = {
      .cat = "graph_breaks", .count = 1, .what = "graph breaks of compile #0 of f differ: 1 vs 1",
      .ca = "0/0", .cb = "0/0", .side_b = "Unsupported at m.py:13: call to print"},
     {"a graph break only in a", BASE, F_CODE G_TENSOR3 G_ID GRAPH C0, .cat = "graph_breaks",
-     .count = 1, .what = "graph breaks of compile #0 of f differ: 1 vs 0", .ca = "0/0",
-     .cb = "0/0", .side_a = "call to print", .side_b = "(no more graph breaks)"},
+     .count = 1, .what = "graph breaks of compile #0 of f differ: 1 vs 0", .ca = "0/0", .cb = "0/0",
+     .side_a = "call to print", .side_b = "(no more graph breaks)"},
     {"a different graph", BASE,
      F_CODE G_TENSOR3 G_ID GB_PRINT
      "graph|0/0|eager|3|def forward(self, x):\\n    add = x + 2\\n    return (add,)\\n\n" C0,
@@ -626,26 +644,25 @@ static const CompareRow compare_rows[] = {
      "graph|4/0|eager|3|" GRAPH_CODE "\ncompile|0|4/0|0\n"
      "cb|0\ngf|0|4/1|4/0|4/0: tensor 'L['x']' size mismatch at index 0. expected 3, actual 4\n"
      "guard|4/1|TENSOR_MATCH: check_tensor(L['x'], Tensor, size=[4], stride=[1])\n"
-     "compile|0|4/1|1\n", .cat = NULL},
-    {"another guard failure", BASE RECOMPILE, BASE RECOMPILE_REASON("5"),
-     .cat = "guard_failures", .count = 1,
-     .what = "guard failures of compile #1 of f differs: 1 removed, 1 added", .ca = "0/1",
-     .cb = "0/1",
+     "compile|0|4/1|1\n",
+     .cat = NULL},
+    {"another guard failure", BASE RECOMPILE, BASE RECOMPILE_REASON("5"), .cat = "guard_failures",
+     .count = 1, .what = "guard failures of compile #1 of f differs: 1 removed, 1 added",
+     .ca = "0/1", .cb = "0/1",
      .side_a = "entry #0: tensor 'L['x']' size mismatch at index 0. expected 3, actual 4",
      .side_b = "actual 5"},
     {"after a reset: matched by epoch and ordinal, not by id", BASE "cb|0\ncompile|0|1:0/0|0\n",
      BASE "cb|0\ncompile|0|1:7/0|0\n", .cat = NULL},
-    {"a reset is not a recompile", BASE "cb|0\ncompile|0|1:0/0|0\n",
-     BASE "cb|0\ncompile|0|0/1|1\n", .cat = "compiles", .count = 2,
-     .also = "compile epoch 1 #0 of f only in a"},
+    {"a reset is not a recompile", BASE "cb|0\ncompile|0|1:0/0|0\n", BASE "cb|0\ncompile|0|0/1|1\n",
+     .cat = "compiles", .count = 2, .also = "compile epoch 1 #0 of f only in a"},
     {"threads: compiles by thread name, another interleaving is the same",
      THREADS("a", "7", "Thread-1 (w)", "b", "8", "Thread-2 (w)"),
      THREADS("b", "3", "Thread-2 (w)", "a", "4", "Thread-1 (w)"), .cat = NULL},
     {"threads: another thread's guard set differs",
      THREADS("a", "7", "Thread-1 (w)", "b", "8", "Thread-2 (w)"),
      THREADS("b", "3", "Thread-2 (w)", "c", "4", "Thread-1 (w)"), .cat = "guards", .count = 1,
-     .what = "guard set of compile Thread-1 (w) #0 of f differs: 1 removed, 1 added",
-     .ca = "0/0", .cb = "0/1", .side_a = "TYPE_MATCH: a", .side_b = "TYPE_MATCH: c"},
+     .what = "guard set of compile Thread-1 (w) #0 of f differs: 1 removed, 1 added", .ca = "0/0",
+     .cb = "0/1", .side_a = "TYPE_MATCH: a", .side_b = "TYPE_MATCH: c"},
     {"a guard failure against another thread's entry is counted, not compared",
      THREADS("a", "7", "Thread-1 (w)", "b", "8", "Thread-2 (w)") "gf|0|0/1|0/0|0/0: reason one\n",
      THREADS("a", "7", "Thread-1 (w)", "b", "8", "Thread-2 (w)") "gf|0|0/1|0/0|0/0: reason two\n",
@@ -653,15 +670,14 @@ static const CompareRow compare_rows[] = {
     {"threads: one side's frame compiled by one thread is matched by its thread's name",
      F_CODE "guard|0/0|TYPE_MATCH: a\ncompile|0|0/0|0|compiled|1|7|MainThread\n",
      F_CODE "guard|0/0|TYPE_MATCH: a\ncompile|0|0/0|0|compiled|1|7|MainThread\n"
-     "guard|0/1|TYPE_MATCH: b\ncompile|0|0/1|1|compiled|1|8|Thread-1 (w)\n",
+            "guard|0/1|TYPE_MATCH: b\ncompile|0|0/1|1|compiled|1|8|Thread-1 (w)\n",
      .cat = "compiles", .count = 1, .total = 2,
      .what = "compile Thread-1 (w) #0 of f only in b (compiled, 1 guard)", .cb = "0/1",
      .side_a = "(no such compile)", .side_b = "compile 0/1: compiled"},
     {"a frame Dynamo never compiled: callbacks not compared", BASE G_CODE "cb|1\n",
      BASE G_CODE "cb|1\ncb|1\ncb|1\n", .cat = NULL},
     {"a compiled frame's callbacks differ", BASE, BASE "cb|0\n", .cat = "frames", .count = 1,
-     .what = "frame f (m.py:10): counts differ",
-     .side_a = "2 callbacks, 0 cache hits, 1 compiles",
+     .what = "frame f (m.py:10): counts differ", .side_a = "2 callbacks, 0 cache hits, 1 compiles",
      .side_b = "3 callbacks, 0 cache hits, 1 compiles"},
     {"a frame only in b", BASE, BASE G_CODE "cb|1\n", .cat = "frames", .count = 1,
      .what = "frame g (m.py:20) only in b: 1 callbacks, 0 compiles"},
@@ -671,8 +687,7 @@ static const CompareRow compare_rows[] = {
      .cat = "frames", .count = 1,
      .what = "frame torch_dynamo_resume_in_f_at_12 (m.py:12) only in b: 1 callbacks, 1 compiles"},
     {"the exit status", BASE, BASE "meta|exit_status|1\n", .cat = "exit_status", .count = 1,
-     .what = "the program ended differently", .side_a = "exit status 0",
-     .side_b = "exit status 1"},
+     .what = "the program ended differently", .side_a = "exit status 0", .side_b = "exit status 1"},
     {"a signal", BASE, BASE "meta|exit_signal|9\n", .cat = "exit_status", .count = 1,
      .what = "the program ended differently", .side_b = "killed by signal 9"},
     {"the config at start", BASE CFG("{\"cache_size_limit\": 8}"),
@@ -695,16 +710,15 @@ static const CompareRow compare_rows[] = {
      BASE "err|0/0|RuntimeError|0|boom\n", .cat = "errors", .count = 1,
      .what = "errors of compile #0 of f differ: 1 vs 1",
      .side_a = "RuntimeError (suppressed): boom", .side_b = "RuntimeError (raised): boom"},
-    {"a compile's outcome and reason",
-     F_CODE "compile|0|0/0|0|skipped|0|1|MainThread|skip: a\n",
+    {"a compile's outcome and reason", F_CODE "compile|0|0/0|0|skipped|0|1|MainThread|skip: a\n",
      F_CODE "compile|0|0/0|0|skipped|0|1|MainThread|skip: b\\nsecond line\n", .cat = "compiles",
      .count = 1, .what = "compile #0 of f differs", .ca = "0/0", .cb = "0/0",
      .side_a = "skipped, 1 attempt, 0 graphs, first compile: skip: a",
      .side_b = "skipped, 1 attempt, 0 graphs, first compile: skip: b"},
     {"speculation in another order", BASE "spec|0/0|restart|one\nspec|0/0|rollback|two\n",
      BASE "spec|0/0|rollback|two\nspec|0/0|restart|one\n", .cat = "speculation", .count = 1,
-     .what = "speculation of compile #0 of f: the same, in another order",
-     .side_a = "restart: one", .side_b = "rollback: two"},
+     .what = "speculation of compile #0 of f: the same, in another order", .side_a = "restart: one",
+     .side_b = "rollback: two"},
     {"a side effect dropped", BASE "se|0/0|applied|x.append\n", BASE "se|0/0|dropped|x.append\n",
      .cat = "side_effects", .count = 1, .what = "side effects of compile #0 of f differ: 1 vs 1",
      .side_a = "applied: x.append", .side_b = "dropped: x.append"},
@@ -713,8 +727,7 @@ static const CompareRow compare_rows[] = {
     {"replay: callbacks and frames never compiled are not compared", BASE G_CODE "cb|1\n",
      BASE "cb|0\ncb|0\n", .o = {.replay = 1}},
     {"replay: the backend is the replay's", BASE,
-     F_CODE G_TENSOR3 G_ID GB_PRINT "graph|0/0|inductor|3|" GRAPH_CODE "\n" C0,
-     .o = {.replay = 1}},
+     F_CODE G_TENSOR3 G_ID GB_PRINT "graph|0/0|inductor|3|" GRAPH_CODE "\n" C0, .o = {.replay = 1}},
     {"replay: a compile fewer", BASE RECOMPILE, BASE, .o = {.replay = 1}, .cat = "compiles",
      .count = 1, .total = 2, .what = "compile #1 of f only in a (compiled, 1 guard)",
      .also = "counts differ"},
@@ -725,7 +738,10 @@ static const CompareRow compare_rows[] = {
     {"output is compared only where both traces kept it", BASE "out|stdout|one\\n|4\n", BASE,
      .cat = NULL},
     {"a frame left out by key", BASE, BASE G_CODE "cb|1\n",
-     .o = {.skip_frames = (const char *const[]){"m.py\x1fg\x1f" "20"}, .nskip = 1}, .cat = NULL},
+     .o = {.skip_frames = (const char *const[]){"m.py\x1fg\x1f"
+                                                "20"},
+           .nskip = 1},
+     .cat = NULL},
     {"config keys a replay does not set are not compared",
      BASE CFG("{\"a\": 1, \"log_compilation_metrics\": true}"),
      BASE CFG("{\"a\": 1, \"log_compilation_metrics\": false}"),
@@ -750,8 +766,8 @@ static const CompareRow compare_rows[] = {
      .side_b = "\"grad_enabled\": false"},
     {"output", BASE "out|stdout|one\\ntwo\\n|8\n", BASE "out|stdout|one\\nthree\\n|10\n",
      .cat = "output", .count = 1,
-     .what = "the program's stdout differs from line 2 (8 vs 10 bytes)",
-     .side_a = "2: two", .side_b = "2: three"},
+     .what = "the program's stdout differs from line 2 (8 vs 10 bytes)", .side_a = "2: two",
+     .side_b = "2: three"},
 };
 
 static char *report_of(const DrDiff *d, int json) {
@@ -797,8 +813,8 @@ Test(model, compare_reports_the_first_divergence_by_the_rules) {
             cr_assert_eq(differs, 1, "row %zu (%s)", r, row->rule);
             cr_expect_str_eq(first.category, row->cat, "row %zu (%s): %s", r, row->rule,
                              first.what);
-            cr_expect_eq(dr_diff_count(d, dr_category_parse(row->cat)), row->count,
-                         "row %zu (%s)", r, row->rule);
+            cr_expect_eq(dr_diff_count(d, dr_category_parse(row->cat)), row->count, "row %zu (%s)",
+                         r, row->rule);
             cr_expect_eq(total, row->total ? row->total : row->count, "row %zu (%s): %s", r,
                          row->rule, json);
             if (row->what) {
@@ -882,19 +898,18 @@ static int collect_op(void *arg, const char *op, const char *cid) {
  * c10d operator or of a torch.distributed collective in the graphs' code,
  * in the order of compiles, comment lines and other names left out. */
 Test(model, collectives_are_the_c10d_and_distributed_calls_in_compile_order) {
-    Loaded l = build(
-        "coll.db",
-        F_CODE
-        "graph|0/0|eager|9|def forward(self, x):\\n"
-        "    all_reduce = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\\n"
-        "    wait = torch.ops._c10d_functional.wait_tensor.default(all_reduce)\\n"
-        "    # torch.distributed.broadcast(x, 0) in a comment line\\n"
-        "    y = torch.distributed.broadcast(x, 0)\\n"
-        "    z = torch.add(x, 1); v = torch.distributed.get_rank()\\n"
-        "    w = mytorch.distributed.all_reduce(x)\\n"
-        "    return torch.distributed.all_reduce_coalesced([x])\\n\n"
-        "graph|0/1|eager|2|def forward(self):\\n    torch.distributed.barrier()\\n\n"
-        "compile|0|0/1|0\n" C0);
+    Loaded l =
+        build("coll.db", F_CODE
+              "graph|0/0|eager|9|def forward(self, x):\\n"
+              "    all_reduce = torch.ops._c10d_functional.all_reduce.default(x, 'sum', '0')\\n"
+              "    wait = torch.ops._c10d_functional.wait_tensor.default(all_reduce)\\n"
+              "    # torch.distributed.broadcast(x, 0) in a comment line\\n"
+              "    y = torch.distributed.broadcast(x, 0)\\n"
+              "    z = torch.add(x, 1); v = torch.distributed.get_rank()\\n"
+              "    w = mytorch.distributed.all_reduce(x)\\n"
+              "    return torch.distributed.all_reduce_coalesced([x])\\n\n"
+              "graph|0/1|eager|2|def forward(self):\\n    torch.distributed.barrier()\\n\n"
+              "compile|0|0/1|0\n" C0);
     Collected c = {.stop_after = -1};
     cr_expect_eq(dr_model_collectives(l.m, collect_op, &c), 5);
     cr_expect_str_eq(c.seen, "barrier@0/1 all_reduce@0/0 wait_tensor@0/0 broadcast@0/0"

@@ -39,10 +39,9 @@ static void record_secret(const char *trace) {
     e2e_write_file(e2e_fmt("%s/secret_app.py", proj), src, len);
     E2eProc *p = e2e_run_in(
         (const char *[]){"/usr/bin/env", e2e_fmt("HOME=%s", home), "USER=dynrecuser7",
-                         "LOGNAME=dynrecuser7", "TORCH_BUG_TOKEN=tok-5d1e9a7c40", "/bin/sh",
-                         "-c",
-                         e2e_fmt("cd '%s' && exec '%s' run -q -o '%s' secret_app.py", proj,
-                                 e2e_bin, e2e_path(trace)),
+                         "LOGNAME=dynrecuser7", "TORCH_BUG_TOKEN=tok-5d1e9a7c40", "/bin/sh", "-c",
+                         e2e_fmt("cd '%s' && exec '%s' run -q -o '%s' secret_app.py", proj, e2e_bin,
+                                 e2e_path(trace)),
                          NULL},
         NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(p, 0, "recording secret_app.py");
@@ -58,8 +57,8 @@ static E2eProc *pack_as_user(const char *const *args) {
 
 /* Every payload of a trace, decoded, through `dynrec sql`. */
 static char *all_payloads(const char *trace) {
-    E2eProc *p = dynrec((const char *[]){"sql", trace,
-                                         "SELECT dynrec_text(id) FROM blobs ORDER BY id", NULL});
+    E2eProc *p = dynrec(
+        (const char *[]){"sql", trace, "SELECT dynrec_text(id) FROM blobs ORDER BY id", NULL});
     e2e_assert_exit(p, 0, e2e_fmt("dynrec sql on %s: %s", trace, p->err.data));
     return p->out.data;
 }
@@ -81,14 +80,14 @@ Test(pack, redact_leaves_no_home_user_env_value_or_constant) {
     E2eProc *p = pack_as_user((const char *[]){"--redact", "t.db", "-o", "bug.dynrec", NULL});
     e2e_assert_exit(p, 0, e2e_fmt("dynrec pack --redact: %s", p->err.data));
     /* The user name occurs only inside the home directory here. */
-    cr_assert_not_null(strstr(p->err.data, "redacted: paths, env values, 2 string constants"),
-                       "%s", p->err.data);
+    cr_assert_not_null(strstr(p->err.data, "redacted: paths, env values, 2 string constants"), "%s",
+                       p->err.data);
     size_t len = 0;
     char *bytes = e2e_slurp(e2e_path("bug.dynrec"), &len);
     char *decoded = all_payloads("bug.dynrec");
-    E2eProc *dump = e2e_run_in((const char *[]){"/usr/bin/sqlite3", e2e_path("bug.dynrec"),
-                                                ".dump", NULL},
-                               NULL, E2E_TIMEOUT_MS);
+    E2eProc *dump =
+        e2e_run_in((const char *[]){"/usr/bin/sqlite3", e2e_path("bug.dynrec"), ".dump", NULL},
+                   NULL, E2E_TIMEOUT_MS);
     e2e_assert_exit(dump, 0, "sqlite3 .dump");
     const char *home = e2e_path("home/dynrecuser7");
     for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++) {
@@ -136,8 +135,7 @@ Test(pack, deterministic_idempotent_and_redact_source_keeps_traced_lines) {
     record_secret("t.db");
     const char *opts[][6] = {{"-q", "--redact", "--redact-source", "t.db", "-o", "p1.dynrec"},
                              {"-q", "--redact", "--redact-source", "t.db", "-o", "p2.dynrec"},
-                             {"-q", "--redact", "--redact-source", "p1.dynrec", "-o",
-                              "p3.dynrec"}};
+                             {"-q", "--redact", "--redact-source", "p1.dynrec", "-o", "p3.dynrec"}};
     for (int i = 0; i < 3; i++) {
         E2eProc *p = pack_as_user((const char *[]){opts[i][0], opts[i][1], opts[i][2], opts[i][3],
                                                    opts[i][4], opts[i][5], NULL});
@@ -167,8 +165,8 @@ Test(pack, deterministic_idempotent_and_redact_source_keeps_traced_lines) {
 
 Test(pack, max_size_drops_largest_payloads_or_fails_cleanly) {
     e2e_copy_example("graph_breaks.py");
-    E2eProc *r = e2e_record("t.db", (const char *[]){"graph_breaks.py", NULL}, NULL,
-                            E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r =
+        e2e_record("t.db", (const char *[]){"graph_breaks.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(r, 0, "graph_breaks.py");
     E2eProc *full = dynrec((const char *[]){"pack", "-q", "t.db", "-o", "full.dynrec", NULL});
     e2e_assert_exit(full, 0, full->err.data);
@@ -177,8 +175,8 @@ Test(pack, max_size_drops_largest_payloads_or_fails_cleanly) {
     long cap = (long)sb.st_size - 8 * 1024;
     char capb[32];
     snprintf(capb, sizeof capb, "%ld", cap);
-    E2eProc *p = dynrec((const char *[]){"pack", "--max-size", capb, "t.db", "-o", "small.dynrec",
-                                         NULL});
+    E2eProc *p =
+        dynrec((const char *[]){"pack", "--max-size", capb, "t.db", "-o", "small.dynrec", NULL});
     e2e_assert_exit(p, 0, p->err.data);
     cr_assert_not_null(strstr(p->err.data, "to fit --max-size"), "%s", p->err.data);
     cr_assert_eq(stat(e2e_path("small.dynrec"), &sb), 0);
@@ -197,8 +195,8 @@ Test(pack, max_size_drops_largest_payloads_or_fails_cleanly) {
     E2eProc *s = dynrec((const char *[]){"show", "small.dynrec", NULL});
     cr_assert_not_null(strstr(s->out.data, "dropped      "), "%s", s->out.data);
 
-    E2eProc *tiny = dynrec((const char *[]){"pack", "--max-size", "8K", "t.db", "-o", "x.dynrec",
-                                            NULL});
+    E2eProc *tiny =
+        dynrec((const char *[]){"pack", "--max-size", "8K", "t.db", "-o", "x.dynrec", NULL});
     e2e_assert_exit(tiny, 1, "an impossible cap");
     cr_assert_not_null(strstr(tiny->err.data, "essential rows alone"), "%s", tiny->err.data);
     cr_assert_eq(access(e2e_path("x.dynrec"), F_OK), -1, "a pack over the cap was written");

@@ -62,8 +62,8 @@ static E2eProc *dynrec(const char *const *args) {
 }
 
 static void assert_has(const E2eProc *p, const char *want) {
-    cr_assert_not_null(strstr(p->out.data, want), "no '%s' in:\n%s\nstderr:\n%s", want,
-                       p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, want), "no '%s' in:\n%s\nstderr:\n%s", want, p->out.data,
+                       p->err.data);
 }
 
 /* json_extract(json, path) as text ("NULL" for null or absent; true is
@@ -72,9 +72,9 @@ static char *json_at(const char *json, const char *path) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     cr_assert_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT json_valid(?1), json_extract(?1, ?2)", -1, &st,
-                                    NULL),
-                 SQLITE_OK);
+    cr_assert_eq(
+        sqlite3_prepare_v2(db, "SELECT json_valid(?1), json_extract(?1, ?2)", -1, &st, NULL),
+        SQLITE_OK);
     sqlite3_bind_text(st, 1, json, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
     cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
@@ -137,22 +137,25 @@ Test(ranks, ranks_that_did_the_same_work_agree) {
     assert_json(j->out.data, "$.first_rank_divergence", "NULL");
 
     /* Files in any order are sorted by rank. */
-    E2eProc *f = dynrec((const char *[]){"ranks", "job/train-rank1.db", "job/train-rank0.db", NULL});
+    E2eProc *f =
+        dynrec((const char *[]){"ranks", "job/train-rank1.db", "job/train-rank0.db", NULL});
     e2e_assert_exit(f, 0, e2e_fmt("ranks FILES:\n%s%s", f->out.data, f->err.data));
     assert_has(f, "each compared with rank 0 (job/train-rank0.db)");
 
     /* Without the meta dist.rank, the name says the rank. */
     mkdir(e2e_path("old"), 0755);
-    edited_copy("job/train-rank0.db", "old/t-rank0.db", "DELETE FROM meta WHERE key LIKE 'dist.%';");
-    edited_copy("job/train-rank1.db", "old/t-rank1.db", "DELETE FROM meta WHERE key LIKE 'dist.%';");
+    edited_copy("job/train-rank0.db", "old/t-rank0.db",
+                "DELETE FROM meta WHERE key LIKE 'dist.%';");
+    edited_copy("job/train-rank1.db", "old/t-rank1.db",
+                "DELETE FROM meta WHERE key LIKE 'dist.%';");
     E2eProc *o = dynrec((const char *[]){"ranks", "--json", "old", NULL});
     e2e_assert_exit(o, 0, e2e_fmt("ranks old:\n%s%s", o->out.data, o->err.data));
     assert_json(o->out.data, "$.ranks[1].rank", "1");
     assert_json(o->out.data, "$.ranks[1].rank_from", "name");
     /* The meta dist.rank wins over the name. */
     edited_copy("job/train-rank1.db", "renamed-rank5.db", "SELECT 1;");
-    E2eProc *m = dynrec((const char *[]){"ranks", "--json", "job/train-rank0.db", "renamed-rank5.db",
-                                         NULL});
+    E2eProc *m =
+        dynrec((const char *[]){"ranks", "--json", "job/train-rank0.db", "renamed-rank5.db", NULL});
     e2e_assert_exit(m, 0, e2e_fmt("ranks with meta:\n%s%s", m->out.data, m->err.data));
     assert_json(m->out.data, "$.ranks[1].rank", "1");
     assert_json(m->out.data, "$.ranks[1].rank_from", "meta");
@@ -162,8 +165,9 @@ Test(ranks, ranks_that_did_the_same_work_agree) {
     E2eProc *dup = dynrec((const char *[]){"ranks", "job/train-rank1.db", "copy-rank1.db",
                                            "job/train-rank0.db", NULL});
     e2e_assert_exit(dup, 2, "two traces of one rank");
-    cr_assert_not_null(strstr(dup->err.data, "copy-rank1.db and job/train-rank1.db are both rank 1"),
-                       "%s", dup->err.data);
+    cr_assert_not_null(
+        strstr(dup->err.data, "copy-rank1.db and job/train-rank1.db are both rank 1"), "%s",
+        dup->err.data);
     cr_assert_str_eq(dup->out.data, "");
 
     /* A trace with neither a meta dist.rank nor a -rankN name. */
@@ -185,8 +189,7 @@ Test(ranks, ranks_that_did_the_same_work_agree) {
     mkdir(e2e_path("empty"), 0755);
     E2eProc *empty = dynrec((const char *[]){"ranks", "empty", NULL});
     e2e_assert_exit(empty, 2, "an empty directory");
-    cr_assert_not_null(strstr(empty->err.data, "empty holds no *.db trace"), "%s",
-                       empty->err.data);
+    cr_assert_not_null(strstr(empty->err.data, "empty holds no *.db trace"), "%s", empty->err.data);
 }
 
 /* SQL that replaces the code of the first graph of a trace with code, as
@@ -274,12 +277,12 @@ Test(ranks, a_recompile_on_one_rank_is_the_first_rank_divergence) {
     assert_json(j->out.data, "$.ranks[2].collective_compiles[3]", "0/1");
 
     /* Ranks 0 and 1 alone agree. */
-    E2eProc *two = dynrec((const char *[]){"ranks", "job/train-rank0.db", "job/train-rank1.db",
-                                           NULL});
+    E2eProc *two =
+        dynrec((const char *[]){"ranks", "job/train-rank0.db", "job/train-rank1.db", NULL});
     e2e_assert_exit(two, 0, e2e_fmt("ranks 0 and 1:\n%s", two->out.data));
     /* Without rank 0, the lowest rank given is the base, and a note says so. */
-    E2eProc *nob = dynrec((const char *[]){"ranks", "job/train-rank1.db", "job/train-rank2.db",
-                                           NULL});
+    E2eProc *nob =
+        dynrec((const char *[]){"ranks", "job/train-rank1.db", "job/train-rank2.db", NULL});
     e2e_assert_exit(nob, 1, "ranks 1 and 2");
     assert_has(nob, "rank 2: differs from rank 1: ");
     assert_has(nob, "note: no trace of rank 0: every rank is compared with rank 1\n");
@@ -313,8 +316,8 @@ Test(diff_dirs, a_changed_test_and_a_test_on_one_side_are_named) {
     assert_has(d, "dynrec diff base/test_two.db new/test_two.db\n");
 
     /* diff's options apply to every pair. */
-    E2eProc *ig = dynrec((const char *[]){"diff", "--ignore", "frames,compiles", "base", "new",
-                                          NULL});
+    E2eProc *ig =
+        dynrec((const char *[]){"diff", "--ignore", "frames,compiles", "base", "new", NULL});
     e2e_assert_exit(ig, 0, e2e_fmt("diff --ignore:\n%s%s", ig->out.data, ig->err.data));
     assert_has(ig, "2 tests compared, 0 changed\n");
 

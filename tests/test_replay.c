@@ -35,7 +35,8 @@ static E2eProc *dynrec(const char *const *args) {
  * into dir/gone: the replay has nothing but the trace. */
 static void record_and_hide(const char *dir, const char *script) {
     E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q -o t.db '%s' >/dev/null && mkdir gone && "
-                            "mv *.py gone/", e2e_path(dir), e2e_bin, script),
+                            "mv *.py gone/",
+                            e2e_path(dir), e2e_bin, script),
                     E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(p, 0, e2e_fmt("recording %s: %s", script, p->err.data));
 }
@@ -51,8 +52,10 @@ static void copy_example_to(const char *name, const char *dir) {
 /* One number per compile id of a view, as "0/0=12 0/1=3 ...". */
 static char *per_compile(DrTrace *t, const char *view) {
     int n = 0;
-    char *s = e2e_sql_lines(t, &n, "SELECT compile_id || '=' || count(*) FROM %s"
-                            " GROUP BY compile_id ORDER BY compile_id", view);
+    char *s = e2e_sql_lines(t, &n,
+                            "SELECT compile_id || '=' || count(*) FROM %s"
+                            " GROUP BY compile_id ORDER BY compile_id",
+                            view);
     return s ? s : "";
 }
 
@@ -75,11 +78,13 @@ static void assert_reproduced(const char *dir, const char *what) {
         /* Whether a thread's compile fails a guard of another thread's
          * entry depends on timing; the comparison counts those apart. */
         if (!(i == 1 && strstr(what, "thread")))
-            cr_assert_str_eq(per_compile(b, views[i]), per_compile(a, views[i]), "%s: %s per compile",
-                         what, views[i]);
+            cr_assert_str_eq(per_compile(b, views[i]), per_compile(a, views[i]),
+                             "%s: %s per compile", what, views[i]);
     int n1 = 0, n2 = 0;
-    char *br_a = e2e_sql_lines(a, &n1, "SELECT reason FROM v_graph_breaks ORDER BY compile_id, seq");
-    char *br_b = e2e_sql_lines(b, &n2, "SELECT reason FROM v_graph_breaks ORDER BY compile_id, seq");
+    char *br_a =
+        e2e_sql_lines(a, &n1, "SELECT reason FROM v_graph_breaks ORDER BY compile_id, seq");
+    char *br_b =
+        e2e_sql_lines(b, &n2, "SELECT reason FROM v_graph_breaks ORDER BY compile_id, seq");
     cr_assert_str_eq(br_b ? br_b : "", br_a ? br_a : "", "%s: graph break reasons", what);
     cr_assert_str_eq(e2e_meta(b, "replay_of"), e2e_path(trace));
     /* The replay runs no main program: nothing the script prints shows. */
@@ -113,11 +118,11 @@ Test(replay, inductor_model) {
 
 /* A scenario script of tests/scripts/replay/ (with the others beside it). */
 static void scenario(const char *script) {
-    static const char *const all[] = {"modes.py", "models.py", "uses_models.py", "closures.py",
-                                      "opaque_arg.py", "marks.py", "singletons.py",
-                                      "wrapmod.py", "uses_wraps.py", "objects.py",
-                                      "numpy_values.py", "generator.py", "local_class.py",
-                                      "same_names.py", "branch_after_break.py"};
+    static const char *const all[] = {"modes.py",       "models.py",       "uses_models.py",
+                                      "closures.py",    "opaque_arg.py",   "marks.py",
+                                      "singletons.py",  "wrapmod.py",      "uses_wraps.py",
+                                      "objects.py",     "numpy_values.py", "generator.py",
+                                      "local_class.py", "same_names.py",   "branch_after_break.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -150,7 +155,8 @@ Test(replay, closures_graph_breaks_dynamic) {
     assert_reproduced("replay", "closures.py");
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_gt(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname LIKE "
-                                "'%torch_dynamo_resume_in_step%'"), 0);
+                                "'%torch_dynamo_resume_in_step%'"),
+                 0);
 }
 
 /* The two branches' resume functions share a name and a line: each replays
@@ -167,7 +173,8 @@ Test(replay, resume_functions_of_two_branches) {
         "SELECT group_concat(compile_id || ':' || (instr(code, 'torch.add') > 0) || "
         "(instr(code, 'torch.sub') > 0), ' ') FROM (SELECT compile_id, "
         "group_concat(dynrec_text(code_blob)) AS code FROM v_graphs GROUP BY compile_id "
-        "ORDER BY compile_id)", NULL});
+        "ORDER BY compile_id)",
+        NULL});
     e2e_assert_exit(q, 0, "dynrec sql");
     cr_assert_not_null(strstr(q->out.data, "0/0:00 1/0:00 2/0:10 3/0:01"),
                        "graphs per compile (add, sub): %s", q->out.data);
@@ -211,9 +218,10 @@ Test(replay, wraps_wrapper_keeps_its_globals) {
     scenario("uses_wraps.py");
     assert_reproduced("replay", "uses_wraps.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
-    cr_assert_str_eq(e2e_sql(a, "SELECT json_extract(value, '$.module') || ' ' ||"
-                                " json_extract(value, '$.globals_module') FROM v_values"
-                                " WHERE kind = 'function' AND json_extract(value, '$.name') = 'act'"),
+    cr_assert_str_eq(e2e_sql(a,
+                             "SELECT json_extract(value, '$.module') || ' ' ||"
+                             " json_extract(value, '$.globals_module') FROM v_values"
+                             " WHERE kind = 'function' AND json_extract(value, '$.name') = 'act'"),
                      "__main__ wrapmod");
 }
 
@@ -242,9 +250,10 @@ Test(replay, numpy_values) {
     assert_reproduced("replay", "numpy_values.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'opaque'"), 0);
-    cr_assert_str_eq(e2e_sql_lines(a, NULL, "SELECT DISTINCT kind || ' ' || type FROM v_values"
-                                            " WHERE kind IN ('npscalar', 'ndarray')"
-                                            " ORDER BY 1"),
+    cr_assert_str_eq(e2e_sql_lines(a, NULL,
+                                   "SELECT DISTINCT kind || ' ' || type FROM v_values"
+                                   " WHERE kind IN ('npscalar', 'ndarray')"
+                                   " ORDER BY 1"),
                      "ndarray numpy.ndarray\nnpscalar numpy.float16\nnpscalar numpy.int64\n");
 }
 
@@ -266,10 +275,11 @@ Test(replay, classes_defined_inside_functions) {
     assert_reproduced("replay", "local_class.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
-    cr_assert_str_eq(e2e_sql_lines(a, NULL, "SELECT DISTINCT json_extract(value, '$.class.qualname')"
-                                            " FROM v_values WHERE kind IN ('module', 'object')"
-                                            " AND json_extract(value, '$.class.local')"
-                                            " ORDER BY 1"),
+    cr_assert_str_eq(e2e_sql_lines(a, NULL,
+                                   "SELECT DISTINCT json_extract(value, '$.class.qualname')"
+                                   " FROM v_values WHERE kind IN ('module', 'object')"
+                                   " AND json_extract(value, '$.class.local')"
+                                   " ORDER BY 1"),
                      "Case.test_module.<locals>.Block\nCase.test_state.<locals>.State\n");
     e2e_close(a);
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
@@ -317,9 +327,9 @@ Test(replay, finalizer_objects_need_trust) {
     e2e_assert_exit(p, 0, p->err.data);
     char *before = e2e_slurp(e2e_path("replay/finalized.log"), NULL);
     cr_assert_str_eq(before ? before : "", "2\n", "the recording itself finalizes once");
-    E2eProc *r = sh(e2e_fmt("cd '%s' && '%s' replay --no-sandbox -o r.db t.db",
-                            e2e_path("replay"), e2e_bin),
-                    E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r =
+        sh(e2e_fmt("cd '%s' && '%s' replay --no-sandbox -o r.db t.db", e2e_path("replay"), e2e_bin),
+           E2E_TORCH_TIMEOUT_MS);
     cr_assert_eq(r->status, 3 << 8, "exit %s: %s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
     cr_assert_not_null(strstr(r->out.data, "has a finalizer"), "%s", r->out.data);
@@ -334,9 +344,9 @@ Test(replay, finalizer_objects_need_trust) {
  * is compiled static: the replay diverges at that compile. */
 Test(replay, what_if_set_diverges_naming_the_compile) {
     scenario("closures.py");
-    E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db", "--frame",
-                                         "grow", "--set", "automatic_dynamic_shapes=False",
-                                         "replay/t.db", NULL});
+    E2eProc *r =
+        dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db", "--frame", "grow",
+                                "--set", "automatic_dynamic_shapes=False", "replay/t.db", NULL});
     cr_assert_eq(r->status, 256, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
     cr_assert_not_null(strstr(r->out.data, "--set automatic_dynamic_shapes=False"), "%s",
@@ -348,9 +358,8 @@ Test(replay, what_if_set_diverges_naming_the_compile) {
     /* --compile replays that frame up to that compile, and agrees; for a
      * resume function (frame 1) its parent's compiles replay first. */
     for (int i = 0; i < 2; i++) {
-        E2eProc *c = dynrec((const char *[]){"replay", "--trust", "-o", "replay/c.db",
-                                             "--compile", i ? "1/1" : "2/1", "--json",
-                                             "replay/t.db", NULL});
+        E2eProc *c = dynrec((const char *[]){"replay", "--trust", "-o", "replay/c.db", "--compile",
+                                             i ? "1/1" : "2/1", "--json", "replay/t.db", NULL});
         cr_assert_eq(c->status, 0, "%s%s", c->out.data, c->err.data);
         cr_assert_not_null(strstr(c->out.data, "\"reproduced\": 2, \"compared\": 2"), "%s",
                            c->out.data);
@@ -363,18 +372,18 @@ Test(replay, unsupported_argument_is_not_replayable) {
     scenario("opaque_arg.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE replayable = 0"), 1);
-    E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db",
-                                         "replay/t.db", NULL});
+    E2eProc *r =
+        dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db", "replay/t.db", NULL});
     cr_assert_eq(r->status, 3 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
-    cr_assert_not_null(strstr(r->out.data, "reproduced 1/1 compile; 1 frame not replayable:"),
-                       "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 1/1 compile; 1 frame not replayable:"), "%s",
+                       r->out.data);
     cr_assert_not_null(strstr(r->out.data, "with_lock (opaque_arg.py:9): argument 'lock' of "
-                                           "type _thread.lock"), "%s", r->out.data);
+                                           "type _thread.lock"),
+                       "%s", r->out.data);
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname = 'plain'"), 1);
-    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname = 'with_lock'"),
-                 0);
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname = 'with_lock'"), 0);
 }
 
 /* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */
@@ -384,8 +393,7 @@ Test(replay, unsupported_argument_is_not_replayable) {
 Test(replay, missing_sources_need_trust) {
     copy_example_to("shape_recompiles.py", "w");
     record_and_hide("w", "shape_recompiles.py");
-    E2eProc *r = dynrec((const char *[]){"replay", "--no-sandbox", "-o", "w/r.db", "w/t.db",
-                                         NULL});
+    E2eProc *r = dynrec((const char *[]){"replay", "--no-sandbox", "-o", "w/r.db", "w/t.db", NULL});
     cr_assert_eq(r->status, 77 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
     cr_assert_not_null(strstr(r->err.data, "shape_recompiles.py is not on disk; nothing was run"),
@@ -398,8 +406,8 @@ Test(replay, missing_sources_need_trust) {
     /* With the sources back at their recorded paths, no --trust is needed. */
     E2eProc *mv = sh(e2e_fmt("mv '%s'/gone/*.py '%s'/", e2e_path("w"), e2e_path("w")), 10000);
     e2e_assert_exit(mv, 0, "moving the sources back");
-    E2eProc *ok = dynrec((const char *[]){"replay", "--no-sandbox", "-o", "w/r.db", "w/t.db",
-                                          NULL});
+    E2eProc *ok =
+        dynrec((const char *[]){"replay", "--no-sandbox", "-o", "w/r.db", "w/t.db", NULL});
     cr_assert_eq(ok->status, 0, "%s%s", ok->out.data, ok->err.data);
 }
 
@@ -428,7 +436,8 @@ static void refused(const char *sql, const char *want, int any_before) {
 }
 
 #define KIND(k) "(SELECT id FROM strings WHERE text = '" k "')"
-#define ADD_KIND(k) "INSERT INTO strings(id, text) SELECT max(id) + 1, '" k "' FROM strings " \
+#define ADD_KIND(k)                                                                                \
+    "INSERT INTO strings(id, text) SELECT max(id) + 1, '" k "' FROM strings "                      \
     "WHERE NOT EXISTS (SELECT 1 FROM strings WHERE text = '" k "');"
 
 Test(replay, malformed_value_trees_are_refused) {
@@ -442,13 +451,15 @@ Test(replay, malformed_value_trees_are_refused) {
             "tensor without an object of fields", 0);
     refused("UPDATE value_nodes SET value = '\"three\"' WHERE node = 0",
             "frame without an object of fields", 0);
-    refused("UPDATE value_nodes SET value = '[[1, 99999]]' WHERE node = 1", "which is not there", 0);
+    refused("UPDATE value_nodes SET value = '[[1, 99999]]' WHERE node = 1", "which is not there",
+            0);
     refused(ADD_KIND("bogus") "UPDATE value_nodes SET kind_id = " KIND("bogus") " WHERE node = 2",
             "unknown kind 'bogus'", 0);
     refused("UPDATE value_nodes SET value = '{' WHERE node = 3", "is not JSON", 0);
     /* A tuple holding itself: found while building the last capture. */
-    refused(ADD_KIND("tuple") "UPDATE value_nodes SET kind_id = " KIND("tuple") ", value = '[2]'"
-            " WHERE node = 2 AND capture = (SELECT max(capture) FROM value_nodes)",
+    refused(ADD_KIND("tuple") "UPDATE value_nodes SET kind_id = " KIND(
+                "tuple") ", value = '[2]'"
+                         " WHERE node = 2 AND capture = (SELECT max(capture) FROM value_nodes)",
             "a cycle through an immutable value", 1);
 }
 
@@ -460,8 +471,11 @@ Test(replay, other_python_and_old_traces_are_refused) {
     e2e_write_file(e2e_path("w/py.db"), data, len);
     sqlite3 *db = NULL;
     cr_assert_eq(sqlite3_open(e2e_path("w/py.db"), &db), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(db, "UPDATE meta SET value = '3.9.1 (x)' WHERE key = "
-                                  "'python_version'", NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db,
+                              "UPDATE meta SET value = '3.9.1 (x)' WHERE key = "
+                              "'python_version'",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
     sqlite3_close(db);
     E2eProc *r = dynrec((const char *[]){"replay", "--trust", "w/py.db", NULL});
     cr_assert_eq(r->status, 69 << 8, "%s%s", r->out.data, r->err.data);
@@ -505,13 +519,15 @@ Test(replay, usage_errors) {
 Test(replay, capture_values_and_a_failing_capture) {
     copy_example_to("shape_recompiles.py", "w");
     E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q --capture-values 0 -o t.db shape_recompiles.py"
-                            " && mkdir gone && mv *.py gone/", e2e_path("w"), e2e_bin),
+                            " && mkdir gone && mv *.py gone/",
+                            e2e_path("w"), e2e_bin),
                     E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(p, 0, p->err.data);
     DrTrace *t = e2e_open(e2e_path("w/t.db"));
     cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'tensor'"), 0);
-    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'tensor' AND "
-                                "(blob_id IS NOT NULL OR json_extract(value, '$.data') IS NOT NULL)"),
+    cr_assert_eq(e2e_sql_int(t,
+                             "SELECT count(*) FROM v_values WHERE kind = 'tensor' AND "
+                             "(blob_id IS NOT NULL OR json_extract(value, '$.data') IS NOT NULL)"),
                  0);
     assert_reproduced("w", "shape_recompiles.py with --capture-values 0");
     E2eProc *bad = dynrec((const char *[]){"run", "--capture-values", "lots", "x.py", NULL});
@@ -542,8 +558,8 @@ Test(replay, damaged_value_trees_never_crash_the_parser) {
     scenario("closures.py");
     setenv("DYNREC_REPLAY_FUZZ", "100000", 1);
     setenv("DYNREC_REPLAY_TRUST", "1", 1);
-    E2eProc *r = dynrec((const char *[]){"run", "-q", "-o", "replay/f.db", "--replay-of",
-                                         "replay/t.db", NULL});
+    E2eProc *r = dynrec(
+        (const char *[]){"run", "-q", "-o", "replay/f.db", "--replay-of", "replay/t.db", NULL});
     unsetenv("DYNREC_REPLAY_FUZZ");
     unsetenv("DYNREC_REPLAY_TRUST");
     cr_assert_eq(r->status, 0, "%s", r->err.data);
@@ -564,7 +580,8 @@ static int model_replays(const char *script) {
     E2eProc *has = sh(e2e_fmt("'%s' -c 'import transformers'", e2e_python), E2E_TIMEOUT_MS);
     if (has->status != 0) {
         printf("replay.%s: skipped: no transformers in %s (tools/setup.sh installs it on "
-               "Python 3.11 and newer)\n", script, e2e_python);
+               "Python 3.11 and newer)\n",
+               script, e2e_python);
         return 0;
     }
     setenv("HF_HUB_OFFLINE", "1", 1);
@@ -581,8 +598,8 @@ Test(replay, transformers_gpt2_over_three_lengths) {
     DrTrace *t = e2e_open(e2e_path("models/t.db"));
     cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_ev WHERE kind = 'capture_state'"), 0);
     cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'str' AND"
-                                " value = '\"_CAN_RECORD_REGISTRY\"'"), 0,
-                 "the output-capturing registry was not captured");
+                                " value = '\"_CAN_RECORD_REGISTRY\"'"),
+                 0, "the output-capturing registry was not captured");
     /* The recompile of the decorator's wrapper is one on the same code. */
     DrTrace *r = e2e_open(e2e_path("models/r.db"));
     cr_assert_eq(e2e_sql_int(r, "SELECT count(*) FROM v_compiles WHERE recompile = 1"),

@@ -37,7 +37,8 @@ static E2eProc *dynrec(const char *const *args) {
 /* Records w/script (cwd w) into w/t.db, then moves every .py of w away. */
 static void record_and_hide(const char *script) {
     E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q -o t.db '%s' >/dev/null && mkdir gone && "
-                            "mv *.py gone/", e2e_path("w"), e2e_bin, script),
+                            "mv *.py gone/",
+                            e2e_path("w"), e2e_bin, script),
                     E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(p, 0, e2e_fmt("recording %s: %s", script, p->err.data));
 }
@@ -59,8 +60,8 @@ static void scenario_with(const char *script, const char *also) {
     for (int i = 0; i < 2 && files[i]; i++) {
         e2e_copy_script(files[i]); /* to <test dir>/<files[i]> */
         const char *slash = strrchr(files[i], '/');
-        cr_assert_eq(rename(e2e_path(files[i]),
-                            e2e_path(e2e_fmt("w/%s", slash ? slash + 1 : files[i]))), 0);
+        cr_assert_eq(
+            rename(e2e_path(files[i]), e2e_path(e2e_fmt("w/%s", slash ? slash + 1 : files[i]))), 0);
     }
     const char *slash = strrchr(script, '/');
     record_and_hide(slash ? slash + 1 : script);
@@ -93,7 +94,8 @@ static char *compiles_of(DrTrace *t, const char *short_name, int *n) {
 static char *reproduces(const char *short_name, const char *opt1, const char *opt2) {
     char *out = e2e_fmt("w/out-%s", short_name);
     mkdir(e2e_path(out), 0755);
-    const char *args[8] = {"repro", e2e_path("w/t.db"), "-o", e2e_path(e2e_fmt("%s/repro.py", out))};
+    const char *args[8] = {"repro", e2e_path("w/t.db"), "-o",
+                           e2e_path(e2e_fmt("%s/repro.py", out))};
     int k = 4;
     if (opt1) args[k++] = opt1;
     if (opt2) args[k++] = opt2;
@@ -118,12 +120,15 @@ static char *reproduces(const char *short_name, const char *opt1, const char *op
     int na = 0, nb = 0;
     char *ca = compiles_of(a, short_name, &na), *cb = compiles_of(b, short_name, &nb);
     cr_assert_gt(na, 0, "%s: the recording has no compile of the frame", short_name);
-    cr_assert_str_eq(cb, ca, "%s: compiles (outcome|recompile|breaks|guards|failed guards) differ:\n"
-                     "recorded:\n%s\nrepro:\n%s", short_name, ca, cb);
+    cr_assert_str_eq(cb, ca,
+                     "%s: compiles (outcome|recompile|breaks|guards|failed guards) differ:\n"
+                     "recorded:\n%s\nrepro:\n%s",
+                     short_name, ca, cb);
     /* What the script prints says the same. */
     long long frame = e2e_sql_int(a, e2e_fmt("SELECT count(*) FROM v_compiles WHERE outcome ="
                                              " 'compiled' AND (qualname = '%s' OR qualname"
-                                             " LIKE '%%.%s')", short_name, short_name));
+                                             " LIKE '%%.%s')",
+                                             short_name, short_name));
     char *line = e2e_fmt("compiles of the frame: %lld (recorded: %lld)", frame, frame);
     cr_assert_not_null(strstr(rec->out.data, line), "%s: want '%s' in:\n%s", short_name, line,
                        rec->out.data);
@@ -137,7 +142,8 @@ Test(repro, shape_recompiles) {
     char *s = reproduces("scale", NULL, NULL);
     /* Four calls, the recorded data of each input, the recorded config. */
     cr_assert_not_null(strstr(s, "# ---- call 4 of 4: recorded compile 0/3"), "%s", s);
-    cr_assert_not_null(strstr(s, "x = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0], dtype=torch.float32)"));
+    cr_assert_not_null(
+        strstr(s, "x = torch.tensor([0.0, 1.0, 2.0, 3.0, 4.0], dtype=torch.float32)"));
     cr_assert_not_null(strstr(s, "torch._dynamo.config.automatic_dynamic_shapes = False"));
     cr_assert_not_null(strstr(s, "torch.compile(scale, backend='eager')"));
     /* The @torch.compile of the stored source is removed: compiled once. */
@@ -260,7 +266,8 @@ Test(repro, refusals) {
     p = repro_of(e2e_path("w/t.db"), "--frame", "nope");
     e2e_assert_exit(p, 2, p->err.data);
     cr_assert_not_null(strstr(p->err.data, "scale (shape_recompiles.py:18, 4 compiles: "
-                                           "0/0 0/1 0/2 0/3)"), "%s", p->err.data);
+                                           "0/0 0/1 0/2 0/3)"),
+                       "%s", p->err.data);
     p = repro_of(e2e_path("w/t.db"), "--compile", "7/7");
     e2e_assert_exit(p, 2, p->err.data);
     cr_assert_not_null(strstr(p->err.data, "no compile 7/7"), "%s", p->err.data);
@@ -290,9 +297,10 @@ Test(repro, not_replayable) {
     cr_assert_not_null(s);
     cr_assert_not_null(strstr(s, "# NOT CAPTURED: lock, a value of type _thread.lock"), "%s", s);
     cr_assert_not_null(strstr(s, "repro_call('call 1', repro_compiled, x, None)"), "%s", s);
-    E2eProc *py = sh(e2e_fmt("cd '%s' && '%s' -c 'import ast, sys; ast.parse(open(\"x.py\").read())'",
-                             e2e_dir, e2e_python),
-                     E2E_TIMEOUT_MS);
+    E2eProc *py =
+        sh(e2e_fmt("cd '%s' && '%s' -c 'import ast, sys; ast.parse(open(\"x.py\").read())'",
+                   e2e_dir, e2e_python),
+           E2E_TIMEOUT_MS);
     e2e_assert_exit(py, 0, py->err.data);
     p = repro_of(e2e_path("w/t.db"), NULL, NULL);
     e2e_assert_exit(p, 0, p->err.data);
@@ -310,11 +318,12 @@ Test(repro, malformed_values) {
         {"UPDATE value_nodes SET value = '[[2, 99]]' WHERE capture = 1 AND node = 1",
          "refers to node 99, which is not there"},
         {"UPDATE value_nodes SET kind_id = (SELECT kind_id FROM value_nodes WHERE capture = 1"
-         " AND node = 0) WHERE capture = 1 AND node = 2", "frame without an object of fields"},
+         " AND node = 0) WHERE capture = 1 AND node = 2",
+         "frame without an object of fields"},
     };
     for (size_t i = 0; i < sizeof damage / sizeof *damage; i++) {
-        E2eProc *cp = sh(e2e_fmt("cp '%s' '%s'", e2e_path("w/t.db"), e2e_path("bad.db")),
-                         E2E_TIMEOUT_MS);
+        E2eProc *cp =
+            sh(e2e_fmt("cp '%s' '%s'", e2e_path("w/t.db"), e2e_path("bad.db")), E2E_TIMEOUT_MS);
         e2e_assert_exit(cp, 0, cp->err.data);
         sqlite3 *db = NULL;
         cr_assert_eq(sqlite3_open(e2e_path("bad.db"), &db), SQLITE_OK);
@@ -342,14 +351,18 @@ Test(repro, hostile_trace_adds_no_code) {
     cr_assert_eq(sqlite3_open(e2e_path("w/t.db"), &db), SQLITE_OK);
     const char *payload = "x\"\"\"'''\nprint(\"INJECTED\")\n#";
     sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(db, "UPDATE value_nodes SET value = json_quote(?1)"
-                                        " WHERE value = '\"fast\"'", -1, &st, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(db,
+                                    "UPDATE value_nodes SET value = json_quote(?1)"
+                                    " WHERE value = '\"fast\"'",
+                                    -1, &st, NULL),
+                 SQLITE_OK);
     sqlite3_bind_text(st, 1, payload, -1, SQLITE_STATIC);
     cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(db));
     cr_assert_gt(sqlite3_changes(db), 0);
     sqlite3_finalize(st);
-    cr_assert_eq(sqlite3_prepare_v2(db, "UPDATE strings SET text = ?1 WHERE text = '0/1'", -1,
-                                    &st, NULL), SQLITE_OK);
+    cr_assert_eq(
+        sqlite3_prepare_v2(db, "UPDATE strings SET text = ?1 WHERE text = '0/1'", -1, &st, NULL),
+        SQLITE_OK);
     sqlite3_bind_text(st, 1, "0/1\nprint(\"INJECTED\")\r\x0c", -1, SQLITE_STATIC);
     cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(db));
     sqlite3_finalize(st);
@@ -368,9 +381,11 @@ Test(repro, hostile_trace_adds_no_code) {
 
     /* A class reference whose name is code: refused. */
     cr_assert_eq(sqlite3_open(e2e_path("w/t.db"), &db), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(db, "UPDATE value_nodes SET value = replace(value, '\"Opts\"',"
-                                  " '\"Opts; import os\"') WHERE value LIKE '%\"Opts\"%'",
-                              NULL, NULL, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db,
+                              "UPDATE value_nodes SET value = replace(value, '\"Opts\"',"
+                              " '\"Opts; import os\"') WHERE value LIKE '%\"Opts\"%'",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
     cr_assert_gt(sqlite3_changes(db), 0);
     cr_assert_eq(sqlite3_close(db), SQLITE_OK);
     unlink(e2e_path("x.py"));

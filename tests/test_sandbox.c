@@ -39,7 +39,8 @@ static E2eProc *sh(const char *cmd) {
 static void record_hostile(void) {
     e2e_copy_script("sandbox/hostile.py");
     E2eProc *p = sh(e2e_fmt("cd '%s/sandbox' && '%s' run -q -o ../t.db hostile.py && "
-                            "rm hostile.py", e2e_path("."), e2e_bin));
+                            "rm hostile.py",
+                            e2e_path("."), e2e_bin));
     e2e_assert_exit(p, 0, e2e_fmt("recording hostile.py: %s", p->err.data));
 }
 
@@ -65,9 +66,9 @@ Test(sandbox, hostile_definitions_are_confined) {
     setenv("DYNREC_TEST_MARK", e2e_path("mark"), 1);
     setenv("DYNREC_TEST_SECRET", e2e_path("home/.secret"), 1);
     setenv("DYNREC_TEST_PORT", e2e_fmt("%d", ntohs(sa.sin_port)), 1);
-    E2eProc *r = e2e_run_in((const char *[]){e2e_bin, "replay", "-o", e2e_path("r.db"),
-                                             e2e_path("t.db"), NULL},
-                            NULL, E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r = e2e_run_in(
+        (const char *[]){e2e_bin, "replay", "-o", e2e_path("r.db"), e2e_path("t.db"), NULL}, NULL,
+        E2E_TORCH_TIMEOUT_MS);
     if (home) setenv("HOME", home, 1);
     unsetenv("DYNREC_TEST_MARK");
     unsetenv("DYNREC_TEST_SECRET");
@@ -90,19 +91,19 @@ Test(sandbox, hostile_definitions_are_confined) {
     cr_assert_eq(r->status, 0, "replay exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
     cr_assert_not_null(strstr(r->out.data, "  sandbox: bubblewrap+seccomp (no network, "
-                                           "read-only, no exec)\n"), "%s", r->out.data);
+                                           "read-only, no exec)\n"),
+                       "%s", r->out.data);
     cr_assert_not_null(strstr(r->out.data, "\nidentical: "), "%s", r->out.data);
     DrTrace *b = e2e_open(e2e_path("r.db"));
-    cr_assert_str_eq(e2e_meta(b, "sandbox"),
-                     "bubblewrap+seccomp (no network, read-only, no exec)");
+    cr_assert_str_eq(e2e_meta(b, "sandbox"), "bubblewrap+seccomp (no network, read-only, no exec)");
     cr_assert_str_eq(e2e_meta(b, "replay_of"), e2e_path("t.db"));
 }
 
 Test(sandbox, unconfined_needs_trust) {
     record_hostile();
     setenv("DYNREC_TEST_MARK", e2e_path("mark"), 1);
-    E2eProc *r = e2e_run((const char *[]){e2e_bin, "replay", "--no-sandbox", "-o",
-                                          e2e_path("r.db"), e2e_path("t.db"), NULL});
+    E2eProc *r = e2e_run((const char *[]){e2e_bin, "replay", "--no-sandbox", "-o", e2e_path("r.db"),
+                                          e2e_path("t.db"), NULL});
     unsetenv("DYNREC_TEST_MARK");
     e2e_assert_exit(r, 77, "replay --no-sandbox of a trace whose sources are gone");
     cr_assert_not_null(strstr(r->err.data, "--no-sandbox"), "%s", r->err.data);
@@ -125,16 +126,15 @@ Test(sandbox, recorded_environment_allow_list) {
     cr_assert_str_eq(e2e_meta(t, "env.TORCH_LOGS_OUT"), e2e_path("logs.txt"));
     e2e_close(t);
     sh(e2e_fmt("rm -rf '%s' '%s'", e2e_path("logs.txt"), e2e_path("cache")));
-    E2eProc *r = e2e_run((const char *[]){e2e_bin, "replay", "--no-sandbox", "-o",
-                                          e2e_path("r.db"), e2e_path("t.db"), NULL});
+    E2eProc *r = e2e_run((const char *[]){e2e_bin, "replay", "--no-sandbox", "-o", e2e_path("r.db"),
+                                          e2e_path("t.db"), NULL});
     cr_assert_eq(r->status, 0, "replay exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
     cr_assert(!exists("logs.txt"), "the replay wrote the recorded TORCH_LOGS_OUT");
     cr_assert(!exists("cache"), "the replay made the recorded TORCHINDUCTOR_CACHE_DIR");
     cr_assert_not_null(strstr(r->err.data, "left out (it could name a path or make Python "
                                            "import): TORCHINDUCTOR_CACHE_DIR, TORCH_LOGS_OUT\n"),
-                       "%s",
-                       r->err.data);
+                       "%s", r->err.data);
     DrTrace *b = e2e_open(e2e_path("r.db"));
     cr_assert_str_eq(e2e_meta(b, "env.TORCH_LOGS"), "recompiles");
     cr_assert_null(e2e_meta(b, "env.TORCH_LOGS_OUT"));
@@ -180,8 +180,8 @@ Test(sign, sha256_and_hmac_vectors) {
     cr_assert_str_eq(hexs(out, 32),
                      "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
     /* RFC 4231 test cases 2 and 6 (a key longer than the block). */
-    dr_hmac_sha256((const uint8_t *)"Jefe", 4, (const uint8_t *)"what do ya want for nothing?",
-                   28, out);
+    dr_hmac_sha256((const uint8_t *)"Jefe", 4, (const uint8_t *)"what do ya want for nothing?", 28,
+                   out);
     cr_assert_str_eq(hexs(out, 32),
                      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     uint8_t key[131];
@@ -210,8 +210,8 @@ Test(sign, own_traces_rerun_others_need_trust) {
     e2e_copy_example("quickstart.py");
     /* This user's key, kept in the test's directory. */
     setenv("XDG_DATA_HOME", e2e_path("me"), 1);
-    E2eProc *p = sh(e2e_fmt("cd '%s' && '%s' run -q -o t.db quickstart.py", e2e_path("."),
-                            e2e_bin));
+    E2eProc *p =
+        sh(e2e_fmt("cd '%s' && '%s' run -q -o t.db quickstart.py", e2e_path("."), e2e_bin));
     e2e_assert_exit(p, 0, "recording quickstart.py");
     struct stat sb;
     cr_assert_eq(stat(e2e_path("me/dynrec/key"), &sb), 0, "no key was made");
@@ -222,16 +222,16 @@ Test(sign, own_traces_rerun_others_need_trust) {
     E2eProc *s = e2e_run((const char *[]){e2e_bin, "show", e2e_path("t.db"), NULL});
     cr_assert_not_null(strstr(s->out.data, "\nsignature    recorded here by you\n"), "%s",
                        s->out.data);
-    E2eProc *r = e2e_run_in((const char *[]){e2e_bin, "rerun", "-o", e2e_path("r.db"),
-                                             e2e_path("t.db"), NULL},
-                            NULL, E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r = e2e_run_in(
+        (const char *[]){e2e_bin, "rerun", "-o", e2e_path("r.db"), e2e_path("t.db"), NULL}, NULL,
+        E2E_TORCH_TIMEOUT_MS);
     cr_assert_eq(r->status, 0, "own trace: %s%s", r->out.data, r->err.data);
 
     /* The recorded command line given one argument more: foreign. */
     copy("t.db", "argv.db");
     edit("argv.db", "UPDATE meta SET value = '[\"-\"]' WHERE key = 'argv'");
-    E2eProc *f = e2e_run((const char *[]){e2e_bin, "rerun", "-o", e2e_path("f.db"),
-                                          e2e_path("argv.db"), NULL});
+    E2eProc *f = e2e_run(
+        (const char *[]){e2e_bin, "rerun", "-o", e2e_path("f.db"), e2e_path("argv.db"), NULL});
     e2e_assert_exit(f, 77, "rerun of an edited trace");
     cr_assert_not_null(strstr(f->err.data, "was not recorded by you here"), "%s", f->err.data);
     cr_assert_not_null(strstr(f->err.data, "add --trust"), "%s", f->err.data);
@@ -245,23 +245,23 @@ Test(sign, own_traces_rerun_others_need_trust) {
     edit("unsigned.db", "DELETE FROM meta WHERE key = 'signature'");
     const char *const others[] = {"src.db", "unsigned.db"};
     for (size_t i = 0; i < 2; i++) {
-        E2eProc *o = e2e_run((const char *[]){e2e_bin, "rerun", "-o", e2e_path("f.db"),
-                                              e2e_path(others[i]), NULL});
+        E2eProc *o = e2e_run(
+            (const char *[]){e2e_bin, "rerun", "-o", e2e_path("f.db"), e2e_path(others[i]), NULL});
         e2e_assert_exit(o, 77, others[i]);
     }
 
     /* The same trace under another user's key: foreign. */
     setenv("XDG_DATA_HOME", e2e_path("other"), 1);
-    E2eProc *k = sh(e2e_fmt("cd '%s' && '%s' run -q -o k.db quickstart.py", e2e_path("."),
-                            e2e_bin));
+    E2eProc *k =
+        sh(e2e_fmt("cd '%s' && '%s' run -q -o k.db quickstart.py", e2e_path("."), e2e_bin));
     e2e_assert_exit(k, 0, "recording under the other key");
-    E2eProc *o = e2e_run((const char *[]){e2e_bin, "rerun", "-o", e2e_path("f.db"),
-                                          e2e_path("t.db"), NULL});
+    E2eProc *o =
+        e2e_run((const char *[]){e2e_bin, "rerun", "-o", e2e_path("f.db"), e2e_path("t.db"), NULL});
     e2e_assert_exit(o, 77, "rerun under another user's key");
     cr_assert_not_null(strstr(o->err.data, "not signed by your key"), "%s", o->err.data);
     /* --trust runs it anyway. */
-    E2eProc *y = e2e_run_in((const char *[]){e2e_bin, "rerun", "--trust", "-o",
-                                             e2e_path("y.db"), e2e_path("t.db"), NULL},
+    E2eProc *y = e2e_run_in((const char *[]){e2e_bin, "rerun", "--trust", "-o", e2e_path("y.db"),
+                                             e2e_path("t.db"), NULL},
                             NULL, E2E_TORCH_TIMEOUT_MS);
     unsetenv("XDG_DATA_HOME");
     cr_assert_eq(y->status, 0, "--trust: %s%s", y->out.data, y->err.data);
@@ -278,8 +278,8 @@ Test(sandbox, foreign_rerun_is_confined) {
     setenv("XDG_DATA_HOME", e2e_path("other-user"), 1);
     setenv("DYNREC_TEST_MARK", e2e_path("sandbox/mark"), 1);
     setenv("DYNREC_TEST_SECRET", e2e_path("outside/secret"), 1);
-    E2eProc *no = e2e_run((const char *[]){e2e_bin, "rerun", "-o", e2e_path("n.db"),
-                                           e2e_path("t.db"), NULL});
+    E2eProc *no =
+        e2e_run((const char *[]){e2e_bin, "rerun", "-o", e2e_path("n.db"), e2e_path("t.db"), NULL});
     E2eProc *r = e2e_run_in((const char *[]){e2e_bin, "rerun", "--trust", "--ignore", "output",
                                              "-o", e2e_path("r.db"), e2e_path("t.db"), NULL},
                             NULL, E2E_TORCH_TIMEOUT_MS);
@@ -300,8 +300,8 @@ Test(sandbox, foreign_rerun_is_confined) {
     cr_assert_eq(r->status, 0, "rerun exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
                  r->err.data);
     cr_assert_not_null(strstr(r->out.data, "  sandbox: bubblewrap+seccomp (no network, "
-                                           "read-only but the run's folder)\n"), "%s",
-                       r->out.data);
+                                           "read-only but the run's folder)\n"),
+                       "%s", r->out.data);
 }
 
 /* --from-trace runs the stored copy even when the script was recorded by

@@ -67,18 +67,22 @@ Test(sanitize, table_of_hostile_text) {
     } rows[] = {
         {"plain text", "plain text"},
         {"esc\x1b", "esc^["},
-        {"\x1b]52;c;aGk=\x07", "^[]52;c;aGk=^G"},           /* OSC 52: set the clipboard */
-        {"\x1b[2Jclear", "^[[2Jclear"},                     /* clear the screen */
-        {"csi\xc2\x9b" "2J", "csi\\u009b2J"},               /* C1 CSI as UTF-8 */
-        {"raw\x9b", "raw\\x9b"},                            /* C1 CSI as a lone byte */
-        {"bidi\xe2\x80\xae" "evil", "bidi\\u202eevil"},     /* right-to-left override */
+        {"\x1b]52;c;aGk=\x07", "^[]52;c;aGk=^G"}, /* OSC 52: set the clipboard */
+        {"\x1b[2Jclear", "^[[2Jclear"},           /* clear the screen */
+        {"csi\xc2\x9b"
+         "2J",
+         "csi\\u009b2J"},        /* C1 CSI as UTF-8 */
+        {"raw\x9b", "raw\\x9b"}, /* C1 CSI as a lone byte */
+        {"bidi\xe2\x80\xae"
+         "evil",
+         "bidi\\u202eevil"},                                    /* right-to-left override */
         {"iso\xe2\x81\xa6x\xe2\x81\xa9", "iso\\u2066x\\u2069"}, /* bidi isolates */
-        {"mark\xe2\x80\x8f", "mark\\u200f"},                /* right-to-left mark */
+        {"mark\xe2\x80\x8f", "mark\\u200f"},                    /* right-to-left mark */
         {"ls\xe2\x80\xa8ps\xe2\x80\xa9", "ls\\u2028ps\\u2029"},
         {"bad\xff\xfe", "bad\\xff\\xfe"},
-        {"over\xc0\xaf", "over\\xc0\\xaf"},                 /* overlong '/' */
-        {"cut\xe2\x80", "cut\\xe2\\x80"},                   /* truncated sequence */
-        {"sur\xed\xa0\x80", "sur\\xed\\xa0\\x80"},          /* a surrogate */
+        {"over\xc0\xaf", "over\\xc0\\xaf"},        /* overlong '/' */
+        {"cut\xe2\x80", "cut\\xe2\\x80"},          /* truncated sequence */
+        {"sur\xed\xa0\x80", "sur\\xed\\xa0\\x80"}, /* a surrogate */
         {"del\x7f", "del^?"},
         {"one\ntwo", "one^Jtwo"},
         {"a\tb", "a   b"},
@@ -148,8 +152,8 @@ Test(sanitize, json_escapes_what_a_terminal_would_obey) {
 /* ---- every command, on a terminal ---------------------------------------- */
 
 /* ESC ] 52 (clipboard) BEL, ESC [2J, C1 CSI, RLO, a byte that is not UTF-8. */
-#define EVIL                                                                                  \
-    "(char(27) || ']52;c;aGk=' || char(7) || char(27) || '[2J' || CAST(X'C29B' AS TEXT) || "  \
+#define EVIL                                                                                       \
+    "(char(27) || ']52;c;aGk=' || char(7) || char(27) || '[2J' || CAST(X'C29B' AS TEXT) || "       \
     "CAST(X'E280AE' AS TEXT) || CAST(X'FF' AS TEXT))"
 
 static void exec_sql(sqlite3 *db, const char *sql) {
@@ -172,13 +176,13 @@ static void assert_clean(const E2eProc *p, const char *what) {
     cr_assert_null(bad, "%s: %s reached the terminal:\n%s", what, bad, p->out.data);
 }
 
-Test(sanitize, no_command_prints_a_control_from_the_trace, .init = e2e_setup,
-     .fini = e2e_teardown, .timeout = 300) {
+Test(sanitize, no_command_prints_a_control_from_the_trace, .init = e2e_setup, .fini = e2e_teardown,
+     .timeout = 300) {
     if (access("/usr/bin/script", X_OK) != 0) cr_skip_test("util-linux's script(1) is missing");
     const char *script = "/usr/bin/script";
     e2e_copy_example("quickstart.py");
-    E2eProc *r = e2e_record("orig.db", (const char *[]){"quickstart.py", NULL}, NULL,
-                            E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r =
+        e2e_record("orig.db", (const char *[]){"quickstart.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(r, 0, "dynrec run quickstart.py");
     size_t len = 0;
     char *bytes = e2e_slurp(e2e_path("orig.db"), &len);

@@ -93,7 +93,8 @@ static void save(const char *name, const E2eProc *p) {
 
 /* ---- sql ------------------------------------------------------------------ */
 
-#define GRAPHS_SQL "SELECT compile_id, nodes, dynrec_text(code_blob) AS code FROM v_graphs ORDER BY seq"
+#define GRAPHS_SQL                                                                                 \
+    "SELECT compile_id, nodes, dynrec_text(code_blob) AS code FROM v_graphs ORDER BY seq"
 
 Test(tools, sql_prints_a_recorded_trace_as_text_json_and_csv) {
     record("quickstart.py", "q.db", 0);
@@ -127,19 +128,19 @@ Test(tools, sql_prints_a_recorded_trace_as_text_json_and_csv) {
     /* The JSON parses, has one object per graph with typed values, its code
      * is the blob's text; the CSV (read by Python's csv module) holds the
      * same rows. */
-    char *out = python(
-        "import csv, json, sys\n"
-        "rows = json.load(open(sys.argv[1]))\n"
-        "assert isinstance(rows, list) and len(rows) == int(sys.argv[3]), rows\n"
-        "assert all(isinstance(r['nodes'], int) for r in rows), rows\n"
-        "assert [r['code'] for r in rows] == json.loads(sys.argv[4])\n"
-        "with open(sys.argv[2], newline='') as f:\n"
-        "    c = list(csv.reader(f, strict=True))\n"
-        "assert c[0] == ['compile_id', 'nodes', 'code'], c[0]\n"
-        "assert c[1:] == [[r['compile_id'], str(r['nodes']), r['code']] for r in rows], c\n"
-        "print(' '.join(r['compile_id'] for r in rows))\n",
-        (const char *[]){e2e_path("out.json"), e2e_path("out.csv"), e2e_fmt("%lld", ngraphs),
-                         want_json, NULL});
+    char *out =
+        python("import csv, json, sys\n"
+               "rows = json.load(open(sys.argv[1]))\n"
+               "assert isinstance(rows, list) and len(rows) == int(sys.argv[3]), rows\n"
+               "assert all(isinstance(r['nodes'], int) for r in rows), rows\n"
+               "assert [r['code'] for r in rows] == json.loads(sys.argv[4])\n"
+               "with open(sys.argv[2], newline='') as f:\n"
+               "    c = list(csv.reader(f, strict=True))\n"
+               "assert c[0] == ['compile_id', 'nodes', 'code'], c[0]\n"
+               "assert c[1:] == [[r['compile_id'], str(r['nodes']), r['code']] for r in rows], c\n"
+               "print(' '.join(r['compile_id'] for r in rows))\n",
+               (const char *[]){e2e_path("out.json"), e2e_path("out.csv"), e2e_fmt("%lld", ngraphs),
+                                want_json, NULL});
     cr_assert_str_eq(out, "0/0 0/1\n");
 
     /* Text: aligned columns, one line per row (newlines of the code shown
@@ -151,8 +152,7 @@ Test(tools, sql_prints_a_recorded_trace_as_text_json_and_csv) {
     cr_assert_eq(lines, 2 + ngraphs, "header, ruler and one line per graph:\n%s", x->out.data);
     cr_assert(strncmp(x->out.data, "compile_id  nodes  code", 23) == 0, "%s", x->out.data);
     cr_assert(strstr(x->out.data, "\n----------  -----  ----"), "%s", x->out.data);
-    cr_assert(strstr(x->out.data, "\n0/1         8      \\n\\n\\ndef forward("), "%s",
-              x->out.data);
+    cr_assert(strstr(x->out.data, "\n0/1         8      \\n\\n\\ndef forward("), "%s", x->out.data);
 }
 
 /* Control characters reach a pipe as they are (single column: the exact
@@ -166,8 +166,9 @@ Test(tools, sql_sanitizes_control_characters_on_a_terminal_only) {
     cr_assert_str_eq(p->out.data, "a\n\033[31mstep\n");
     const char *script = program("script", "util-linux's script(1) gives a terminal");
     for (int csv = 0; csv < 2; csv++) {
-        char *cmd = e2e_fmt("%s%s sql %s q.db \"%s\"", e2e_asan ? "ASAN_OPTIONS=detect_leaks=1 " : "",
-                            e2e_bin, csv ? "--csv" : "", q);
+        char *cmd =
+            e2e_fmt("%s%s sql %s q.db \"%s\"", e2e_asan ? "ASAN_OPTIONS=detect_leaks=1 " : "",
+                    e2e_bin, csv ? "--csv" : "", q);
         p = e2e_run_in((const char *[]){script, "-qec", cmd, "/dev/null", NULL}, NULL,
                        E2E_TORCH_TIMEOUT_MS);
         e2e_assert_exit(p, 0, "sql on a terminal");
@@ -191,9 +192,9 @@ Test(tools, sqlite3_shell_loads_the_extension) {
     }
     const char *sqlite3_bin = program("sqlite3", "tools/setup.sh installs it");
     e2e_close(t);
-    E2eProc *p = e2e_run((const char *[]){sqlite3_bin, "q.db", "-cmd", e2e_fmt(".load %s", so),
-                                          "SELECT dynrec_text(code_blob) FROM v_graphs ORDER BY seq",
-                                          NULL});
+    E2eProc *p =
+        e2e_run((const char *[]){sqlite3_bin, "q.db", "-cmd", e2e_fmt(".load %s", so),
+                                 "SELECT dynrec_text(code_blob) FROM v_graphs ORDER BY seq", NULL});
     e2e_assert_exit(p, 0, "sqlite3 .load dynrec_sqlite");
     cr_assert_str_eq(p->out.data, want);
     /* dynrec_json feeds json_extract: Dynamo's first chromium event of
@@ -201,7 +202,8 @@ Test(tools, sqlite3_shell_loads_the_extension) {
     p = e2e_run((const char *[]){sqlite3_bin, "q.db", "-cmd", e2e_fmt(".load %s", so),
                                  "SELECT json_extract(dynrec_json(blob_id), '$.args.compile_id') "
                                  "FROM v_ev WHERE kind = 'trace' AND text = 'chromium_event' "
-                                 "ORDER BY seq LIMIT 1", NULL});
+                                 "ORDER BY seq LIMIT 1",
+                                 NULL});
     e2e_assert_exit(p, 0, "sqlite3 dynrec_json");
     cr_assert_str_eq(p->out.data, "0/0\n");
     /* Not JSON (FX code): an error that says to use dynrec_text. */
@@ -376,25 +378,22 @@ Test(tools, export_perfetto_nests_compiles_attempts_and_backends) {
         cr_assert_gt(compiles, 1);
         if (i < 2)
             cr_assert_gt(breaks + failures, 0, "%s has graph breaks or guard failures", traces[i]);
-        else
-            cr_assert_eq(threads, 2, "two_threads.py compiles in two threads");
+        else cr_assert_eq(threads, 2, "two_threads.py compiles in two threads");
         char *json = e2e_fmt("%s.json", traces[i]);
-        E2eProc *p = dynrec((const char *[]){"export", "--format", "perfetto", "-o", json,
-                                             traces[i], NULL});
+        E2eProc *p =
+            dynrec((const char *[]){"export", "--format", "perfetto", "-o", json, traces[i], NULL});
         e2e_assert_exit(p, 0, "export --format perfetto");
         char *got = python(perfetto_check, (const char *[]){e2e_path(json), NULL});
-        char *want = e2e_fmt("attempt=%lld backend=%lld compile=%lld%s%s hits=%lld threads=%lld\n",
-                             attempts, graphs, compiles,
-                             breaks ? e2e_fmt(" graph break=%lld", breaks) : "",
-                             failures ? e2e_fmt(" guard failure=%lld", failures) : "",
-                             2 * frames, threads);
+        char *want =
+            e2e_fmt("attempt=%lld backend=%lld compile=%lld%s%s hits=%lld threads=%lld\n", attempts,
+                    graphs, compiles, breaks ? e2e_fmt(" graph break=%lld", breaks) : "",
+                    failures ? e2e_fmt(" guard failure=%lld", failures) : "", 2 * frames, threads);
         cr_assert_str_eq(got, want, "%s", traces[i]);
     }
     /* The text of a graph break is in its args. */
     E2eProc *p = dynrec((const char *[]){"export", "--format", "perfetto", "g.db", NULL});
     e2e_assert_exit(p, 0, "export to stdout");
-    cr_assert(strstr(p->out.data, "\"reason\": \"Encountered graph break"), "%.2000s",
-              p->out.data);
+    cr_assert(strstr(p->out.data, "\"reason\": \"Encountered graph break"), "%.2000s", p->out.data);
     e2e_write_file(e2e_path("junk.db"), "junk", 4);
     p = dynrec((const char *[]){"export", "--format", "perfetto", "junk.db", NULL});
     e2e_assert_exit(p, 65, "junk");
@@ -439,8 +438,8 @@ static char *only_file(const char *dir) {
 }
 
 Test(tools, export_torch_trace_reads_in_tlparse_like_the_real_log) {
-    char *tlparse = e2e_fmt("%.*s/tlparse", (int)(strrchr(e2e_python, '/') - e2e_python),
-                            e2e_python);
+    char *tlparse =
+        e2e_fmt("%.*s/tlparse", (int)(strrchr(e2e_python, '/') - e2e_python), e2e_python);
     cr_assert_eq(access(tlparse, X_OK), 0, "%s is missing: tools/setup.sh installs it", tlparse);
     const char *scripts[] = {"graph_breaks.py", "shape_recompiles.py", "suppressed_error.py"};
     for (int i = 0; i < 3; i++) {
@@ -451,8 +450,8 @@ Test(tools, export_torch_trace_reads_in_tlparse_like_the_real_log) {
         record(scripts[i], trace, 0);
         unsetenv("TORCH_TRACE");
         char *ours = e2e_path(e2e_fmt("ours%d", i));
-        E2eProc *p = dynrec((const char *[]){"export", "--format", "torch-trace", "-o", ours,
-                                             trace, NULL});
+        E2eProc *p =
+            dynrec((const char *[]){"export", "--format", "torch-trace", "-o", ours, trace, NULL});
         e2e_assert_exit(p, 0, "export --format torch-trace");
         cr_assert(strstr(p->err.data, "wrote "), "%s", p->err.data);
         cr_assert_null(strstr(p->err.data, "left out"), "%s", p->err.data);
@@ -460,31 +459,33 @@ Test(tools, export_torch_trace_reads_in_tlparse_like_the_real_log) {
         /* Line for line, past the prefix (time, location): the same records
          * (the metadata's nested keys are stored sorted, so they are
          * compared as JSON) and the same payload lines. */
-        python("import json, re, sys\n"
-               "def recs(path):\n"
-               "    out = []\n"
-               "    for line in open(path).read().split('\\n'):\n"
-               "        if line.startswith('\\t'):\n"
-               "            out[-1][1].append(line)\n"
-               "        elif line:\n"
-               "            m = re.match(r'^V\\d{4} \\d\\d:\\d\\d:\\d\\d\\.\\d{6} (\\d+) \\S+:\\d+\\] (.*)$', line)\n"
-               "            assert m, line\n"
-               "            out.append((json.loads(m.group(2)), []))\n"
-               "    return out\n"
-               "a, b = recs(sys.argv[1]), recs(sys.argv[2])\n"
-               "key = lambda r: json.dumps(r, sort_keys=True)\n"
-               "assert sorted(map(key, a)) == sorted(map(key, b)), 'records differ'\n"
-               "assert [list(r[0])[0] for r in b if 'str' not in r[0]][:1] != []\n",
-               (const char *[]){real_log, our_log, NULL});
+        python(
+            "import json, re, sys\n"
+            "def recs(path):\n"
+            "    out = []\n"
+            "    for line in open(path).read().split('\\n'):\n"
+            "        if line.startswith('\\t'):\n"
+            "            out[-1][1].append(line)\n"
+            "        elif line:\n"
+            "            m = re.match(r'^V\\d{4} \\d\\d:\\d\\d:\\d\\d\\.\\d{6} (\\d+) \\S+:\\d+\\] (.*)$', line)\n"
+            "            assert m, line\n"
+            "            out.append((json.loads(m.group(2)), []))\n"
+            "    return out\n"
+            "a, b = recs(sys.argv[1]), recs(sys.argv[2])\n"
+            "key = lambda r: json.dumps(r, sort_keys=True)\n"
+            "assert sorted(map(key, a)) == sorted(map(key, b)), 'records differ'\n"
+            "assert [list(r[0])[0] for r in b if 'str' not in r[0]][:1] != []\n",
+            (const char *[]){real_log, our_log, NULL});
         char *got = python(tlparse_compare, (const char *[]){tlparse, real_log, our_log,
-                                                            e2e_path(e2e_fmt("tl%d", i)), NULL});
+                                                             e2e_path(e2e_fmt("tl%d", i)), NULL});
         DrTrace *t = e2e_open(e2e_path(trace));
-        char *ids = e2e_sql_lines(t, NULL, "SELECT '[' || compile_id || ']' FROM v_compiles "
-                                           "ORDER BY compile_id");
+        char *ids = e2e_sql_lines(t, NULL,
+                                  "SELECT '[' || compile_id || ']' FROM v_compiles "
+                                  "ORDER BY compile_id");
         e2e_close(t);
         for (char *id = strtok(ids, "\n"); id; id = strtok(NULL, "\n"))
-            cr_assert(strstr(got, id), "%s: compile %s has a tlparse directory: %s", scripts[i],
-                      id, got);
+            cr_assert(strstr(got, id), "%s: compile %s has a tlparse directory: %s", scripts[i], id,
+                      got);
     }
 }
 
@@ -502,8 +503,8 @@ Test(tools, export_torch_trace_has_the_records_of_a_plain_torch_trace_run) {
         unsetenv("TORCH_TRACE");
         record(scripts[i], trace, 0);
         char *ours = e2e_path(e2e_fmt("ours%d", i));
-        E2eProc *p = dynrec((const char *[]){"export", "--format", "torch-trace", "-o", ours,
-                                             trace, NULL});
+        E2eProc *p =
+            dynrec((const char *[]){"export", "--format", "torch-trace", "-o", ours, trace, NULL});
         e2e_assert_exit(p, 0, "export --format torch-trace");
         char *got = python(
             "import collections, json, os, subprocess, sys\n"
@@ -569,8 +570,8 @@ Test(tools, report_renders_as_commonmark_without_injected_html) {
     p = dynrec((const char *[]){"report", "h.db", NULL});
     e2e_assert_exit(p, 0, "report");
     save("h.md", p);
-    E2eProc *r = e2e_run((const char *[]){cmark, "--unsafe", "-e", "table", e2e_path("h.md"),
-                                          NULL});
+    E2eProc *r =
+        e2e_run((const char *[]){cmark, "--unsafe", "-e", "table", e2e_path("h.md"), NULL});
     e2e_assert_exit(r, 0, "cmark-gfm");
     const char *html = r->out.data;
     /* Raw HTML is let through by --unsafe: none may come from the trace. */
@@ -582,16 +583,19 @@ Test(tools, report_renders_as_commonmark_without_injected_html) {
     const char *evil = "&lt;script&gt;alert('pwn')&lt;/script&gt; ``` `tick`\n%s````\n%s"
                        "&lt;b&gt;bold&lt;/b&gt; &amp; *star*\n";
     cr_assert(strstr(html, e2e_fmt("<pre><code>backend='evil_backend' raised:\n"
-                                    "RuntimeError: backend says %s", e2e_fmt(evil, "", ""))),
+                                   "RuntimeError: backend says %s",
+                                   e2e_fmt(evil, "", ""))),
               "%s", html);
     /* (Dynamo indents the message's second line in the reason.) */
     cr_assert(strstr(html, e2e_fmt(evil, "    ", "    ")), "%s", html);
     cr_assert_eq(occurrences(html, "<pre><code>Encountered graph break"), breaks, "%s", html);
     /* The file name in code spans: title and locations. */
     cr_assert(strstr(html, "<h1>torch.compile report: <code>x``&lt;i&gt;y&lt;i&gt;&amp;amp;.py"
-                           "</code></h1>"), "%s", html);
-    cr_assert(strstr(html, e2e_fmt("at <code>x``&lt;i&gt;y&lt;i&gt;&amp;amp;.py:%s</code>",
-                                   break_line)), "%s", html);
+                           "</code></h1>"),
+              "%s", html);
+    cr_assert(
+        strstr(html, e2e_fmt("at <code>x``&lt;i&gt;y&lt;i&gt;&amp;amp;.py:%s</code>", break_line)),
+        "%s", html);
     /* Our own structure: the versions table, the summary, the guards
      * folded in <details>, how to reproduce. */
     cr_assert(strstr(html, e2e_fmt("<td>torch</td>\n<td>%s</td>", torch)), "%s", html);
@@ -653,23 +657,23 @@ Test(tools, readers_survive_damaged_traces) {
             "run %s report %s\n"
             "run %s pack -q --redact --redact-source %s -o d%d.dynrec\n",
             bin, name, bin, name, bin, i, name, bin, i, name, bin, name, bin, name, i);
-        E2eProc *p = e2e_run_in((const char *[]){"/bin/sh", "-c", sh, NULL}, NULL,
-                                E2E_TORCH_TIMEOUT_MS);
+        E2eProc *p =
+            e2e_run_in((const char *[]){"/bin/sh", "-c", sh, NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
         e2e_assert_exit(p, 0, "the readers' shell");
         const char *out = p->out.data;
         cr_assert_eq(occurrences(out, "status "), 6, "%s", out);
-        cr_assert(!strstr(out, "Sanitizer") && !strstr(out, "runtime error"), "%s: %s", name,
-                  out);
+        cr_assert(!strstr(out, "Sanitizer") && !strstr(out, "runtime error"), "%s: %s", name, out);
         int k = 0;
         for (const char *q = out; (q = strstr(q, "status ")); q += 7, k++) {
             int st = atoi(q + 7);
-            cr_assert(st == 0 || st == 65 || (st == 1 && k == 0), "reader %d on %s: status "
-                      "%d\n%s", k, name, st, out);
+            cr_assert(st == 0 || st == 65 || (st == 1 && k == 0),
+                      "reader %d on %s: status "
+                      "%d\n%s",
+                      k, name, st, out);
             if (st) {
                 const char *msg = strchr(q, '\n');
-                cr_assert(msg && strncmp(msg + 1, "dynrec ", 7) == 0 &&
-                          strstr(msg, name) , "reader %d on %s names the file:\n%s", k, name,
-                          out);
+                cr_assert(msg && strncmp(msg + 1, "dynrec ", 7) == 0 && strstr(msg, name),
+                          "reader %d on %s names the file:\n%s", k, name, out);
             }
         }
     }

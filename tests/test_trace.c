@@ -72,7 +72,6 @@ static void trace_write_bytes(const char *path, const void *data, size_t len) {
     cr_assert_eq(fclose(f), 0);
 }
 
-
 /* Raw SQLite on a closed trace: only to fabricate files dynrec never writes. */
 static void trace_sqlite_exec(const char *path, const char *sql) {
     sqlite3 *db = NULL;
@@ -146,8 +145,7 @@ static void trace_expect_open_error(const char *path, int code, const char *also
     cr_assert_eq(err.code, code, "%s: got %s (%s), expected %s", path, dr_strerror(err.code),
                  err.msg, dr_strerror(code));
     cr_assert_not_null(strstr(err.msg, path), "message does not name the file: %s", err.msg);
-    if (also)
-        cr_assert_not_null(strstr(err.msg, also), "message lacks \"%s\": %s", also, err.msg);
+    if (also) cr_assert_not_null(strstr(err.msg, also), "message lacks \"%s\": %s", also, err.msg);
 }
 
 /* ---- writing and reading back ------------------------------------------ */
@@ -313,8 +311,7 @@ typedef struct {
     int text_null[8], blob_null[8];
 } TraceEvents;
 
-static int trace_collect_events(void *ud, int n, const char *const *names,
-                                const char *const *v) {
+static int trace_collect_events(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     TraceEvents *e = ud;
     cr_assert_eq(n, 6);
@@ -339,15 +336,24 @@ Test(trace, events_in_v_events) {
     int64_t code = dr_trace_add_code(t, "model.py", "Net.forward", 12, &err);
     cr_assert_gt(code, 0, "%s", err.msg);
     DrEvent e1 = {.t_ns = 100, .thread = 5, .kind = "start", .num = 1};
-    DrEvent e2 = {.t_ns = 200, .thread = 5, .kind = "callback", .code_id = code, .num = -7,
+    DrEvent e2 = {.t_ns = 200,
+                  .thread = 5,
+                  .kind = "callback",
+                  .code_id = code,
+                  .num = -7,
                   .text = "compiled"};
-    DrEvent e3 = {.t_ns = 300, .thread = 6, .kind = "exception", .num = 3, .text = "boom",
-                  .payload = "Traceback: ...", .payload_len = 14};
+    DrEvent e3 = {.t_ns = 300,
+                  .thread = 6,
+                  .kind = "exception",
+                  .num = 3,
+                  .text = "boom",
+                  .payload = "Traceback: ...",
+                  .payload_len = 14};
     int64_t s1 = dr_trace_add_event(t, &e1, &err);
     int64_t s2 = dr_trace_add_event(t, &e2, &err);
     int64_t s3 = dr_trace_add_event(t, &e3, &err);
-    cr_assert(s1 > 0 && s2 > s1 && s3 > s2, "seqs %lld %lld %lld: %s", (long long)s1,
-              (long long)s2, (long long)s3, err.msg);
+    cr_assert(s1 > 0 && s2 > s1 && s3 > s2, "seqs %lld %lld %lld: %s", (long long)s1, (long long)s2,
+              (long long)s3, err.msg);
     cr_assert_eq(dr_trace_commit(t, &err), DR_OK, "%s", err.msg);
     trace_close_ok(t, 1);
 
@@ -396,13 +402,20 @@ Test(trace, guard_templates_read_back_as_written) {
     const char *src = "L['self']._modules['a']";
     DrEvent g[] = {
         /* text and masked text as templates (the source occurs twice) */
-        {.kind = "guard", .compile_id = "0/1", .guard = 1, .guard_source = src,
-         .guard_location = "m.py:3 in f", .guard_text = "ID_MATCH: id(\x01) == 77 or \x01",
+        {.kind = "guard",
+         .compile_id = "0/1",
+         .guard = 1,
+         .guard_source = src,
+         .guard_location = "m.py:3 in f",
+         .guard_text = "ID_MATCH: id(\x01) == 77 or \x01",
          .guard_masked = "ID_MATCH: id(\x01) == # or \x01"},
         /* plain text, no source, no location, no key */
         {.kind = "guard", .compile_id = "0/1", .guard = 1, .text = "GLOBAL_STATE: ok"},
         /* plain text and a stored key (the source does not occur in it) */
-        {.kind = "guard", .guard = 1, .guard_source = "G['x']", .text = "X: 5",
+        {.kind = "guard",
+         .guard = 1,
+         .guard_source = "G['x']",
+         .text = "X: 5",
          .key = "guard None X: #"},
     };
     for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
@@ -412,8 +425,9 @@ Test(trace, guard_templates_read_back_as_written) {
 
     DrTrace *r = trace_open_ok(path);
     ut_expect_q1(r, "SELECT count(*) FROM v_guards", "3");
-    ut_expect_q1(r, "SELECT guard || '|' || source || '|' || user_location FROM v_guards"
-                    " WHERE compile_id = '0/1' AND source IS NOT NULL",
+    ut_expect_q1(r,
+                 "SELECT guard || '|' || source || '|' || user_location FROM v_guards"
+                 " WHERE compile_id = '0/1' AND source IS NOT NULL",
                  "ID_MATCH: id(L['self']._modules['a']) == 77 or L['self']._modules['a']|"
                  "L['self']._modules['a']|m.py:3 in f");
     ut_expect_q1(r, "SELECT key FROM v_canonical WHERE key LIKE 'guard 0/1 ID%'",
@@ -423,8 +437,9 @@ Test(trace, guard_templates_read_back_as_written) {
                  "guard 0/1 GLOBAL_STATE: ok");
     ut_expect_q1(r, "SELECT data FROM v_ev WHERE text = 'GLOBAL_STATE: ok'",
                  "{\"source\":null,\"user_location\":null}");
-    ut_expect_q1(r, "SELECT key || '|' || json_extract(data, '$.source') FROM v_ev"
-                    " WHERE text = 'X: 5'",
+    ut_expect_q1(r,
+                 "SELECT key || '|' || json_extract(data, '$.source') FROM v_ev"
+                 " WHERE text = 'X: 5'",
                  "guard None X: #|G['x']");
     /* Stored once: the template, not the long text. */
     ut_expect_q1(r, "SELECT count(*) FROM strings WHERE text LIKE 'ID_MATCH: id(L[%'", "0");
@@ -484,8 +499,8 @@ Test(trace, add_file_in_v_files) {
     DrTrace *t = trace_new(path);
     cr_assert_eq(dr_trace_add_file(t, "/home/u/demo.py", "script", src, 5000, &err), DR_OK, "%s",
                  err.msg);
-    cr_assert_eq(dr_trace_add_file(t, "/home/u/util.py", "source", "pass\n", 5, &err), DR_OK,
-                 "%s", err.msg);
+    cr_assert_eq(dr_trace_add_file(t, "/home/u/util.py", "source", "pass\n", 5, &err), DR_OK, "%s",
+                 err.msg);
     trace_close_ok(t, 1);
 
     DrTrace *r = trace_open_ok(path);
@@ -521,11 +536,10 @@ Test(trace, frame_count_upsert) {
     cr_assert_eq(ut_count_rows(r, "SELECT * FROM v_frame_counts"), 2);
     ut_expect_q1(r, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.forward'", "70");
     ut_expect_q1(r, "SELECT resumes FROM v_frame_counts WHERE qualname = 'Net.forward'", "20");
-    ut_expect_q1(r, "SELECT firstlineno FROM v_frame_counts WHERE qualname = 'Net.forward'",
-                    "10");
+    ut_expect_q1(r, "SELECT firstlineno FROM v_frame_counts WHERE qualname = 'Net.forward'", "10");
     ut_expect_q1(r, "SELECT calls FROM v_frame_counts WHERE qualname = 'Net.helper'", "1");
     ut_expect_q1(r, "SELECT filename FROM v_frame_counts WHERE qualname = 'Net.helper'",
-                    "model.py");
+                 "model.py");
     dr_trace_free(r);
 }
 
@@ -732,8 +746,11 @@ Test(trace, incomplete_recording_after_crash) {
         for (int batch = 0; batch < 3; batch++) {
             if (dr_trace_begin(t, &err) != DR_OK) _exit(11);
             for (int i = 0; i < 10; i++) {
-                DrEvent ev = {.t_ns = batch * 10 + i, .thread = 1, .kind = "committed",
-                              .num = batch * 10 + i, .text = "step"};
+                DrEvent ev = {.t_ns = batch * 10 + i,
+                              .thread = 1,
+                              .kind = "committed",
+                              .num = batch * 10 + i,
+                              .text = "step"};
                 if (dr_trace_add_event(t, &ev, &err) <= 0) _exit(12);
             }
             if (dr_trace_commit(t, &err) != DR_OK) _exit(13);
@@ -772,11 +789,11 @@ static size_t trace_snippet(char *buf, size_t cap, uint64_t *seed) {
     *seed ^= *seed >> 7;
     *seed ^= *seed << 17;
     uint64_t r = *seed;
-    n += (size_t)snprintf(buf + n, cap - n, "def %s_%u(self, x: torch.Tensor):\n",
-                          names[r % 5], (unsigned)(r >> 20) % 100);
+    n += (size_t)snprintf(buf + n, cap - n, "def %s_%u(self, x: torch.Tensor):\n", names[r % 5],
+                          (unsigned)(r >> 20) % 100);
     for (int k = 0; k < 1 + (int)((r >> 8) % 3); k++)
-        n += (size_t)snprintf(buf + n, cap - n, "    x = torch.%s(x, %u)\n", ops[(r >> (k * 3)) % 7],
-                              (unsigned)(r >> (30 + k * 5)) % 64);
+        n += (size_t)snprintf(buf + n, cap - n, "    x = torch.%s(x, %u)\n",
+                              ops[(r >> (k * 3)) % 7], (unsigned)(r >> (30 + k * 5)) % 64);
     n += (size_t)snprintf(buf + n, cap - n, "    return x\n");
     return n;
 }

@@ -149,8 +149,8 @@ static void type(const char *text) {
 
 static void record_sizes(void) {
     e2e_copy_script("view_sizes.py");
-    E2eProc *r = e2e_record("T.db", (const char *[]){"view_sizes.py", NULL}, NULL,
-                            E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r =
+        e2e_record("T.db", (const char *[]){"view_sizes.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(r, 0, "dynrec run view_sizes.py");
 }
 
@@ -277,8 +277,8 @@ Test(view, help_lists_the_keys_and_q_exits_zero_restoring_the_terminal) {
     cr_assert(line_with(s, "scale"), "80x24 shows the rows:\n%s", s);
     keys((const char *[]){"?", NULL});
     s = wait_for("dynrec view: keys", 20000);
-    static const char *names[] = {"Up, k", "Down, j", "PgUp", "PgDn", "g, Home", "G, End",
-                                  "Enter", "Esc", "Tab", "/", "n ", "N ", "?", "q "};
+    static const char *names[] = {"Up, k", "Down, j", "PgUp", "PgDn", "g, Home", "G, End", "Enter",
+                                  "Esc",   "Tab",     "/",    "n ",   "N ",      "?",      "q "};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         cr_assert(strstr(s, names[i]), "help lists %s:\n%s", names[i], s);
     keys((const char *[]){"q", NULL});
@@ -292,13 +292,14 @@ Test(view, help_lists_the_keys_and_q_exits_zero_restoring_the_terminal) {
 Test(view, escape_sequences_from_the_trace_are_neutralised) {
     need_tmux();
     e2e_copy_script("view_hostile.py");
-    E2eProc *r = e2e_record("T.db", (const char *[]){"view_hostile.py", NULL}, NULL,
-                            E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r =
+        e2e_record("T.db", (const char *[]){"view_hostile.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(r, 0, "dynrec run view_hostile.py");
     /* the trace really holds the raw bytes */
     DrTrace *t = e2e_open(e2e_path("T.db"));
     cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_errors WHERE instr(message, "
-                                "char(27) || '[2J') AND instr(message, char(27) || ']52;')"), 1);
+                                "char(27) || '[2J') AND instr(message, char(27) || ']52;')"),
+                 1);
     e2e_close(t);
     view_start(100, 40, "LANG=C.UTF-8", "--screen errors T.db");
     char *s = wait_for("Errors inside Dynamo", 20000);
@@ -345,8 +346,8 @@ Test(view, a_bad_trace_is_the_same_clean_error_as_show) {
  * user compiled and the line that called it. */
 Test(view, torch_wrappers_are_named_by_what_the_user_compiled) {
     e2e_copy_script("compile_module.py");
-    E2eProc *r = e2e_record("T.db", (const char *[]){"compile_module.py", NULL}, NULL,
-                            E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r =
+        e2e_record("T.db", (const char *[]){"compile_module.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(r, 0, "compile_module.py");
     setenv("COLUMNS", "160", 1);
     E2eProc *v = e2e_run((const char *[]){e2e_bin, "view", "--dump-first-screen", "T.db", NULL});
@@ -375,8 +376,8 @@ Test(view, diff_screen_lists_a_reruns_divergences_first_one_selected) {
                              NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(rr, 1, "dynrec rerun --set recompile_limit=2 (a divergence)");
     setenv("COLUMNS", "120", 1);
-    E2eProc *d = e2e_run((const char *[]){e2e_bin, "view", "--dump-first-screen", "--screen",
-                                          "diff", "b.db", NULL});
+    E2eProc *d = e2e_run(
+        (const char *[]){e2e_bin, "view", "--dump-first-screen", "--screen", "diff", "b.db", NULL});
     e2e_assert_exit(d, 0, "view --screen diff b.db");
     char *first = line_with(d->out.data, " 1    ");
     cr_assert(first && strstr(first, "compile #2 of scale differs"), "%s", d->out.data);
@@ -384,8 +385,7 @@ Test(view, diff_screen_lists_a_reruns_divergences_first_one_selected) {
               d->out.data);
     E2eProc *same = e2e_run((const char *[]){e2e_bin, "view", "--dump-first-screen", "--screen",
                                              "diff", "--diff", "a.db", "a.db", NULL});
-    cr_assert_not_null(strstr(same->out.data, "identical, no divergence"), "%s",
-                       same->out.data);
+    cr_assert_not_null(strstr(same->out.data, "identical, no divergence"), "%s", same->out.data);
     unsetenv("COLUMNS");
 
     view_start(100, 30, "LANG=C.UTF-8", "--diff b.db a.db");
@@ -394,8 +394,7 @@ Test(view, diff_screen_lists_a_reruns_divergences_first_one_selected) {
     wait_for("Divergences", 20000);
     keys((const char *[]){"Enter", NULL});
     char *page = wait_for("Divergence 1 (compiles)", 20000);
-    cr_assert(strstr(page, "a: compiled") && strstr(page, "recompile limit exceeded"), "%s",
-              page);
+    cr_assert(strstr(page, "a: compiled") && strstr(page, "recompile limit exceeded"), "%s", page);
     keys((const char *[]){"Escape", "j", "Enter", NULL});
     page = wait_for("Divergence 2 (guards)", 20000);
     cr_assert_not_null(strstr(page, "- TENSOR_MATCH"), "%s", page);
@@ -420,8 +419,8 @@ Test(view, follow_shows_a_compile_made_after_it_opened) {
     e2e_copy_script("view_sizes.py");
     /* opened before the run has even made the file: it waits for it */
     view_start(100, 30, "LANG=C.UTF-8", "--follow T.db");
-    const char *argv[] = {e2e_bin, "run", "-q", "-o", "T.db", "view_sizes.py",
-                          e2e_path("go"), NULL};
+    const char *argv[] = {e2e_bin, "run",           "-q",           "-o",
+                          "T.db",  "view_sizes.py", e2e_path("go"), NULL};
     E2eProc *run = e2e_spawn(argv, NULL);
     cr_assert_eq(e2e_pump(run, e2e_now_ms() + E2E_TORCH_TIMEOUT_MS, "waiting"), 1,
                  "the script never reached its wait: %s", run->err.data);
@@ -445,8 +444,8 @@ Test(view, follow_shows_a_compile_made_after_it_opened) {
 Test(view, each_known_pattern_gets_its_hint) {
     need_tmux();
     e2e_copy_script("view_patterns.py");
-    E2eProc *r = e2e_record("T.db", (const char *[]){"view_patterns.py", NULL}, NULL,
-                            E2E_TORCH_TIMEOUT_MS);
+    E2eProc *r =
+        e2e_record("T.db", (const char *[]){"view_patterns.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(r, 0, "dynrec run view_patterns.py");
     view_start(110, 70, "LANG=C.UTF-8", "T.db");
     char *s = wait_for("Recompiles", 20000);
@@ -456,16 +455,20 @@ Test(view, each_known_pattern_gets_its_hint) {
     static const struct {
         const char *search, *want[4];
     } cases[] = {
-        {"n == 1", {"Hint (int specialisation", "1 at 0/0, 2 at 0/1", "torch.tensor(n)",
-                    "INT_GUARD"}},
-        {"G['SCALE']", {"Hint (guard on a global variable", "2.0 at 1/0, 3.0 at 1/1",
-                        "Pass it as an argument", "GLOBAL_GUARD"}},
-        {"self.training", {"Hint (nn.Module training flag", "True at 2/0, False at 2/1",
-                           "one compile for train() and one for eval()", "TRAINING_GUARD"}},
-        {"GLOBAL_STATE", {"Hint (global state guard", "true at 3/0, false at 3/1",
-                          "changed between calls: grad_mode", "torch.no_grad()"}},
-        {"4/8", {"Hint (recompile limit", "torch._dynamo.config.recompile_limit",
-                 "torch._dynamo.mark_dynamic(x, 0)", "8 at 4/7, 9 at 4/8"}},
+        {"n == 1",
+         {"Hint (int specialisation", "1 at 0/0, 2 at 0/1", "torch.tensor(n)", "INT_GUARD"}},
+        {"G['SCALE']",
+         {"Hint (guard on a global variable", "2.0 at 1/0, 3.0 at 1/1", "Pass it as an argument",
+          "GLOBAL_GUARD"}},
+        {"self.training",
+         {"Hint (nn.Module training flag", "True at 2/0, False at 2/1",
+          "one compile for train() and one for eval()", "TRAINING_GUARD"}},
+        {"GLOBAL_STATE",
+         {"Hint (global state guard", "true at 3/0, false at 3/1",
+          "changed between calls: grad_mode", "torch.no_grad()"}},
+        {"4/8",
+         {"Hint (recompile limit", "torch._dynamo.config.recompile_limit",
+          "torch._dynamo.mark_dynamic(x, 0)", "8 at 4/7, 9 at 4/8"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         keys((const char *[]){"g", "/", NULL});
@@ -494,8 +497,9 @@ static void poke_string(const char *db, const char *from, const char *to, int n)
     sqlite3 *h = NULL;
     cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
     sqlite3_stmt *st = NULL;
-    cr_assert_eq(sqlite3_prepare_v2(h, "UPDATE strings SET text = ?1 WHERE text = ?2", -1, &st,
-                                    NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+    cr_assert_eq(
+        sqlite3_prepare_v2(h, "UPDATE strings SET text = ?1 WHERE text = ?2", -1, &st, NULL),
+        SQLITE_OK, "%s", sqlite3_errmsg(h));
     sqlite3_bind_text(st, 1, to, n, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, from, -1, SQLITE_TRANSIENT);
     cr_assert_eq(sqlite3_step(st), SQLITE_DONE, "%s", sqlite3_errmsg(h));
@@ -508,8 +512,8 @@ static E2eProc *dump(const char *lang, const char *screen_name, const char *db) 
     setenv("LANG", lang, 1);
     unsetenv("LC_ALL");
     unsetenv("LC_CTYPE");
-    return e2e_run((const char *[]){e2e_bin, "view", "--dump-first-screen", "--screen",
-                                    screen_name, db, NULL});
+    return e2e_run((const char *[]){e2e_bin, "view", "--dump-first-screen", "--screen", screen_name,
+                                    db, NULL});
 }
 
 Test(view, control_bytes_invalid_utf8_and_long_lines_from_a_modified_trace) {
@@ -530,8 +534,8 @@ Test(view, control_bytes_invalid_utf8_and_long_lines_from_a_modified_trace) {
     char *r1 = e2e_sql(tr, "SELECT reason FROM v_guard_failures ORDER BY seq LIMIT 1");
     e2e_close(tr);
     poke_string(e2e_path("H.db"), r1, reason, 5000);
-    static const char *names[] = {"recompiles", "frames", "compiles", "breaks",
-                                  "errors", "graphs", "speculation"};
+    static const char *names[] = {"recompiles", "frames", "compiles",   "breaks",
+                                  "errors",     "graphs", "speculation"};
     int shown = 0;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         E2eProc *v = dump("C.UTF-8", names[i], "H.db");
@@ -663,11 +667,15 @@ Test(view, safe_text_escapes_everything_a_terminal_would_obey) {
         {"\x1b[2Jclear", "^[[2Jclear", "^[[2Jclear"},
         {"\x1b]52;c;aGk=\x07", "^[]52;c;aGk=^G", "^[]52;c;aGk=^G"},
         {"del\x7f", "del^?", "del^?"},
-        {"csi\xc2\x9b" "2J", "csi\\u009b2J", "csi\\u009b2J"},       /* C1 CSI as UTF-8 */
-        {"raw\x9b", "raw\\x9b", "raw\\x9b"},                    /* C1 CSI as a byte */
+        {"csi\xc2\x9b"
+         "2J",
+         "csi\\u009b2J", "csi\\u009b2J"},    /* C1 CSI as UTF-8 */
+        {"raw\x9b", "raw\\x9b", "raw\\x9b"}, /* C1 CSI as a byte */
         {"bad\xff\xfe", "bad\\xff\\xfe", "bad\\xff\\xfe"},
-        {"over\xc0\xaf", "over\\xc0\\xaf", "over\\xc0\\xaf"},  /* overlong '/' */
-        {"bidi\xe2\x80\xae" "evil", "bidi\\u202eevil", "bidi\\u202eevil"},
+        {"over\xc0\xaf", "over\\xc0\\xaf", "over\\xc0\\xaf"}, /* overlong '/' */
+        {"bidi\xe2\x80\xae"
+         "evil",
+         "bidi\\u202eevil", "bidi\\u202eevil"},
         {"caf\xc3\xa9", "caf\xc3\xa9", "caf\\u00e9"},
         {"a\tb", "a   b", "a   b"},
         {"one\ntwo", "one^Jtwo", "one^Jtwo"},

@@ -102,8 +102,7 @@ typedef struct {
     long long first_t[WRITER_NTHREADS], last_t[WRITER_NTHREADS];
 } WriterOrder;
 
-static int writer_check_order(void *ud, int n, const char *const *names,
-                              const char *const *v) {
+static int writer_check_order(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     WriterOrder *o = ud;
     o->rows++;

@@ -28,6 +28,9 @@ need=""
 # tmux drives `dynrec view` in them.  bubblewrap and libseccomp confine
 # `dynrec replay` (replayer/sandbox.c).
 pkgs="gcc make pkg-config libsqlite3-dev libzstd-dev libcriterion-dev sqlite3 cmark-gfm libncurses-dev tmux bubblewrap libseccomp-dev"
+# `make check` checks the C files' format with clang-format (not needed to
+# build: --packages leaves it out).
+[ "${1:-}" = "--packages" ] || pkgs="$pkgs clang-format"
 # `make fuzz` only: clang with libFuzzer.
 [ "${1:-}" = "--fuzz" ] && pkgs="$pkgs clang libclang-rt-14-dev"
 for pkg in $pkgs; do

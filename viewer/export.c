@@ -107,7 +107,7 @@ typedef struct {
     int tid;         /* 0 for process-wide (counters) */
     int depth;       /* nesting for ties: compile 0, attempt 1, backend 2 */
     char *name, *cat;
-    char *args;      /* a JSON object, or NULL */
+    char *args; /* a JSON object, or NULL */
 } PEvent;
 
 typedef struct {
@@ -153,16 +153,22 @@ static PEvent *add(PEvents *e, char ph, int64_t ts, int64_t dur, int tid, int de
         e->cap = cap;
     }
     /* name, cat and args as written, and the keys around them */
-    e->bytes += (name ? strlen(name) : 0) + strlen(cat) + (args_owned ? strlen(args_owned) : 0) +
-                128;
+    e->bytes +=
+        (name ? strlen(name) : 0) + strlen(cat) + (args_owned ? strlen(args_owned) : 0) + 128;
     if (e->bytes > e->limit) {
         free(args_owned);
         e->too_big = e->oom = 1;
         return NULL;
     }
     PEvent *p = &e->v[e->n++];
-    *p = (PEvent){.ph = ph, .ts = ts, .dur = dur < 0 ? 0 : dur, .tid = tid, .depth = depth,
-                  .name = strdup(name ? name : ""), .cat = strdup(cat), .args = args_owned};
+    *p = (PEvent){.ph = ph,
+                  .ts = ts,
+                  .dur = dur < 0 ? 0 : dur,
+                  .tid = tid,
+                  .depth = depth,
+                  .name = strdup(name ? name : ""),
+                  .cat = strdup(cat),
+                  .args = args_owned};
     if (!p->name || !p->cat) e->oom = 1;
     return p;
 }
@@ -254,7 +260,8 @@ static int perfetto_process(DrTrace *t, FILE *out, long long pidn, const char *r
     dr_trace_get_meta(t, "duration_ns", &duration, NULL);
 
     /* Compiles: the event is written when the compile ends. */
-    sqlite3_stmt *st = prepare(&q,
+    sqlite3_stmt *st = prepare(
+        &q,
         "SELECT e.t_ns, e.thread, e.compile_id, json_extract(e.data, '$.duration_ns'),\n"
         "  json_extract(e.data, '$.outcome'), json_extract(e.data, '$.attempts'),\n"
         "  json_extract(e.data, '$.graphs'), json_extract(e.data, '$.recompile'),\n"
@@ -280,18 +287,19 @@ static int perfetto_process(DrTrace *t, FILE *out, long long pidn, const char *r
         if (asprintf(&name, "compile %s %s", cid, col(st, 9)) < 0) name = NULL;
         char *args = jobj(9, "compile_id", cid, "frame", col(st, 9), "file", col(st, 10),
                           "#firstlineno", col(st, 11), "outcome", col(st, 4), "#attempts",
-                          col(st, 5), "#graphs", col(st, 6), "#recompile", col(st, 7),
-                          "reason", sqlite3_column_text(st, 12) ? col(st, 12) : NULL);
+                          col(st, 5), "#graphs", col(st, 6), "#recompile", col(st, 7), "reason",
+                          sqlite3_column_text(st, 12) ? col(st, 12) : NULL);
         add(&e, 'X', end - dur, dur, tid, 0, name ? name : cid, "compile", args);
         free(name);
     }
     if (finish(&q, st, rc) != DR_OK || e.oom) goto done;
 
     /* Attempts: a checkpoint of scope attempt starts one. */
-    st = prepare(&q, "SELECT t_ns, compile_id, json_extract(data, '$.attempt') FROM v_ev\n"
-                     "WHERE kind = 'speculation' AND json_extract(data, '$.action') = 'checkpoint'\n"
-                     "  AND json_extract(data, '$.scope') = 'attempt' AND compile_id IS NOT NULL\n"
-                     "ORDER BY seq");
+    st =
+        prepare(&q, "SELECT t_ns, compile_id, json_extract(data, '$.attempt') FROM v_ev\n"
+                    "WHERE kind = 'speculation' AND json_extract(data, '$.action') = 'checkpoint'\n"
+                    "  AND json_extract(data, '$.scope') = 'attempt' AND compile_id IS NOT NULL\n"
+                    "ORDER BY seq");
     if (!st) goto done;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         Compile *c = find_compile(comp, ncomp, col(st, 1));
@@ -372,14 +380,14 @@ static int perfetto_process(DrTrace *t, FILE *out, long long pidn, const char *r
                                          "frame", v5, "file", v6, "#line", v7)
                          : k == 1 ? jobj(5, "compile_id", cid, "reason", col(st, 3),
                                          "failed_compile_id", v4, "frame", v5, "file", v6)
-                                  : jobj(4, "compile_id", cid, "message", col(st, 3),
-                                         "exc_type", v4, "status", v8);
+                                  : jobj(4, "compile_id", cid, "message", col(st, 3), "exc_type",
+                                         v4, "status", v8);
             char *name = NULL;
             if (asprintf(&name, "%s%s%s", instants[k].name, v4 && k != 1 ? ": " : "",
                          v4 && k != 1 ? v4 : "") < 0)
                 name = NULL;
-            add(&e, 'i', sqlite3_column_int64(st, 0), 0, tid, 3,
-                name ? name : instants[k].name, instants[k].name, args);
+            add(&e, 'i', sqlite3_column_int64(st, 0), 0, tid, 3, name ? name : instants[k].name,
+                instants[k].name, args);
             free(name);
         }
         if (finish(&q, st, rc) != DR_OK || e.oom) goto done;
@@ -401,8 +409,7 @@ static int perfetto_process(DrTrace *t, FILE *out, long long pidn, const char *r
         char num[32];
         /* A compile adds one entry once the callback returns. */
         snprintf(num, sizeof num, "%lld", n + (strcmp(col(st, 3), "compiled") == 0));
-        add(&e, 'C', sqlite3_column_int64(st, 0), 0, 0, 0, name, "cache",
-            jobj(1, "#entries", num));
+        add(&e, 'C', sqlite3_column_int64(st, 0), 0, 0, 0, name, "cache", jobj(1, "#entries", num));
         free(name);
     }
     if (finish(&q, st, rc) != DR_OK || e.oom) goto done;
@@ -422,8 +429,10 @@ static int perfetto_process(DrTrace *t, FILE *out, long long pidn, const char *r
     if (finish(&q, st, rc) != DR_OK || e.oom) goto done;
 
     qsort(e.v, e.n, sizeof *e.v, cmp_event);
-    fprintf(out, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %lld, \"tid\": 0, "
-                 "\"args\": {\"name\": ", pidn);
+    fprintf(out,
+            "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %lld, \"tid\": 0, "
+            "\"args\": {\"name\": ",
+            pidn);
     char *pname = NULL;
     if ((rank ? asprintf(&pname, "rank %s: %s (dynrec)", rank, script ? script : "python")
               : asprintf(&pname, "%s (dynrec)", script ? script : "python")) < 0)
@@ -436,8 +445,10 @@ static int perfetto_process(DrTrace *t, FILE *out, long long pidn, const char *r
         if (asprintf(&tname, "%s (thread %lld)", e.thread_names[i] ? e.thread_names[i] : "thread",
                      (long long)e.threads[i]) < 0)
             tname = NULL;
-        fprintf(out, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %zu, "
-                     "\"args\": {\"name\": ", pidn, i + 1);
+        fprintf(out,
+                ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %lld, \"tid\": %zu, "
+                "\"args\": {\"name\": ",
+                pidn, i + 1);
         dr_json_string(out, tname ? tname : "thread");
         fputs("}}", out);
         free(tname);
@@ -521,7 +532,8 @@ int dr_export_perfetto_many(DrTrace *const *given, size_t n, FILE *out, DrError 
         else if (first < 0 || start[i] < first) first = start[i];
     }
     fputs("{\"displayTimeUnit\": \"ms\", \"otherData\": {\"exported_by\": \"dynrec " DR_VERSION
-          "\", ", out);
+          "\", ",
+          out);
     char *script = NULL;
     if (n) {
         dr_trace_get_meta(t[0], "script", &script, NULL);
@@ -536,8 +548,8 @@ int dr_export_perfetto_many(DrTrace *const *given, size_t n, FILE *out, DrError 
             if (i) fputs(", ", out);
             dr_json_string(out, dr_trace_path(t[i]));
         }
-        fprintf(out, "], \"clock\": \"%s\"", aligned ? "wall clock (start_unix_ns)"
-                                                     : "each trace from its own start");
+        fprintf(out, "], \"clock\": \"%s\"",
+                aligned ? "wall clock (start_unix_ns)" : "each trace from its own start");
     }
     fputs(", \"script\": ", out);
     dr_json_string(out, script);
@@ -557,7 +569,8 @@ int dr_export_perfetto_many(DrTrace *const *given, size_t n, FILE *out, DrError 
                               aligned && n > 1 ? (int64_t)(start[i] - first) : 0, err);
     }
     fputs("\n]}\n", out);
-    if (rc == DR_OK && ferror(out)) rc = dr_error(err, DR_ERR_IO, "writing the Perfetto trace failed");
+    if (rc == DR_OK && ferror(out))
+        rc = dr_error(err, DR_ERR_IO, "writing the Perfetto trace failed");
     free(start);
     free(pids);
     free(ranks);
@@ -651,20 +664,21 @@ static int write_metadata(FILE *f, const char *meta, size_t len, const char *nam
     Member m[64];
     int n = split_object(meta, len, m, 64);
     if (n < 1) return 0;
-    static const char *const order[] = {"rank", "stack", "compiled_autograd_id", "frame_id",
-                                        "frame_compile_id", "attempt", "subgraph_name", NULL};
+    static const char *const order[] = {
+        "rank",          "stack", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt",
+        "subgraph_name", NULL};
     int used[64] = {0};
     int first = 1;
     *has_payload = 0;
     fputc('{', f);
-#define PUT(i)                                                              \
-    do {                                                                    \
-        if (!first) fputs(", ", f);                                         \
-        first = 0;                                                          \
-        fwrite(m[i].key, 1, m[i].klen, f);                                  \
-        fputs(": ", f);                                                     \
-        fwrite(m[i].val, 1, m[i].vlen, f);                                  \
-        used[i] = 1;                                                        \
+#define PUT(i)                                                                                     \
+    do {                                                                                           \
+        if (!first) fputs(", ", f);                                                                \
+        first = 0;                                                                                 \
+        fwrite(m[i].key, 1, m[i].klen, f);                                                         \
+        fputs(": ", f);                                                                            \
+        fwrite(m[i].val, 1, m[i].vlen, f);                                                         \
+        used[i] = 1;                                                                               \
     } while (0)
     for (int i = 0; i < n; i++)
         if (key_is(&m[i], name)) PUT(i);
@@ -712,7 +726,9 @@ int dr_export_torch_trace(DrTrace *t, const char *dir, char **path_out, long *sk
     size_t k = 0;
     for (const char *p = base; *p && k < sizeof name - 1; p++)
         name[k++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' ? *p : '_';
+                            (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'
+                        ? *p
+                        : '_';
     name[k] = 0;
     if (k > 3 && strcmp(name + k - 3, "_db") == 0) name[k - 3] = 0;
     char *path = NULL;
@@ -731,10 +747,13 @@ int dr_export_torch_trace(DrTrace *t, const char *dir, char **path_out, long *sk
     long long pidn = pid ? atoll(pid) : 0;
     uint64_t cap = export_cap(t);
     sqlite3_stmt *check = prepare(&q, "SELECT json_valid(?1) AND json_type(?1) = 'object'");
-    sqlite3_stmt *st = check ? prepare(&q,
-        "SELECT e.seq, e.t_ns, e.text, e.data, e.blob_id FROM v_ev e\n"
-        "WHERE e.kind = 'trace' AND e.text IS NOT NULL AND e.data IS NOT NULL ORDER BY e.seq")
-                             : NULL;
+    sqlite3_stmt *st =
+        check
+            ? prepare(
+                  &q,
+                  "SELECT e.seq, e.t_ns, e.text, e.data, e.blob_id FROM v_ev e\n"
+                  "WHERE e.kind = 'trace' AND e.text IS NOT NULL AND e.data IS NOT NULL ORDER BY e.seq")
+            : NULL;
     int rc = SQLITE_DONE;
     while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t seq = sqlite3_column_int64(st, 0), t_ns = sqlite3_column_int64(st, 1);
@@ -744,9 +763,8 @@ int dr_export_torch_trace(DrTrace *t, const char *dir, char **path_out, long *sk
         size_t blen = 0;
         int have_blob = sqlite3_column_type(st, 4) != SQLITE_NULL;
         DrError e2 = {0};
-        if (have_blob &&
-            dr_trace_read_blob(t, sqlite3_column_int64(st, 4), 0, (void **)&blob, &blen, &e2) !=
-                DR_OK) {
+        if (have_blob && dr_trace_read_blob(t, sqlite3_column_int64(st, 4), 0, (void **)&blob,
+                                            &blen, &e2) != DR_OK) {
             if (e2.code == DR_ERR_CORRUPT || e2.code == DR_ERR_NOMEM) {
                 q.status = dr_error(err, e2.code, "%s", e2.msg);
                 break;
@@ -771,8 +789,8 @@ int dr_export_torch_trace(DrTrace *t, const char *dir, char **path_out, long *sk
         }
         /* The record's name as torch keys it: artifact:NAME is "artifact". */
         const char *key = strncmp(rec, "artifact:", 9) == 0 ? "artifact" : rec;
-        int ok = valid_line(meta, mlen) && sqlite3_bind_text(check, 1, meta, (int)mlen,
-                                                             SQLITE_STATIC) == SQLITE_OK &&
+        int ok = valid_line(meta, mlen) &&
+                 sqlite3_bind_text(check, 1, meta, (int)mlen, SQLITE_STATIC) == SQLITE_OK &&
                  sqlite3_step(check) == SQLITE_ROW && sqlite3_column_int(check, 0) == 1;
         sqlite3_reset(check);
         sqlite3_clear_bindings(check);

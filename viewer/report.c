@@ -262,15 +262,18 @@ static int what_ran(DrTrace *t, FILE *f, DrError *err) {
          *status = meta(t, "exit_status"), *sig = meta(t, "exit_signal"),
          *dur = meta(t, "duration_ns"), *stopped = meta(t, "stopped");
     char *args = NULL;
-    int rc = dr_trace_query_text(t, "SELECT CASE WHEN json_valid(value) AND json_type(value) = "
-                                    "'array' THEN (SELECT group_concat(CAST(j.value AS TEXT), ' ') "
-                                    "FROM json_each(meta.value) j) END FROM meta WHERE key = 'argv'",
+    int rc = dr_trace_query_text(t,
+                                 "SELECT CASE WHEN json_valid(value) AND json_type(value) = "
+                                 "'array' THEN (SELECT group_concat(CAST(j.value AS TEXT), ' ') "
+                                 "FROM json_each(meta.value) j) END FROM meta WHERE key = 'argv'",
                                  &args, err);
     if (rc == DR_OK) {
         char *cmd = NULL;
         if (asprintf(&cmd, "python %s%s%s%s", module ? "-m " : "",
-                     module ? module : script ? script : "?", args && *args ? " " : "",
-                     args ? args : "") < 0)
+                     module   ? module
+                     : script ? script
+                              : "?",
+                     args && *args ? " " : "", args ? args : "") < 0)
             cmd = NULL;
         fputs("**What was run:** ", f);
         md_code(f, cmd ? cmd : "?");
@@ -316,18 +319,18 @@ static int summary(DrTrace *t, FILE *f, DrError *err) {
     long long errors = count(t, "SELECT count(*) FROM v_errors WHERE NOT suppressed", err, &rc);
     long long supp = count(t, "SELECT count(*) FROM v_errors WHERE suppressed", err, &rc);
     if (rc != DR_OK) return rc;
-    fprintf(f, "**Summary:** %lld %s, %lld %s, %lld %s, %lld %s, %lld suppressed %s\n\n",
-            compiles, plural(compiles, "compile", "compiles"), recompiles,
+    fprintf(f, "**Summary:** %lld %s, %lld %s, %lld %s, %lld %s, %lld suppressed %s\n\n", compiles,
+            plural(compiles, "compile", "compiles"), recompiles,
             plural(recompiles, "recompile", "recompiles"), breaks,
-            plural(breaks, "graph break", "graph breaks"), errors, plural(errors, "error", "errors"),
-            supp, plural(supp, "error", "errors"));
+            plural(breaks, "graph break", "graph breaks"), errors,
+            plural(errors, "error", "errors"), supp, plural(supp, "error", "errors"));
     return DR_OK;
 }
 
 /* Frames with recompiles, most first (code_id, qualname, filename, line, n). */
-#define RECOMPILED_SQL                                                                        \
-    "SELECT e.code_id, v.qualname, v.filename, v.firstlineno, count(*) AS n FROM v_ev e "     \
-    "JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'compile' AND "                    \
+#define RECOMPILED_SQL                                                                             \
+    "SELECT e.code_id, v.qualname, v.filename, v.firstlineno, count(*) AS n FROM v_ev e "          \
+    "JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'compile' AND "                         \
     "json_extract(e.data, '$.recompile') GROUP BY e.code_id ORDER BY n DESC, e.code_id LIMIT %d"
 
 static int recompiles(DrTrace *t, FILE *f, int top, DrError *err) {
@@ -381,8 +384,9 @@ static int recompiles(DrTrace *t, FILE *f, int top, DrError *err) {
 
 static int graph_breaks(DrTrace *t, FILE *f, DrError *err) {
     Rows g;
-    int rc = query(t, &g, err, "SELECT compile_id, qualname, filename, lineno, type, reason, "
-                               "user_stack FROM v_graph_breaks ORDER BY seq LIMIT %d",
+    int rc = query(t, &g, err,
+                   "SELECT compile_id, qualname, filename, lineno, type, reason, "
+                   "user_stack FROM v_graph_breaks ORDER BY seq LIMIT %d",
                    LIST_MAX + 1);
     if (rc != DR_OK) return rc;
     fputs("## Graph breaks\n\n", f);
@@ -412,12 +416,12 @@ static int graph_breaks(DrTrace *t, FILE *f, DrError *err) {
 
 static int errors(DrTrace *t, FILE *f, int suppressed, DrError *err) {
     Rows e;
-    int rc = query(t, &e, err, "SELECT compile_id, exc_type, message, traceback_blob FROM "
-                               "v_errors WHERE %s suppressed ORDER BY seq LIMIT %d",
+    int rc = query(t, &e, err,
+                   "SELECT compile_id, exc_type, message, traceback_blob FROM "
+                   "v_errors WHERE %s suppressed ORDER BY seq LIMIT %d",
                    suppressed ? "" : "NOT", LIST_MAX + 1);
     if (rc != DR_OK) return rc;
-    fputs(suppressed ? "## Suppressed errors\n\n"
-                     : "## Errors\n\n", f);
+    fputs(suppressed ? "## Suppressed errors\n\n" : "## Errors\n\n", f);
     if (suppressed && e.nrows)
         fputs("Dynamo fell back to running these frames without compiling them.\n\n", f);
     if (e.nrows == 0) fputs("None.\n\n", f);
@@ -460,7 +464,8 @@ static int guards(DrTrace *t, FILE *f, DrError *err) {
     rc = query(t, &c, err,
                "SELECT g.compile_id, count(*) FROM v_guards g JOIN v_ev e ON e.kind = 'compile' "
                "AND e.compile_id = g.compile_id WHERE e.code_id = %lld GROUP BY g.compile_id "
-               "ORDER BY max(e.seq) DESC LIMIT 1", atoll(cell(&fr, 0, 0)));
+               "ORDER BY max(e.seq) DESC LIMIT 1",
+               atoll(cell(&fr, 0, 0)));
     if (rc == DR_OK && c.nrows) {
         Rows g;
         rc = query(t, &g, err, "SELECT guard FROM v_guards WHERE compile_id = %Q ORDER BY seq",
@@ -508,7 +513,8 @@ static void reproduce(DrTrace *t, FILE *f) {
     fputs("## How to reproduce\n\nThe trace is attached \\(", f);
     md_code(f, base);
     fputs(", written by `dynrec run`; `dynrec pack` makes a smaller, redacted copy to "
-          "attach\\). With dynrec:\n\n", f);
+          "attach\\). With dynrec:\n\n",
+          f);
     md_block(f, text, 0);
     free(text);
 }

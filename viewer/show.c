@@ -142,29 +142,37 @@ static const struct {
     {"guard failures (why a cache entry was rejected)", "guard_failure",
      "SELECT compile_id, 'rejects ' || failed_compile_id AS rejects, display_name, reason "
      "FROM v_guard_failures "
-     "ORDER BY seq", 20},
+     "ORDER BY seq",
+     20},
     {"compiles", "compile",
      "SELECT compile_id, display_name, outcome, 'graphs=' || graphs AS graphs, 'attempts=' || "
      "attempts AS attempts, CASE WHEN recompile THEN 'recompile' ELSE '' END AS recompile, "
      "printf('%.1f ms', duration_ms) AS duration, coalesce(reason, '') AS reason FROM v_compiles "
-     "ORDER BY seq", 30},
+     "ORDER BY seq",
+     30},
     {"graph breaks", "graph_break",
      "SELECT compile_id, qualname, 'line ' || lineno AS line, type, reason FROM v_graph_breaks "
-     "ORDER BY seq", 20},
+     "ORDER BY seq",
+     20},
     {"errors", "error",
      "SELECT compile_id, exc_type, CASE WHEN suppressed THEN 'suppressed' ELSE 'raised' "
-     "END AS status, message FROM v_errors ORDER BY seq", 20},
+     "END AS status, message FROM v_errors ORDER BY seq",
+     20},
     {"resets (torch._dynamo.reset(): compile ids start again; after the E-th they read E:F/N)",
-     "reset", "SELECT 'epoch ' || num || ' begins' AS epoch, 'after ' || (SELECT count(*) FROM v_ev "
+     "reset",
+     "SELECT 'epoch ' || num || ' begins' AS epoch, 'after ' || (SELECT count(*) FROM v_ev "
      "c WHERE c.kind = 'compile' AND c.seq < r.seq) || ' compiles' AS place FROM v_ev r WHERE kind = 'reset' "
-     "ORDER BY seq", 20},
+     "ORDER BY seq",
+     20},
     {"frames Dynamo handled (callbacks, cache hits, compiles)", "compile",
      "SELECT display_name, 'callbacks=' || callbacks AS callbacks, 'cache_hits=' || cache_hits AS "
      "cache_hits, 'compiles=' || compiles AS compiles, user_location FROM v_frames f "
-     "WHERE f.compiles > 0 ORDER BY f.cache_hits + f.callbacks DESC", 20},
+     "WHERE f.compiles > 0 ORDER BY f.cache_hits + f.callbacks DESC",
+     20},
     {"speculation (restarts, rollbacks, higher-order-op branches)", NULL,
      "SELECT compile_id, action, detail FROM v_speculation WHERE NOT (action = 'checkpoint' AND "
-     "json_extract(data, '$.scope') = 'attempt') ORDER BY seq", 20},
+     "json_extract(data, '$.scope') = 'attempt') ORDER BY seq",
+     20},
     {"backend graphs", "graph",
      "SELECT compile_id, backend, 'nodes=' || nodes AS nodes FROM v_graphs ORDER BY seq", 20},
     {"side effects", "side_effect",
@@ -173,7 +181,8 @@ static const struct {
      "SELECT compile_id, qualname, CASE WHEN replayable THEN 'replayable' ELSE "
      "'not replayable: ' || coalesce(reason, '?') END AS replayable, nodes || ' values' AS "
      "\"values\", data_bytes || ' bytes of tensor data' AS tensor_data FROM v_captures c "
-     "ORDER BY c.replayable, seq", 20},
+     "ORDER BY c.replayable, seq",
+     20},
 };
 
 typedef struct {
@@ -281,16 +290,16 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     int top_lib = o->top_library > 0 ? o->top_library : 10;
     /* Code objects with their counts, and the compile whose cache entry
      * a code object is (Dynamo's compiled code keeps the function's name). */
-#define CODE_SQL                                                                           \
-    "SELECT c.filename, c.qualname, c.firstlineno, fc.calls, fc.resumes, e.cid "           \
-    "FROM frame_counts fc JOIN v_code c ON c.code_id = fc.code_id LEFT JOIN "              \
-    "(SELECT x.code2_id, min(s.text) AS cid FROM events x JOIN strings s ON s.id = "        \
-    "x.compile_id WHERE x.kind_id = (SELECT id FROM strings WHERE text = 'cache_entry') "  \
+#define CODE_SQL                                                                                   \
+    "SELECT c.filename, c.qualname, c.firstlineno, fc.calls, fc.resumes, e.cid "                   \
+    "FROM frame_counts fc JOIN v_code c ON c.code_id = fc.code_id LEFT JOIN "                      \
+    "(SELECT x.code2_id, min(s.text) AS cid FROM events x JOIN strings s ON s.id = "               \
+    "x.compile_id WHERE x.kind_id = (SELECT id FROM strings WHERE text = 'cache_entry') "          \
     "GROUP BY x.code2_id) e ON e.code2_id = fc.code_id "
 /* Library code (../schema/ident.h, the one rule), and inductor's generated
  * code in TORCHINDUCTOR_CACHE_DIR as recorded. */
-#define LIBRARY_CODE                                                                        \
-    "dynrec_is_library(c.filename, (SELECT value FROM meta WHERE key = "                     \
+#define LIBRARY_CODE                                                                               \
+    "dynrec_is_library(c.filename, (SELECT value FROM meta WHERE key = "                           \
     "'env.TORCHINDUCTOR_CACHE_DIR') || '/')"
     char sql[1024];
     snprintf(sql, sizeof sql, CODE_SQL "ORDER BY fc.calls + fc.resumes DESC, c.qualname LIMIT %d",
@@ -300,7 +309,8 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     char user_sql[1024];
     snprintf(user_sql, sizeof user_sql,
              CODE_SQL "WHERE NOT " LIBRARY_CODE
-             " ORDER BY fc.calls + fc.resumes DESC, c.qualname LIMIT %d", top);
+                      " ORDER BY fc.calls + fc.resumes DESC, c.qualname LIMIT %d",
+             top);
     const char *kinds_sql = "SELECT kind, n FROM v_event_counts ORDER BY 2 DESC, 1";
     RowCtx c = {out, o->json, 0};
     int rc;
@@ -366,8 +376,10 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
         dr_text_safe(out, stopped);
         fputs("; what was written before is all here\n", out);
     } else {
-        fprintf(out, "%-12s INCOMPLETE: the run was cut short (last event at %s s); counts are "
-                     "as of the last flush\n", "recording", last ? last : "?");
+        fprintf(out,
+                "%-12s INCOMPLETE: the run was cut short (last event at %s s); counts are "
+                "as of the last flush\n",
+                "recording", last ? last : "?");
     }
     free(stopped);
     free(last);
@@ -413,16 +425,19 @@ int dr_show(DrTrace *t, const DrShowOptions *o, FILE *out, DrError *err) {
     }
     rc = show_dynamo(t, out, 0, err);
     if (rc == DR_OK) {
-        fprintf(out, "\nthe script's own code by evaluations (top %d; the standard library and "
-                     "site-packages with --top-library N)\n  %12s %9s  %s\n", top, "calls",
-                "resumes", "code");
+        fprintf(out,
+                "\nthe script's own code by evaluations (top %d; the standard library and "
+                "site-packages with --top-library N)\n  %12s %9s  %s\n",
+                top, "calls", "resumes", "code");
         c.n = 0;
         rc = dr_trace_query(t, user_sql, code_row, &c, err);
         if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);
     }
     if (rc == DR_OK && o->top_library > 0) {
-        fprintf(out, "\nall code objects by evaluations, libraries included (top %d)\n"
-                     "  %12s %9s  %s\n", top_lib, "calls", "resumes", "code");
+        fprintf(out,
+                "\nall code objects by evaluations, libraries included (top %d)\n"
+                "  %12s %9s  %s\n",
+                top_lib, "calls", "resumes", "code");
         c.n = 0;
         rc = dr_trace_query(t, sql, code_row, &c, err);
         if (rc == DR_OK && c.n == 0) fputs("  (none counted)\n", out);

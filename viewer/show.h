@@ -7,8 +7,8 @@
 #include "../schema/trace.h"
 
 typedef struct DrShowOptions {
-    int json; /* --json */
-    int top;  /* how many of the script's own code objects to list */
+    int json;        /* --json */
+    int top;         /* how many of the script's own code objects to list */
     int top_library; /* --top-library: also list all code, libraries included (0: not) */
 } DrShowOptions;
 

@@ -50,51 +50,73 @@ typedef struct {
 #define BASENAME(f) "replace(" f ", rtrim(" f ", replace(" f ", '/', '')), '')"
 /* The display name and user location a compile or guard failure recorded
  * in its data (schema 3; NULL before). */
-#define DISPLAY(d) "CASE WHEN json_valid(" d ".text) THEN json_extract(" d ".text, '$.display_name') END"
-#define LOCATION(d) "CASE WHEN json_valid(" d ".text) THEN json_extract(" d ".text, '$.user_location') END"
+#define DISPLAY(d)                                                                                 \
+    "CASE WHEN json_valid(" d ".text) THEN json_extract(" d ".text, '$.display_name') END"
+#define LOCATION(d)                                                                                \
+    "CASE WHEN json_valid(" d ".text) THEN json_extract(" d ".text, '$.user_location') END"
 
 static const ScreenDef screens[DR_VIEW__N] = {
     [DR_VIEW_RECOMPILES] =
-        {"recompiles", "Recompiles, guard failures first (by frame, then time)",
-         "no recompiles: no cache entry's guards failed in this trace", NULL,
-         {{"compile", 8}, {"frame", 14}, {"where", 22}, {"#/frame", 9}, {"rej", 3},
+        {"recompiles",
+         "Recompiles, guard failures first (by frame, then time)",
+         "no recompiles: no cache entry's guards failed in this trace",
+         NULL,
+         {{"compile", 8},
+          {"frame", 14},
+          {"where", 22},
+          {"#/frame", 9},
+          {"rej", 3},
           {"failed guard (of the newest rejected entry)", 0}},
          6,
          "WITH g AS (SELECT code_id, compile_id, n, s0 FROM vw_recompiles WHERE n > 0 AND "
          "%1$lld ORDER BY code_id, s0 LIMIT %2$ld OFFSET %3$ld) "
          /* The frame by the name its compile recorded (what a torch wrapper
           * wraps, and the user's call site), else its qualname. */
-         "SELECT cs.text, coalesce(" DISPLAY("gd") ", c.qualname), coalesce("
-         BASENAME(LOCATION("gd")) ", " BASENAME("c.filename") " || ':' || c.firstlineno), '', "
-         "g.n, r.text, g.s0, g.code_id, cs.text FROM g LEFT JOIN v_code c ON c.code_id = "
-         "g.code_id LEFT JOIN strings cs ON cs.id = g.compile_id LEFT JOIN events e ON e.seq = "
-         "g.s0 LEFT JOIN strings r ON r.id = e.text_id LEFT JOIN strings gd ON gd.id = "
-         "e.data_id ORDER BY g.code_id, g.s0"},
+         "SELECT cs.text, coalesce(" DISPLAY("gd") ", c.qualname), coalesce(" BASENAME(LOCATION("gd")) ", " BASENAME(
+             "c.filename") " || ':' || c.firstlineno), '', "
+                           "g.n, r.text, g.s0, g.code_id, cs.text FROM g LEFT JOIN v_code c ON c.code_id = "
+                           "g.code_id LEFT JOIN strings cs ON cs.id = g.compile_id LEFT JOIN events e ON e.seq = "
+                           "g.s0 LEFT JOIN strings r ON r.id = e.text_id LEFT JOIN strings gd ON gd.id = "
+                           "e.data_id ORDER BY g.code_id, g.s0"},
     [DR_VIEW_FRAMES] =
-        {"frames", "Frames Dynamo handled: callbacks (cache misses), cache hits, compiles",
-         "no frame reached Dynamo's callback", NULL,
+        {"frames",
+         "Frames Dynamo handled: callbacks (cache misses), cache hits, compiles",
+         "no frame reached Dynamo's callback",
+         NULL,
          {{"frame", 28}, {"where", 26}, {"callbacks", 9}, {"hits", 9}, {"compiles", 0}},
          5,
-         "SELECT c.qualname, " BASENAME("c.filename") " || ':' || c.firstlineno, f.callbacks, "
-         "f.cache_hits, f.compiles, f.code_id, f.code_id, '' FROM vw_frames f JOIN v_code c ON "
-         "c.code_id = f.code_id WHERE %1$lld ORDER BY f.compiles DESC, f.code_id "
-         "LIMIT %2$ld OFFSET %3$ld"},
+         "SELECT c.qualname, " BASENAME(
+             "c.filename") " || ':' || c.firstlineno, f.callbacks, "
+                           "f.cache_hits, f.compiles, f.code_id, f.code_id, '' FROM vw_frames f JOIN v_code c ON "
+                           "c.code_id = f.code_id WHERE %1$lld ORDER BY f.compiles DESC, f.code_id "
+                           "LIMIT %2$ld OFFSET %3$ld"},
     [DR_VIEW_COMPILES] =
-        {"compiles", "Compiles in order: outcome, attempts, graphs, recompile, time",
-         "no compile recorded", "compile",
-         {{"compile", 8}, {"frame", 18}, {"outcome", 9}, {"att", 3}, {"gr", 3}, {"recomp", 6},
-          {"ms", 8}, {"reason", 0}},
+        {"compiles",
+         "Compiles in order: outcome, attempts, graphs, recompile, time",
+         "no compile recorded",
+         "compile",
+         {{"compile", 8},
+          {"frame", 18},
+          {"outcome", 9},
+          {"att", 3},
+          {"gr", 3},
+          {"recomp", 6},
+          {"ms", 8},
+          {"reason", 0}},
          8,
-         "SELECT c.text, coalesce(" DISPLAY("d") ", v.qualname), json_extract(d.text, '$.outcome'), "
-         "json_extract(d.text, '$.attempts'), json_extract(d.text, '$.graphs'), CASE WHEN "
-         "json_extract(d.text, '$.recompile') THEN 'yes' ELSE '' END, printf('%%.1f', "
-         "json_extract(d.text, '$.duration_ns') / 1e6), s.text, e.seq, e.code_id, c.text "
-         "FROM events e LEFT JOIN strings c ON c.id = e.compile_id LEFT JOIN strings d ON "
-         "d.id = e.data_id LEFT JOIN strings s ON s.id = e.text_id LEFT JOIN v_code v ON "
-         "v.code_id = e.code_id WHERE e.kind_id = %1$lld ORDER BY e.seq LIMIT %2$ld OFFSET "
-         "%3$ld"},
+         "SELECT c.text, coalesce(" DISPLAY(
+             "d") ", v.qualname), json_extract(d.text, '$.outcome'), "
+                  "json_extract(d.text, '$.attempts'), json_extract(d.text, '$.graphs'), CASE WHEN "
+                  "json_extract(d.text, '$.recompile') THEN 'yes' ELSE '' END, printf('%%.1f', "
+                  "json_extract(d.text, '$.duration_ns') / 1e6), s.text, e.seq, e.code_id, c.text "
+                  "FROM events e LEFT JOIN strings c ON c.id = e.compile_id LEFT JOIN strings d ON "
+                  "d.id = e.data_id LEFT JOIN strings s ON s.id = e.text_id LEFT JOIN v_code v ON "
+                  "v.code_id = e.code_id WHERE e.kind_id = %1$lld ORDER BY e.seq LIMIT %2$ld OFFSET "
+                  "%3$ld"},
     [DR_VIEW_BREAKS] =
-        {"breaks", "Graph breaks (Enter: reason, user stack, source)", "no graph break",
+        {"breaks",
+         "Graph breaks (Enter: reason, user stack, source)",
+         "no graph break",
          "graph_break",
          {{"compile", 8}, {"frame", 18}, {"line", 5}, {"type", 22}, {"reason", 0}},
          5,
@@ -104,8 +126,10 @@ static const ScreenDef screens[DR_VIEW__N] = {
          "v ON v.code_id = e.code_id WHERE e.kind_id = %1$lld ORDER BY e.seq LIMIT %2$ld "
          "OFFSET %3$ld"},
     [DR_VIEW_ERRORS] =
-        {"errors", "Errors inside Dynamo (suppressed: it fell back to eager)",
-         "no error inside Dynamo", "error",
+        {"errors",
+         "Errors inside Dynamo (suppressed: it fell back to eager)",
+         "no error inside Dynamo",
+         "error",
          {{"compile", 8}, {"exception", 20}, {"", 10}, {"message", 0}},
          4,
          "SELECT c.text, json_extract(d.text, '$.exc_type'), CASE WHEN e.num THEN 'SUPPRESSED' "
@@ -113,8 +137,10 @@ static const ScreenDef screens[DR_VIEW__N] = {
          "ON c.id = e.compile_id LEFT JOIN strings d ON d.id = e.data_id LEFT JOIN strings s "
          "ON s.id = e.text_id WHERE e.kind_id = %1$lld ORDER BY e.seq LIMIT %2$ld OFFSET %3$ld"},
     [DR_VIEW_GRAPHS] =
-        {"graphs", "Graphs handed to the backend (Enter: inputs, FX code)",
-         "no graph reached a backend", "graph",
+        {"graphs",
+         "Graphs handed to the backend (Enter: inputs, FX code)",
+         "no graph reached a backend",
+         "graph",
          {{"compile", 8}, {"backend", 24}, {"nodes", 6}, {"inputs", 6}, {"ms", 0}},
          5,
          "SELECT c.text, s.text, e.num, json_array_length(json_extract(d.text, '$.inputs')), "
@@ -123,8 +149,10 @@ static const ScreenDef screens[DR_VIEW__N] = {
          "ON d.id = e.data_id AND json_valid(d.text) LEFT JOIN strings s ON s.id = e.text_id "
          "WHERE e.kind_id = %1$lld ORDER BY e.seq LIMIT %2$ld OFFSET %3$ld"},
     [DR_VIEW_SPECULATION] =
-        {"speculation", "Speculation: checkpoint -> restart/rollback/merge (Enter: timeline)",
-         "no speculation recorded", "speculation",
+        {"speculation",
+         "Speculation: checkpoint -> restart/rollback/merge (Enter: timeline)",
+         "no speculation recorded",
+         "speculation",
          {{"compile", 8}, {"action", 10}, {"dropped", 7}, {"step", 0}},
          4,
          "SELECT c.text, json_extract(d.text, '$.action'), json_extract(d.text, "
@@ -133,7 +161,8 @@ static const ScreenDef screens[DR_VIEW__N] = {
          "strings s ON s.id = e.text_id WHERE e.kind_id = %1$lld ORDER BY e.seq LIMIT %2$ld "
          "OFFSET %3$ld"},
     [DR_VIEW_DIFF] =
-        {"diff", "Divergences, first one first (Enter: both sides)",
+        {"diff",
+         "Divergences, first one first (Enter: both sides)",
          "no comparison: open a trace written by dynrec rerun or replay, or give --diff B.db",
          NULL,
          {{"#", 4}, {"category", 14}, {"compile a / b", 14}, {"what differs", 0}},
@@ -158,8 +187,23 @@ const char *dr_view_screen_name(int screen) {
 /* Keys are data: the loop maps a key to an action through this table, and
  * `?` lists the same table. */
 enum {
-    K_NONE, K_UP, K_DOWN, K_PGUP, K_PGDN, K_TOP, K_BOTTOM, K_OPEN, K_BACK, K_NEXT, K_PREV,
-    K_SCREEN, K_SEARCH, K_MATCH_NEXT, K_MATCH_PREV, K_HELP, K_QUIT
+    K_NONE,
+    K_UP,
+    K_DOWN,
+    K_PGUP,
+    K_PGDN,
+    K_TOP,
+    K_BOTTOM,
+    K_OPEN,
+    K_BACK,
+    K_NEXT,
+    K_PREV,
+    K_SCREEN,
+    K_SEARCH,
+    K_MATCH_NEXT,
+    K_MATCH_PREV,
+    K_HELP,
+    K_QUIT
 };
 
 static const struct {
@@ -189,8 +233,9 @@ static const struct {
     {KEY_BACKSPACE, K_BACK, NULL, NULL},
     {'\t', K_NEXT, "Tab", "next screen"},
     {KEY_BTAB, K_PREV, "Shift-Tab", "previous screen"},
-    {'1', K_SCREEN, "1 ... 8", "recompiles, frames, compiles, breaks, errors, graphs, "
-                               "speculation, diff"},
+    {'1', K_SCREEN, "1 ... 8",
+     "recompiles, frames, compiles, breaks, errors, graphs, "
+     "speculation, diff"},
     {'/', K_SEARCH, "/", "search this screen (case-insensitive)"},
     {'n', K_MATCH_NEXT, "n", "next match"},
     {'N', K_MATCH_PREV, "N", "previous match"},
@@ -252,8 +297,8 @@ typedef struct {
     Cell *buf;
     int rows, cols;
     int color;
-    long ndiff;           /* rows of temp.vw_diff (the diff screen) */
-    char diff_note[400];  /* what the diff screen compares, or why it cannot */
+    long ndiff;          /* rows of temp.vw_diff (the diff screen) */
+    char diff_note[400]; /* what the diff screen compares, or why it cannot */
 } View;
 
 static volatile sig_atomic_t vw_signal;
@@ -264,14 +309,17 @@ static void on_signal(int sig) { vw_signal = sig; }
 
 static int load_kinds(View *v) {
     VwRows r = {0};
-    int rc = vw_rows_query(v->t, "SELECT c.kind_id, s.text, c.n FROM event_counts c JOIN strings "
-                                 "s ON s.id = c.kind_id", &r, v->err);
+    int rc = vw_rows_query(v->t,
+                           "SELECT c.kind_id, s.text, c.n FROM event_counts c JOIN strings "
+                           "s ON s.id = c.kind_id",
+                           &r, v->err);
     if (rc != DR_OK) return rc;
-    static const char *names[] = {"callback", "compile", "guard", "guard_failure", "graph_break",
-                                  "graph", "speculation", "side_effect", "error", "cache_entry"};
-    long long *ids[] = {&v->kinds.callback, &v->kinds.compile, &v->kinds.guard,
+    static const char *names[] = {"callback",    "compile",    "guard",       "guard_failure",
+                                  "graph_break", "graph",      "speculation", "side_effect",
+                                  "error",       "cache_entry"};
+    long long *ids[] = {&v->kinds.callback,      &v->kinds.compile,     &v->kinds.guard,
                         &v->kinds.guard_failure, &v->kinds.graph_break, &v->kinds.graph,
-                        &v->kinds.speculation, &v->kinds.side_effect, &v->kinds.error,
+                        &v->kinds.speculation,   &v->kinds.side_effect, &v->kinds.error,
                         &v->kinds.cache_entry};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         *ids[i] = 0;
@@ -287,8 +335,9 @@ static int load_kinds(View *v) {
 }
 
 static long kind_count(const View *v, const char *kind) {
-    static const char *names[] = {"callback", "compile", "guard", "guard_failure", "graph_break",
-                                  "graph", "speculation", "side_effect", "error", "cache_entry"};
+    static const char *names[] = {"callback",    "compile",    "guard",       "guard_failure",
+                                  "graph_break", "graph",      "speculation", "side_effect",
+                                  "error",       "cache_entry"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(names[i], kind) == 0) return v->kind_n[i];
     return 0;
@@ -330,13 +379,15 @@ static int load_frames(View *v) {
              "FROM events WHERE kind_id IN (%1$lld, %2$lld) GROUP BY code_id, compile_id",
              v->kinds.guard_failure, v->kinds.compile ? v->kinds.compile : -1);
     if ((rc = dr_trace_query(v->t, sql, NULL, NULL, v->err)) != DR_OK ||
-        (rc = dr_trace_query(v->t, "CREATE INDEX temp.vw_recompiles_order ON "
-                                   "vw_recompiles(code_id, s0) WHERE n > 0",
+        (rc = dr_trace_query(v->t,
+                             "CREATE INDEX temp.vw_recompiles_order ON "
+                             "vw_recompiles(code_id, s0) WHERE n > 0",
                              NULL, NULL, v->err)) != DR_OK)
         return rc;
     VwRows r = {0};
-    rc = vw_rows_query(v->t, "SELECT code_id, sum(n > 0), max(lim) FROM vw_recompiles GROUP BY "
-                             "code_id HAVING sum(n > 0) > 0 OR max(lim) > 0 ORDER BY code_id",
+    rc = vw_rows_query(v->t,
+                       "SELECT code_id, sum(n > 0), max(lim) FROM vw_recompiles GROUP BY "
+                       "code_id HAVING sum(n > 0) > 0 OR max(lim) > 0 ORDER BY code_id",
                        &r, v->err);
     if (rc == DR_OK && r.n && !(v->fs = calloc(r.n, sizeof *v->fs)))
         rc = dr_error(v->err, DR_ERR_NOMEM, "out of memory");
@@ -405,8 +456,7 @@ static int count_screen(View *v, int s) {
              cb, cp, ce);
     int rc = dr_trace_query(v->t, "DROP TABLE IF EXISTS temp.vw_frames", NULL, NULL, v->err);
     if (rc == DR_OK) rc = dr_trace_query(v->t, sql, NULL, NULL, v->err);
-    if (rc == DR_OK)
-        rc = dr_trace_query_text(v->t, "SELECT count(*) FROM vw_frames", &n, v->err);
+    if (rc == DR_OK) rc = dr_trace_query_text(v->t, "SELECT count(*) FROM vw_frames", &n, v->err);
     l->count = n ? atol(n) : 0;
     free(n);
     return rc;
@@ -607,9 +657,11 @@ static void draw_list(View *v) {
             const char *cell = row[k];
             char tmp[64];
             if (s == DR_VIEW_RECOMPILES && k == 3) {
-                const FrameSum *f = frame_sum(v, atoll(row[d->ncols + 1] ? row[d->ncols + 1] : "0"));
-                if (f) snprintf(tmp, sizeof tmp, "%ld/%ld%s", idx - f->start + 1, f->n,
-                                f->limit ? " LIMIT" : "");
+                const FrameSum *f =
+                    frame_sum(v, atoll(row[d->ncols + 1] ? row[d->ncols + 1] : "0"));
+                if (f)
+                    snprintf(tmp, sizeof tmp, "%ld/%ld%s", idx - f->start + 1, f->n,
+                             f->limit ? " LIMIT" : "");
                 else snprintf(tmp, sizeof tmp, "?");
                 cell = tmp;
                 put(v, y, c, f && f->limit && attr != VA_SEL ? VA_ERR : attr, cell, w[k]);
@@ -726,7 +778,9 @@ static chtype attr_of(const View *v, int a) {
     switch (a) {
     case VA_HEAD: return A_REVERSE;
     case VA_SEL: return A_REVERSE | A_BOLD;
-    case VA_TITLE: case VA_HI: case VA_ERR: return A_BOLD;
+    case VA_TITLE:
+    case VA_HI:
+    case VA_ERR: return A_BOLD;
     case VA_DIM: return A_DIM;
     }
     return A_NORMAL;
@@ -795,8 +849,9 @@ static void open_help(View *v) {
     for (int s = 0; s < DR_VIEW__N; s++)
         vw_doc_addf(&v->doc, VA_NORMAL, "  %d %-12s %s", s + 1, screens[s].name, screens[s].title);
     vw_doc_add(&v->doc, VA_NORMAL, "");
-    vw_doc_add(&v->doc, VA_DIM, "  Nothing in the trace runs; text from it is shown with control "
-                                "characters escaped (^[ for ESC).");
+    vw_doc_add(&v->doc, VA_DIM,
+               "  Nothing in the trace runs; text from it is shown with control "
+               "characters escaped (^[ for ESC).");
     v->doc_open = v->help_open = 1;
     v->doc_top = 0;
     v->doc_match = -1;
@@ -1025,14 +1080,15 @@ static void load_diff(View *v, const char *diff) {
         sqlite3_stmt *st = NULL;
         int rc = sqlite3_exec(db, "DROP TABLE IF EXISTS temp.vw_diff", NULL, NULL, NULL);
         if (rc == SQLITE_OK)
-            rc = sqlite3_prepare_v2(
-                db, "CREATE TEMP TABLE vw_diff AS SELECT CAST(key AS INTEGER) AS n,"
-                    " json_extract(value, '$.category') AS category,"
-                    " json_extract(value, '$.what') AS what,"
-                    " json_extract(value, '$.compile_a') AS compile_a,"
-                    " json_extract(value, '$.compile_b') AS compile_b, value AS json"
-                    " FROM json_each(?1, '$.divergences')",
-                -1, &st, NULL);
+            rc =
+                sqlite3_prepare_v2(db,
+                                   "CREATE TEMP TABLE vw_diff AS SELECT CAST(key AS INTEGER) AS n,"
+                                   " json_extract(value, '$.category') AS category,"
+                                   " json_extract(value, '$.what') AS what,"
+                                   " json_extract(value, '$.compile_a') AS compile_a,"
+                                   " json_extract(value, '$.compile_b') AS compile_b, value AS json"
+                                   " FROM json_each(?1, '$.divergences')",
+                                   -1, &st, NULL);
         if (rc == SQLITE_OK) {
             sqlite3_bind_text(st, 1, json, (int)len, SQLITE_STATIC);
             rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
@@ -1046,8 +1102,7 @@ static void load_diff(View *v, const char *diff) {
                      replay_of ? "replay of" : "comparing", dr_trace_path(ta), dr_trace_path(tb),
                      v->ndiff ? "first divergence first" : "identical, no divergence");
         } else {
-            snprintf(v->diff_note, sizeof v->diff_note, "cannot compare: %s",
-                     sqlite3_errmsg(db));
+            snprintf(v->diff_note, sizeof v->diff_note, "cannot compare: %s", sqlite3_errmsg(db));
         }
         free(n);
     } else {
@@ -1071,8 +1126,7 @@ DrTrace *dr_view_open(const char *path, int follow, int wait_ms, DrError *err) {
         if (t || !follow || waited >= wait_ms) return t;
         /* `dynrec run` makes the file first and its schema just after. */
         if (err && err->code != DR_ERR_NOT_SQLITE && err->code != DR_ERR_NOT_TRACE &&
-            err->code != DR_ERR_MISSING && err->code != DR_ERR_CORRUPT &&
-            err->code != DR_ERR_SQL)
+            err->code != DR_ERR_MISSING && err->code != DR_ERR_CORRUPT && err->code != DR_ERR_SQL)
             return NULL;
         nanosleep(&ts, NULL);
     }

@@ -10,18 +10,25 @@
 #include "../schema/trace.h"
 
 typedef struct DrViewOptions {
-    int follow;            /* --follow: poll for rows a running `dynrec run` adds */
-    int screen;            /* the first screen: a DR_VIEW_* index (0: recompiles) */
-    int dump_first_screen; /* test hook: print the first screen as text, no curses */
+    int follow;               /* --follow: poll for rows a running `dynrec run` adds */
+    int screen;               /* the first screen: a DR_VIEW_* index (0: recompiles) */
+    int dump_first_screen;    /* test hook: print the first screen as text, no curses */
     int dump_cols, dump_rows; /* its size (0: 100 x 30) */
-    const char *diff;      /* --diff B: the diff screen compares this trace with B
-                            * (without it: with the trace a rerun or replay re-ran) */
+    const char *diff;         /* --diff B: the diff screen compares this trace with B
+                               * (without it: with the trace a rerun or replay re-ran) */
 } DrViewOptions;
 
 /* The screens, in Tab order; dr_view_screen_name gives their names. */
 enum {
-    DR_VIEW_RECOMPILES, DR_VIEW_FRAMES, DR_VIEW_COMPILES, DR_VIEW_BREAKS, DR_VIEW_ERRORS,
-    DR_VIEW_GRAPHS, DR_VIEW_SPECULATION, DR_VIEW_DIFF, DR_VIEW__N
+    DR_VIEW_RECOMPILES,
+    DR_VIEW_FRAMES,
+    DR_VIEW_COMPILES,
+    DR_VIEW_BREAKS,
+    DR_VIEW_ERRORS,
+    DR_VIEW_GRAPHS,
+    DR_VIEW_SPECULATION,
+    DR_VIEW_DIFF,
+    DR_VIEW__N
 };
 
 /* The index of a screen name ("recompiles", "frames", ...), or -1. */

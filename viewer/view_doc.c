@@ -31,12 +31,12 @@ __attribute__((format(printf, 1, 2))) static char *sqlf(const char *fmt, ...) {
 /* A guard's text, source and user location: schema 3 keeps them in
  * guard_fields (text as a template over the source), older files in the
  * event's text and data (an empty TEMP guard_fields stands in there). */
-#define GUARD_JOINS                                                                        \
-    " LEFT JOIN guard_fields g ON g.seq = e.seq LEFT JOIN strings gs ON gs.id = g.source_id" \
+#define GUARD_JOINS                                                                                \
+    " LEFT JOIN guard_fields g ON g.seq = e.seq LEFT JOIN strings gs ON gs.id = g.source_id"       \
     " LEFT JOIN strings gl ON gl.id = g.location_id LEFT JOIN strings gt ON gt.id = g.text_id "
 #define EV_TEXT "coalesce(s.text, replace(gt.text, char(1), coalesce(gs.text, '')))"
-#define EV_DATA                                                                            \
-    "coalesce(d.text, CASE WHEN g.seq IS NOT NULL THEN json_object('source', gs.text,"      \
+#define EV_DATA                                                                                    \
+    "coalesce(d.text, CASE WHEN g.seq IS NOT NULL THEN json_object('source', gs.text,"             \
     " 'user_location', gl.text) END)"
 #define GUARD_SOURCE "coalesce(gs.text, json_extract(d.text, '$.source'))"
 #define GUARD_LOCATION "coalesce(gl.text, json_extract(d.text, '$.user_location'))"
@@ -58,12 +58,14 @@ static int rows_sqlf(DrTrace *t, VwRows *r, DrError *err, char *sql) {
  * relative, or cut from the left) from the sources stored in the trace,
  * the line itself highlighted.  Returns 1 when shown, 0 when the trace has
  * no such source. */
-static int show_source(DrTrace *t, VwDoc *d, const char *path, long line, int ctx,
-                       DrError *err, int *status) {
+static int show_source(DrTrace *t, VwDoc *d, const char *path, long line, int ctx, DrError *err,
+                       int *status) {
     if (!path || !*path || line <= 0) return 0;
     VwRows files = {0};
-    int rc = vw_rows_query(t, "SELECT path, blob_id FROM v_files WHERE role NOT IN "
-                              "('stdout', 'stderr') ORDER BY rowid", &files, err);
+    int rc = vw_rows_query(t,
+                           "SELECT path, blob_id FROM v_files WHERE role NOT IN "
+                           "('stdout', 'stderr') ORDER BY rowid",
+                           &files, err);
     if (rc != DR_OK) {
         *status = rc;
         return 0;
@@ -94,8 +96,7 @@ static int show_source(DrTrace *t, VwDoc *d, const char *path, long line, int ct
         size_t len = 0;
         DrError e2 = {0};
         if (dr_trace_read_blob(t, best, SOURCE_CAP, &buf, &len, &e2) != DR_OK) {
-            vw_doc_addf(d, VA_ERR, "    (the source of %s is unreadable: %s)", best_path,
-                        e2.msg);
+            vw_doc_addf(d, VA_ERR, "    (the source of %s is unreadable: %s)", best_path, e2.msg);
             shown = 1;
         } else {
             const char *p = buf;
@@ -297,8 +298,10 @@ static void parse_failure(const char *reason, Failure *f) {
         to_source(f->expr, f->source, sizeof f->source);
         snprintf(f->name, sizeof f->name, "%.*s", (int)strcspn(f->expr, ".["), f->expr);
         size_t vl = strlen(f->value);
-        int is_int = vl > 0 && strspn(f->value + (f->value[0] == '-'), "0123456789") ==
-                                   vl - (f->value[0] == '-') && vl > (size_t)(f->value[0] == '-');
+        int is_int =
+            vl > 0 &&
+            strspn(f->value + (f->value[0] == '-'), "0123456789") == vl - (f->value[0] == '-') &&
+            vl > (size_t)(f->value[0] == '-');
         if (strstr(f->expr, ".training")) f->pattern = P_TRAINING;
         else if (strncmp(f->expr, "G[", 2) == 0) f->pattern = P_GLOBAL;
         else if (is_int) f->pattern = P_INT;
@@ -345,8 +348,8 @@ static void guard_value(const Failure *f, const char *guard, char *out, size_t c
 
 /* The recompile page of compile key->cid, whose first guard failure is
  * event key->id. */
-static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int limit_hit,
-                            VwDoc *d, DrError *err) {
+static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int limit_hit, VwDoc *d,
+                            DrError *err) {
     VwRows frame = {0}, fails = {0}, comp = {0}, hist = {0};
     char *qcid = vw_sql_quote(key->cid);
     int rc = qcid ? DR_OK : dr_error(err, DR_ERR_NOMEM, "out of memory");
@@ -372,7 +375,8 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
                              "events e LEFT JOIN strings d ON d.id = e.data_id LEFT JOIN "
                              "strings s ON s.id = e.text_id WHERE e.seq >= %lld AND e.seq < "
                              "%lld AND e.kind_id = %lld AND e.compile_id = %lld ORDER BY e.seq "
-                             "LIMIT 1000", key->id, upto, k->guard_failure, cid_id))) != DR_OK)
+                             "LIMIT 1000",
+                             key->id, upto, k->guard_failure, cid_id))) != DR_OK)
         goto done;
 
     const char *qual = vw_cell(&frame, 0, 0), *file = vw_cell(&frame, 0, 1);
@@ -388,13 +392,14 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
         vw_doc_add(d, VA_DIM, "  outcome  (not recorded yet)");
     }
     if (limit_hit)
-        vw_doc_add(d, VA_ERR, "  this frame hit the recompile limit "
-                              "(torch._dynamo.config.recompile_limit)");
+        vw_doc_add(d, VA_ERR,
+                   "  this frame hit the recompile limit "
+                   "(torch._dynamo.config.recompile_limit)");
     vw_doc_add(d, VA_NORMAL, "");
     vw_doc_addf(d, VA_TITLE, "Rejected cache entries (%zu), newest first", fails.n);
     for (size_t i = 0; i < fails.n; i++) {
-        vw_doc_addf(d, VA_NORMAL, "  entry %s rejected:",
-                    vw_cell(&fails, i, 0) ? vw_cell(&fails, i, 0) : "?");
+        vw_doc_addf(d, VA_NORMAL,
+                    "  entry %s rejected:", vw_cell(&fails, i, 0) ? vw_cell(&fails, i, 0) : "?");
         const char *reason = vw_cell(&fails, i, 1);
         for (const char *p = reason ? reason : ""; *p;) {
             size_t n = strcspn(p, "\n");
@@ -427,12 +432,12 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
                    sqlf("SELECT c.text, " EV_TEXT ", " GUARD_LOCATION " FROM "
                         "events e LEFT JOIN strings s ON s.id = e.text_id LEFT JOIN strings d ON "
                         "d.id = e.data_id LEFT JOIN strings c ON c.id = e.compile_id" GUARD_JOINS
-                        "WHERE e.kind_id = %lld AND e.code_id = %lld AND e.seq < %lld AND "
-                        EV_TEXT " IS NOT NULL AND %s%s%s%s%s ORDER BY e.seq DESC LIMIT 2000",
+                        "WHERE e.kind_id = %lld AND e.code_id = %lld AND e.seq < %lld AND " EV_TEXT
+                        " IS NOT NULL AND %s%s%s%s%s ORDER BY e.seq DESC LIMIT 2000",
                         k->guard, key->code_id, upto == (1ll << 62) ? (1ll << 62) : upto,
-                        f.source[0] ? GUARD_SOURCE " = " : "1",
-                        f.source[0] ? qsrc : "", qkind ? " AND " EV_TEXT " LIKE " : "",
-                        qkind ? qkind : "", f.pattern == P_OTHER && !f.source[0] ? " AND 0" : ""));
+                        f.source[0] ? GUARD_SOURCE " = " : "1", f.source[0] ? qsrc : "",
+                        qkind ? " AND " EV_TEXT " LIKE " : "", qkind ? qkind : "",
+                        f.pattern == P_OTHER && !f.source[0] ? " AND 0" : ""));
     free(qsrc);
     free(qkind);
     if (rc != DR_OK) goto done;
@@ -448,7 +453,8 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
     vw_doc_add(d, VA_NORMAL, "");
     vw_doc_add(d, VA_TITLE, "Failed guard");
     vw_doc_addf(d, VA_HI, "  %s", f.check);
-    vw_doc_addf(d, VA_NORMAL, "  failed in the newest rejected entry, %s", failed_cid ? failed_cid : "?");
+    vw_doc_addf(d, VA_NORMAL, "  failed in the newest rejected entry, %s",
+                failed_cid ? failed_cid : "?");
     if (guard_row >= 0) {
         vw_doc_addf(d, VA_NORMAL, "  guard of %s: %s", failed_cid,
                     vw_cell(&hist, (size_t)guard_row, 1));
@@ -506,9 +512,8 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
     size_t hlen = 0;
     FILE *hf = open_memstream(&hline, &hlen);
     int nvals = 0;
-    if (hf && (older || hist.n == 2000)) fprintf(hf, "(%s%ld earlier not shown) ", hist.n == 2000
-                                                                                   ? "at least "
-                                                                                   : "", older);
+    if (hf && (older || hist.n == 2000))
+        fprintf(hf, "(%s%ld earlier not shown) ", hist.n == 2000 ? "at least " : "", older);
     for (int j = npick; hf && j-- > 0;) {
         char v[128];
         guard_value(&f, vw_cell(&hist, pick[j], 1), v, sizeof v);
@@ -519,8 +524,9 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
         /* This compile's own guard is not written yet (cut short): the
          * reason has the value it saw. */
         const char *act = reason0 ? strstr(reason0, "actual ") : NULL;
-        if (act) fprintf(hf, "%s%.*s at %s", nvals++ ? ", " : "", (int)strcspn(act + 7, ",\n"),
-                         act + 7, key->cid);
+        if (act)
+            fprintf(hf, "%s%.*s at %s", nvals++ ? ", " : "", (int)strcspn(act + 7, ",\n"), act + 7,
+                    key->cid);
     }
     if (hf) fclose(hf);
     if (nvals) vw_doc_addf(d, VA_HI, "  %s", hline);
@@ -548,7 +554,8 @@ static int detail_frame(DrTrace *t, const VwKinds *k, const VwKey *key, VwDoc *d
     VwRows fr = {0}, cs = {0};
     int rc = rows_sqlf(t, &fr, err,
                        sqlf("SELECT qualname, filename, firstlineno FROM v_code WHERE code_id = "
-                            "%lld", key->code_id));
+                            "%lld",
+                            key->code_id));
     if (rc == DR_OK)
         rc = rows_sqlf(t, &cs, err,
                        sqlf("SELECT c.text, json_extract(d.text, '$.outcome'), json_extract(d.text,"
@@ -657,19 +664,22 @@ static int detail_compile(DrTrace *t, const VwKinds *k, const VwKey *key, int sp
     const char *arrow = dr_text_utf8 ? "\xe2\x86\x92" : "->";
     int rc = rows_sqlf(
         t, &ev, err,
-        sqlf("SELECT e.seq, e.kind_id, " EV_TEXT ", json_extract(d.text, '$.action'), "
-             "json_extract(d.text, '$.scope'), json_extract(d.text, '$.status'), " EV_DATA
-             ", e.num, e.blob_id, json_extract(d.text, '$.failed_compile_id') FROM events e LEFT "
-             "JOIN strings s ON s.id = e.text_id LEFT JOIN strings d ON d.id = e.data_id"
-             GUARD_JOINS "WHERE "
-             "e.compile_id = (SELECT compile_id FROM events WHERE seq = %lld) AND e.kind_id IN "
-             "(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld) ORDER BY e.seq LIMIT 20000",
-             key->id, k->compile, k->guard, k->guard_failure, k->graph_break, k->graph,
-             k->speculation, k->side_effect, k->error));
+        sqlf(
+            "SELECT e.seq, e.kind_id, " EV_TEXT ", json_extract(d.text, '$.action'), "
+            "json_extract(d.text, '$.scope'), json_extract(d.text, '$.status'), " EV_DATA
+            ", e.num, e.blob_id, json_extract(d.text, '$.failed_compile_id') FROM events e LEFT "
+            "JOIN strings s ON s.id = e.text_id LEFT JOIN strings d ON d.id = e.data_id" GUARD_JOINS
+            "WHERE "
+            "e.compile_id = (SELECT compile_id FROM events WHERE seq = %lld) AND e.kind_id IN "
+            "(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld) ORDER BY e.seq LIMIT 20000",
+            key->id, k->compile, k->guard, k->guard_failure, k->graph_break, k->graph,
+            k->speculation, k->side_effect, k->error));
     if (rc != DR_OK) goto done;
     if (speculation_only) {
-        vw_doc_addf(d, VA_TITLE, "Speculation of compile %s: checkpoints, restarts, rollbacks, "
-                                 "merges", key->cid);
+        vw_doc_addf(d, VA_TITLE,
+                    "Speculation of compile %s: checkpoints, restarts, rollbacks, "
+                    "merges",
+                    key->cid);
         VwRows spec = {0};
         for (size_t i = 0; i < ev.n; i++) {
             long long kind = vw_cell_int(&ev, i, 1);
@@ -701,8 +711,8 @@ static int detail_compile(DrTrace *t, const VwKinds *k, const VwKey *key, int sp
                     {"Speculation and side effects", 5},
                     {"Errors", 7},
                     {"Guards of the new cache entry", 1}};
-    long long ids[8] = {k->compile, k->guard, k->guard_failure, k->graph_break, k->graph,
-                        k->speculation, k->side_effect, k->error};
+    long long ids[8] = {k->compile, k->guard,       k->guard_failure, k->graph_break,
+                        k->graph,   k->speculation, k->side_effect,   k->error};
     vw_doc_addf(d, VA_TITLE, "Compile %s", key->cid);
     for (size_t i = 0; i < ev.n; i++)
         if (vw_cell_int(&ev, i, 1) == k->compile) {
@@ -726,8 +736,8 @@ static int detail_compile(DrTrace *t, const VwKinds *k, const VwKey *key, int sp
             if (vw_cell_int(&ev, i, 1) != ids[w]) continue;
             const char *text = vw_cell(&ev, i, 2) ? vw_cell(&ev, i, 2) : "";
             if (w == 2) {
-                vw_doc_addf(d, VA_NORMAL, "  entry %s:", vw_cell(&ev, i, 9) ? vw_cell(&ev, i, 9)
-                                                                              : "?");
+                vw_doc_addf(d, VA_NORMAL,
+                            "  entry %s:", vw_cell(&ev, i, 9) ? vw_cell(&ev, i, 9) : "?");
                 for (const char *p = text; *p;) {
                     size_t m = strcspn(p, "\n");
                     char *safe = dr_safe(p, m, 4000, 0);
@@ -761,12 +771,14 @@ static int detail_break(DrTrace *t, const VwKey *key, VwDoc *d, DrError *err) {
                             "json_extract(data, '$.filename') FROM (SELECT e.compile_id, "
                             "v.qualname, v.filename, e.num AS lineno, e.text AS reason, "
                             "json_extract(e.data, '$.type') AS type, e.data FROM v_ev e LEFT JOIN "
-                            "v_code v ON v.code_id = e.code_id WHERE e.seq = %lld)", key->id));
+                            "v_code v ON v.code_id = e.code_id WHERE e.seq = %lld)",
+                            key->id));
     if (rc == DR_OK)
         rc = rows_sqlf(t, &st, err,
                        sqlf("SELECT j.value FROM events e JOIN strings d ON d.id = e.data_id, "
                             "json_each(json_extract(d.text, '$.user_stack')) j WHERE e.seq = %lld "
-                            "AND json_valid(d.text) ORDER BY j.key LIMIT 200", key->id));
+                            "AND json_valid(d.text) ORDER BY j.key LIMIT 200",
+                            key->id));
     if (rc != DR_OK || !r.n) goto done;
     vw_doc_addf(d, VA_TITLE, "Graph break in %s (compile %s)",
                 vw_cell(&r, 0, 1) ? vw_cell(&r, 0, 1) : "?",
@@ -797,7 +809,8 @@ static int detail_error(DrTrace *t, const VwKey *key, VwDoc *d, DrError *err) {
     VwRows r = {0};
     int rc = rows_sqlf(t, &r, err,
                        sqlf("SELECT compile_id, exc_type, suppressed, message, traceback_blob "
-                            "FROM v_errors WHERE seq = %lld", key->id));
+                            "FROM v_errors WHERE seq = %lld",
+                            key->id));
     if (rc == DR_OK && r.n) {
         int sup = (int)vw_cell_int(&r, 0, 2);
         vw_doc_addf(d, VA_TITLE, "%s in compile %s", vw_cell(&r, 0, 1) ? vw_cell(&r, 0, 1) : "?",
@@ -820,15 +833,17 @@ static int detail_graph(DrTrace *t, const VwKey *key, VwDoc *d, DrError *err) {
     VwRows r = {0}, in = {0};
     int rc = rows_sqlf(t, &r, err,
                        sqlf("SELECT compile_id, backend, nodes, printf('%%.1f', duration_ms), "
-                            "code_blob FROM v_graphs WHERE seq = %lld", key->id));
+                            "code_blob FROM v_graphs WHERE seq = %lld",
+                            key->id));
     if (rc == DR_OK)
         rc = rows_sqlf(t, &in, err,
                        sqlf("SELECT j.value FROM events e JOIN strings d ON d.id = e.data_id, "
                             "json_each(json_extract(d.text, '$.inputs')) j WHERE e.seq = %lld "
-                            "AND json_valid(d.text) ORDER BY j.key LIMIT 1000", key->id));
+                            "AND json_valid(d.text) ORDER BY j.key LIMIT 1000",
+                            key->id));
     if (rc == DR_OK && r.n) {
-        vw_doc_addf(d, VA_TITLE, "Graph of compile %s", vw_cell(&r, 0, 0) ? vw_cell(&r, 0, 0)
-                                                                           : "?");
+        vw_doc_addf(d, VA_TITLE, "Graph of compile %s",
+                    vw_cell(&r, 0, 0) ? vw_cell(&r, 0, 0) : "?");
         vw_doc_addf(d, VA_NORMAL, "  backend  %s", vw_cell(&r, 0, 1) ? vw_cell(&r, 0, 1) : "?");
         vw_doc_addf(d, VA_NORMAL, "  nodes    %s", vw_cell(&r, 0, 2) ? vw_cell(&r, 0, 2) : "?");
         vw_doc_addf(d, VA_NORMAL, "  time     %s ms", vw_cell(&r, 0, 3) ? vw_cell(&r, 0, 3) : "?");
@@ -854,13 +869,15 @@ static int detail_diff(DrTrace *t, const VwKey *key, VwDoc *d, DrError *err) {
                             "json_extract(json, '$.frame.file'), "
                             "json_extract(json, '$.frame.firstlineno'), "
                             "json_extract(json, '$.a'), json_extract(json, '$.b') "
-                            "FROM temp.vw_diff WHERE n = %lld", key->id));
+                            "FROM temp.vw_diff WHERE n = %lld",
+                            key->id));
     if (rc == DR_OK)
         rc = rows_sqlf(t, &only, err,
                        sqlf("SELECT '-', j.value FROM temp.vw_diff v, json_each(v.json, "
                             "'$.only_in_a') j WHERE v.n = %1$lld UNION ALL SELECT '+', j.value "
                             "FROM temp.vw_diff v, json_each(v.json, '$.only_in_b') j WHERE "
-                            "v.n = %1$lld LIMIT 5000", key->id));
+                            "v.n = %1$lld LIMIT 5000",
+                            key->id));
     if (rc == DR_OK && r.n) {
         const char *q = vw_cell(&r, 0, 5);
         vw_doc_addf(d, VA_TITLE, "Divergence %s (%s): %s", vw_cell(&r, 0, 0),

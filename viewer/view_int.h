@@ -48,8 +48,8 @@ typedef struct {
 
 /* Kind ids of the trace (strings ids), 0 when the trace has none yet. */
 typedef struct {
-    long long callback, compile, guard, guard_failure, graph_break, graph, speculation,
-        side_effect, error, cache_entry;
+    long long callback, compile, guard, guard_failure, graph_break, graph, speculation, side_effect,
+        error, cache_entry;
 } VwKinds;
 
 /* Builds the detail page of key into d.  Returns DR_OK or an error that

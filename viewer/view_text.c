@@ -161,4 +161,3 @@ char *vw_sql_quote(const char *s) {
     *w = 0;
     return q;
 }
-

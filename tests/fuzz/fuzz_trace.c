@@ -29,9 +29,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const views[] = {
-    "v_code", "v_frame_counts", "v_events", "v_files", "v_ev", "v_frames", "v_compiles",
-    "v_guards", "v_guard_failures", "v_graph_breaks", "v_speculation", "v_side_effects",
-    "v_errors", "v_graphs", "v_canonical", "v_captures", "v_values", "v_event_counts"};
+    "v_code",        "v_frame_counts", "v_events",      "v_files",          "v_ev",
+    "v_frames",      "v_compiles",     "v_guards",      "v_guard_failures", "v_graph_breaks",
+    "v_speculation", "v_side_effects", "v_errors",      "v_graphs",         "v_canonical",
+    "v_captures",    "v_values",       "v_event_counts"};
 
 typedef struct {
     DrTrace *t;
@@ -57,21 +58,28 @@ static void view_pages(DrTrace *t) {
     static const struct {
         int screen;
         const char *kind;
-    } pages[] = {{DR_VIEW_RECOMPILES, "guard_failure"}, {DR_VIEW_FRAMES, "callback"},
-                 {DR_VIEW_COMPILES, "compile"},        {DR_VIEW_BREAKS, "graph_break"},
-                 {DR_VIEW_ERRORS, "error"},            {DR_VIEW_GRAPHS, "graph"},
+    } pages[] = {{DR_VIEW_RECOMPILES, "guard_failure"},
+                 {DR_VIEW_FRAMES, "callback"},
+                 {DR_VIEW_COMPILES, "compile"},
+                 {DR_VIEW_BREAKS, "graph_break"},
+                 {DR_VIEW_ERRORS, "error"},
+                 {DR_VIEW_GRAPHS, "graph"},
                  {DR_VIEW_SPECULATION, "speculation"}};
     VwKinds k = {0};
     VwRows ids = {0};
-    if (vw_rows_query(t, "SELECT s.text, c.kind_id FROM event_counts c JOIN strings s ON s.id = "
-                         "c.kind_id", &ids, NULL) != DR_OK) {
+    if (vw_rows_query(t,
+                      "SELECT s.text, c.kind_id FROM event_counts c JOIN strings s ON s.id = "
+                      "c.kind_id",
+                      &ids, NULL) != DR_OK) {
         vw_rows_free(&ids);
         return;
     }
-    static const char *names[] = {"callback", "compile", "guard", "guard_failure", "graph_break",
-                                  "graph", "speculation", "side_effect", "error", "cache_entry"};
-    long long *dst[] = {&k.callback, &k.compile, &k.guard, &k.guard_failure, &k.graph_break,
-                        &k.graph, &k.speculation, &k.side_effect, &k.error, &k.cache_entry};
+    static const char *names[] = {"callback",    "compile",    "guard",       "guard_failure",
+                                  "graph_break", "graph",      "speculation", "side_effect",
+                                  "error",       "cache_entry"};
+    long long *dst[] = {&k.callback,    &k.compile,    &k.guard,       &k.guard_failure,
+                        &k.graph_break, &k.graph,      &k.speculation, &k.side_effect,
+                        &k.error,       &k.cache_entry};
     for (size_t i = 0; i < ids.n; i++)
         for (size_t j = 0; j < sizeof names / sizeof *names; j++)
             if (vw_cell(&ids, i, 0) && strcmp(vw_cell(&ids, i, 0), names[j]) == 0)
@@ -79,13 +87,15 @@ static void view_pages(DrTrace *t) {
     vw_rows_free(&ids);
     for (size_t p = 0; p < sizeof pages / sizeof *pages; p++) {
         char sql[256];
-        snprintf(sql, sizeof sql, "SELECT e.seq, e.code_id, c.text FROM events e LEFT JOIN strings "
-                                  "c ON c.id = e.compile_id WHERE e.kind_id = (SELECT id FROM "
-                                  "strings WHERE text = '%s') ORDER BY e.seq LIMIT 1",
+        snprintf(sql, sizeof sql,
+                 "SELECT e.seq, e.code_id, c.text FROM events e LEFT JOIN strings "
+                 "c ON c.id = e.compile_id WHERE e.kind_id = (SELECT id FROM "
+                 "strings WHERE text = '%s') ORDER BY e.seq LIMIT 1",
                  pages[p].kind);
         VwRows r = {0};
         if (vw_rows_query(t, sql, &r, NULL) == DR_OK && r.n) {
-            VwKey key = {.screen = pages[p].screen, .id = vw_cell_int(&r, 0, 0),
+            VwKey key = {.screen = pages[p].screen,
+                         .id = vw_cell_int(&r, 0, 0),
                          .code_id = vw_cell_int(&r, 0, 1)};
             if (pages[p].screen == DR_VIEW_FRAMES) key.id = key.code_id;
             snprintf(key.cid, sizeof key.cid, "%s", vw_cell(&r, 0, 2) ? vw_cell(&r, 0, 2) : "");
@@ -133,8 +143,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         dr_report(t, &ro, null, NULL);
         dr_export_perfetto(t, null, NULL);
         DrSqlOptions so = {.format = DR_SQL_JSON};
-        dr_sql_run(t, "SELECT seq, dynrec_text(blob_id) FROM v_ev WHERE blob_id IS NOT NULL "
-                      "LIMIT 20", &so, null, NULL);
+        dr_sql_run(t,
+                   "SELECT seq, dynrec_text(blob_id) FROM v_ev WHERE blob_id IS NOT NULL "
+                   "LIMIT 20",
+                   &so, null, NULL);
         DrModel *m = dr_model_load(t, NULL);
         if (m) {
             DrDiff *d = dr_compare(m, m, NULL, NULL);
