@@ -20,8 +20,8 @@ import _dynrec_repro
 from . import recorded as _trace
 from .definitions import SAFE_BUILTINS, code_name, definitions, factory, module_name, shadows
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
-                           EXIT_PARTIAL, EXIT_USAGE, NoCaptures, Refused, Tree, Usage, Writer,
-                           _blob, _int, _query, _say, comment, dotted)
+                           EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
+                           Usage, Writer, _blob, _int, _query, _say, comment, dotted)
 from .value_kinds import MAX_CODE
 
 _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
@@ -821,8 +821,10 @@ def generate(opts):
     try:
         compile(text, "repro.py", "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise Refused("the repro written does not parse (%s): a source in the trace is "
-                      "malformed" % exc)
+        # Every piece from the trace went in as a checked name, a literal or
+        # a source that parsed on its own: a script that does not parse is
+        # the generator's mistake, not the trace's.
+        raise _NotParsed(str(exc))
     for n in notes:
         _say(_dynrec_repro.safe("note: %s" % n))
     status = EXIT_PARTIAL if (missing or not_replayable or gen.refused) else EXIT_OK
@@ -917,6 +919,10 @@ def _start_config():
     return d if isinstance(d, dict) else {}
 
 
+class _NotParsed(Exception):
+    """The script written does not parse: a bug in dynrec (exit 70)."""
+
+
 def main(opts):
     """(exit status, script text or None, why it failed or None): the
     failure is said by the command line (cli/cmd_repro.c), as "dynrec
@@ -929,6 +935,10 @@ def main(opts):
         return status, script, None
     except Refused as exc:
         return EXIT_DATAERR, None, safe("%s is malformed: %s" % (opts.get("trace"), exc))
+    except _NotParsed as exc:
+        return EXIT_SOFTWARE, None, safe(
+            "the repro written for %s does not parse (%s): a bug in dynrec; please report it"
+            " with the trace" % (opts.get("trace"), exc))
     except Usage as exc:
         return EXIT_USAGE, None, safe(str(exc))
     except NoCaptures as exc:

@@ -23,10 +23,12 @@ character escaped, so it cannot add code.  A malformed value tree is
 refused (status 65) naming the capture and node.
 """
 
+import io
 import json
 import keyword
 import math
 import struct
+import tokenize
 
 import _dynrec_repro
 
@@ -41,6 +43,7 @@ _MAX_TENSOR = 1 << 30
 _MAX_DATA_LIST = 1 << 16  # elements written out as literals; more: random data
 
 EXIT_OK, EXIT_USAGE, EXIT_PARTIAL, EXIT_DATAERR, EXIT_NOINPUT = 0, 2, 3, 65, 66
+EXIT_SOFTWARE = 70  # a bug in dynrec: the script it wrote does not parse
 
 
 class Usage(Exception):
@@ -208,17 +211,33 @@ def _nested(items, shape):
 
 
 def _wrap(line, indent="    "):
-    """A long assignment broken after commas, to stay readable."""
-    if len(line) <= 100:
+    """A long statement broken after commas, to stay readable: only after a
+    comma inside brackets (the line goes on by itself there), never inside
+    a string or a comment.  A line the tokenizer does not take stays whole."""
+    if len(line) <= 100 or "\n" in line:
         return [line]
-    out, cur = [], ""
-    for tok in line.split(", "):
-        piece = tok if not cur else cur + ", " + tok
-        if len(piece) > 96 and cur:
-            out.append(cur + ",")
-            cur = indent + tok
+    cuts, depth = [], 0
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(line + "\n").readline):
+            if t.type != tokenize.OP:
+                continue
+            if t.string in "([{":
+                depth += 1
+            elif t.string in ")]}":
+                depth -= 1
+            elif t.string == "," and depth > 0:
+                cuts.append(t.end[1])
+    except (tokenize.TokenError, SyntaxError):
+        return [line]
+    out, cur, start = [], "", 0
+    for end in cuts + [len(line)]:
+        seg = line[start:end]
+        if cur.strip() and len(cur) + len(seg) > 96:
+            out.append(cur)
+            cur = indent + seg.lstrip(" ")
         else:
-            cur = piece
+            cur += seg
+        start = end
     out.append(cur)
     return out
 

@@ -242,6 +242,20 @@ Test(repro, values_of_many_kinds) {
     cr_assert_not_null(strstr(s, "object.__setattr__(opts, 'scale', 1.5)"), "%s", s);
 }
 
+/* Literals longer than a line: the script is broken only after commas
+ * inside brackets, never inside a string (which once made a script that
+ * did not parse, reported as a malformed trace). */
+Test(repro, long_literals_are_never_split) {
+    scenario("repro/long_literals.py");
+    char *s = reproduces("f", NULL, NULL);
+    cr_assert_not_null(strstr(s, "\"alpha, beta, gamma, delta, epsilon, zeta, eta, theta, iota, "
+                                 "kappa, lambda, mu, nu, xi, omicron\""),
+                       "%s", s);
+    cr_assert_not_null(strstr(s, "\"three, four, five, six, seven, eight, nine, ten, eleven, "
+                                 "twelve, thirteen\""),
+                       "%s", s);
+}
+
 static E2eProc *repro_of(const char *trace, const char *opt, const char *val) {
     return dynrec((const char *[]){"repro", trace, "-o", e2e_path("x.py"), opt, val, NULL});
 }
