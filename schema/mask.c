@@ -200,6 +200,13 @@ static int check_obj_id_arg(const char *s, size_t i, size_t n, size_t *at, size_
     return 1;
 }
 
+/* How many of the first n bytes of s are c. */
+static size_t strspn_n(const char *s, size_t n, char c) {
+    size_t k = 0;
+    while (k < n && s[k] == c) k++;
+    return k;
+}
+
 /* The end of a time at the number s[i..j) ("0.25 s", "12.5ms", "12ms"), or
  * i when it is not one. */
 static size_t time_end(const char *s, size_t i, size_t j, size_t n) {
@@ -256,6 +263,14 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
             j = i + 2;
             while (j < n && isxdigit((unsigned char)s[j])) j++;
             put_str(&o, "0x?");
+            i = j;
+        } else if (c == ' ' && i > 0 && s[i - 1] != '\n' && s[i - 1] != ' ' && i + 1 < n &&
+                   s[i + 1] == ' ' && (j = i + strspn_n(s + i, n - i, ' ')) < n && s[j] == '#') {
+            /* Spaces that align a trailing comment ("x == 'a'      # if x"):
+             * Dynamo pads its guards to the longest of the entry, so their
+             * number follows the other guards' lengths.  Two, as in
+             * "code  # comment"; an indentation (at a line start) stays. */
+            put_str(&o, "  ");
             i = j;
         } else if (c == ' ' && n - i > 6 && memcmp(s + i, " at 0x", 6) == 0 &&
                    isxdigit((unsigned char)s[i + 6])) {

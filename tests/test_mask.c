@@ -17,6 +17,13 @@ static const DrMaskCtx ctx = {"/home/u/proj", "/home/u/cwd"};
 static const struct {
     const char *in, *want;
 } rows[] = {
+    /* the spaces that align a trailing comment; an indentation stays */
+    {"mode == 'a'          # if mode == \"a\":", "mode == 'a'  # if mode == \"a\":"},
+    {"x  # y", "x  # y"},
+    {"f(x) # one space", "f(x) # one space"},
+    {"    # File: the model, line 3", "    # File: the model, line 3"},
+    {"a = 1\n        # c", "a = 1\n        # c"},
+    {"a    b", "a    b"},
     /* paths */
     {"at /home/u/proj/m.py:3", "at <root>/m.py:3"},
     {"'/home/u/cwd/data/x.txt'", "'<root>/data/x.txt'"},
