@@ -305,7 +305,7 @@ def begin():
         _record_error("starting a session", exc)
 
 
-def _install():
+def install():
     watch = _ImportWatch()
     if _in_process:
         _before_start()
@@ -335,6 +335,3 @@ def _install():
         import os
 
         os.register_at_fork(before=_dynrec.fork_before, after_in_parent=_dynrec.fork_parent)
-
-
-_install()

@@ -41,10 +41,11 @@
 
 /* `dynrec replay`'s driver: replayer/replay.py and what it imports
  * (definitions.py, value_kinds.py, recorded.py), built as modules of
- * _dynrec (embed.h).  replay.py ends the process with the replay's exit
- * status. */
+ * _dynrec (embed.h); its run() is the replay's exit status. */
 static const char replay_bootstrap[] =
-    "import _dynrec\n_dynrec.load_embedded('value_kinds', 'recorded', 'definitions', 'replay')\n";
+    "import sys, _dynrec\n"
+    "_dynrec.load_embedded('value_kinds', 'recorded', 'definitions', 'replay')\n"
+    "sys.exit(_dynrec.replay.run())\n";
 
 #ifndef DR_DEFAULT_VENV
 #define DR_DEFAULT_VENV ""

@@ -710,6 +710,8 @@ void dr_session_run_adapter(void) {
     }
     ran = 1;
     if (dr_embed_exec("adapter", PyModule_GetDict(mod)) < 0) goto error;
+    res = PyObject_CallMethod(mod, "install", NULL); /* adapter.py's entry point */
+    if (!res) goto error;
     goto done;
 error:
     record_python_error("adapter", NULL);

@@ -1758,9 +1758,10 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
     return 0
 
 
-try:
-    _status = main()
-except Refused as _exc:
-    _say("%s is malformed: %s; the replay stopped there" % (_R["name"], _exc))
-    _status = 65
-sys.exit(_status)
+def run():
+    """The driver's entry point (recorder/run.c): the replay's exit status."""
+    try:
+        return main()
+    except Refused as exc:
+        _say("%s is malformed: %s; the replay stopped there" % (_R["name"], exc))
+        return 65
