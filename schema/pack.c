@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 
 #include "../common/util.h"
 #include "codec.h"
+#include "ident.h"
 #include "trace.h"
 
 /* One replacement: every occurrence of from (between non-name characters
@@ -46,6 +48,11 @@ typedef struct {
 } Traced;
 
 typedef struct {
+    char *text;
+    size_t len;
+} LibSource;
+
+typedef struct {
     const DrPackOptions *o;
     DrError *err;
     DrTrace *t;  /* the input */
@@ -53,7 +60,12 @@ typedef struct {
     DrDict *dict;
     Rule *rules;
     size_t nrules, rcap;
-    long constants; /* string constants found in guards */
+    long constants;   /* string constants found in guards */
+    DrMap code_names; /* names of the trace's classes and functions: code, kept */
+    LibSource *lib;   /* library sources: their literals are kept */
+    DrMap lib_dirs;   /* the package directories read into lib */
+    DrMap site_dirs;  /* the site-packages directories of the trace's code */
+    size_t nlib, libcap;
     Traced *traced;
     size_t ntraced, tcap;
     long blanked, blanked_files, removed_binary, env_values;
@@ -162,10 +174,149 @@ void dr_pack_str_token(const char *s, size_t len, char *buf) {
     snprintf(buf, 13, "<str:%06x>", (unsigned)(h >> 40));
 }
 
+/* Each dotted part of a qualname of the trace's code objects or of a class
+ * or function its captures refer to ("BertModel", "Outer", "Inner"): a
+ * guard may compare a class's __name__ with it, and the replay finds the
+ * class by it. */
+static int code_name_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    Pack *p = ud;
+    if (n < 1 || !v[0]) return 0;
+    for (const char *s = v[0]; *s;) {
+        const char *e = strchr(s, '.');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        char part[256];
+        if (len >= 3 && len < sizeof part) {
+            memcpy(part, s, len);
+            part[len] = 0;
+            if (dr_map_put(&p->code_names, part, 1) < 0) return 1;
+        }
+        s += len + (e != NULL);
+    }
+    return 0;
+}
+
+/* Whether the literal lit (quotes included, n bytes) is code, not data: a
+ * name of the trace's classes or functions, a class as str() writes it
+ * ("<class 'm.BertModel'>"), or a string the installed libraries' own
+ * sources hold ('sdpa', 'past_key_values': what a library branches on,
+ * never the user's). */
+static int is_code(Pack *p, const char *lit, size_t n) {
+    char name[256];
+    if (n < 2 || n - 2 >= sizeof name) return 0;
+    memcpy(name, lit + 1, n - 2);
+    name[n - 2] = 0;
+    const char *last = name;
+    size_t nl = strlen(name);
+    if (nl > 10 && strncmp(name, "<class '", 8) == 0 && strcmp(name + nl - 2, "'>") == 0) {
+        name[nl - 2] = 0;
+        last = strrchr(name, '.') ? strrchr(name, '.') + 1 : name + 8;
+    }
+    if (dr_map_get(&p->code_names, last) >= 0) return 1;
+    /* In either quotes: the guard writes repr()'s, the source its own. */
+    char q[260];
+    for (int k = 0; k < 2; k++) {
+        q[0] = q[n - 1] = k ? '"' : '\'';
+        memcpy(q + 1, lit + 1, n - 2);
+        for (size_t i = 0; i < p->nlib; i++)
+            if (memmem(p->lib[i].text, p->lib[i].len, q, n)) return 1;
+    }
+    return 0;
+}
+
+/* The sources of the installed packages the trace's code came from, read
+ * from this disk for is_code: every .py file of each package directory
+ * (site-packages/NAME/) one of the trace's library code objects is in,
+ * the literals they hold stay.  Bounded: files over 4 MiB are skipped, and
+ * reading stops at 512 MiB in all. */
+static Pack *lib_pack; /* nftw has no user data */
+static int64_t lib_bytes;
+
+static int lib_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)ftw;
+    Pack *p = lib_pack;
+    size_t len = strlen(path);
+    if (flag != FTW_F || len < 4 || strcmp(path + len - 3, ".py") != 0 || st->st_size > (4 << 20))
+        return 0;
+    if (lib_bytes + st->st_size > ((int64_t)512 << 20)) return 1;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char *text = malloc((size_t)st->st_size + 1);
+    size_t got = text ? fread(text, 1, (size_t)st->st_size, f) : 0;
+    fclose(f);
+    if (!text) return 2;
+    if (p->nlib == p->libcap) {
+        size_t cap = p->libcap ? p->libcap * 2 : 256;
+        LibSource *nl = realloc(p->lib, cap * sizeof *nl);
+        if (!nl) {
+            free(text);
+            return 2;
+        }
+        p->lib = nl;
+        p->libcap = cap;
+    }
+    p->lib[p->nlib].text = text;
+    p->lib[p->nlib++].len = got;
+    lib_bytes += (int64_t)got;
+    return 0;
+}
+
+/* Reads the package directory dir (once); 1 when out of memory. */
+static int read_lib_dir(Pack *p, const char *dir) {
+    if (dr_map_get(&p->lib_dirs, dir) >= 0) return 0;
+    if (dr_map_put(&p->lib_dirs, dir, 1) < 0) return 1;
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    lib_pack = p;
+    return nftw(dir, lib_file, 16, FTW_PHYS) == 2;
+}
+
+/* A code object's file: its package directory, and the site-packages
+ * directory it is in (kept for module_dir_row). */
+static int lib_source_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    Pack *p = ud;
+    if (n < 1 || !v[0] || v[0][0] != '/') return 0;
+    static const char *const sites[] = {"/site-packages/", "/dist-packages/"};
+    for (int k = 0; k < 2; k++) {
+        const char *s = strstr(v[0], sites[k]);
+        const char *pkg = s ? s + strlen(sites[k]) : NULL;
+        const char *slash = pkg ? strchr(pkg, '/') : NULL;
+        if (!slash || slash - v[0] >= PATH_MAX) continue;
+        char dir[PATH_MAX];
+        memcpy(dir, v[0], (size_t)(pkg - v[0]));
+        dir[pkg - v[0]] = 0;
+        if (dr_map_get(&p->site_dirs, dir) < 0 && dr_map_put(&p->site_dirs, dir, 1) < 0) return 1;
+        memcpy(dir, v[0], (size_t)(slash - v[0]));
+        dir[slash - v[0]] = 0;
+        return read_lib_dir(p, dir);
+    }
+    return 0;
+}
+
+/* A module a capture names (a class's, a function's): its top-level
+ * package in each site-packages directory seen. */
+static int module_dir_row(void *ud, int n, const char *const *names, const char *const *v) {
+    (void)names;
+    Pack *p = ud;
+    if (n < 1 || !v[0]) return 0;
+    size_t top = strcspn(v[0], ".");
+    if (top == 0 || top > 200) return 0;
+    for (size_t i = 0; i < p->site_dirs.cap; i++) {
+        const char *site = p->site_dirs.keys[i];
+        if (!site || strlen(site) + top >= PATH_MAX) continue;
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s%.*s", site, (int)top, v[0]);
+        if (read_lib_dir(p, dir)) return 1;
+    }
+    return 0;
+}
+
 /* The string literals a guard or a guard failure compares against
  * (`== 'x'`, `!= "x"`, and each element of `in ('a', 'b')`): values of the
- * user's data.  Subscripts (L['x']), attribute names and class names are
- * code, not data, and stay. */
+ * user's data.  Subscripts (L['x']), attribute names and the names of the
+ * trace's classes and functions (`__name__ == 'BertModel'`) are code, not
+ * data, and stay: a capture names the class by them. */
 static int constants_row(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     Pack *p = ud;
@@ -184,7 +335,7 @@ static int constants_row(void *ud, int n, const char *const *names, const char *
             if (!*e) break;
             size_t len = (size_t)(e - lit - 1);
             /* One or two characters hide nothing (a submodule key '0'). */
-            if (len >= 3 && strncmp(lit + 1, "<str:", 5) != 0) {
+            if (len >= 3 && strncmp(lit + 1, "<str:", 5) != 0 && !is_code(p, lit, len + 2)) {
                 char tok[13], from[4096], to[32];
                 if (len + 4 < sizeof from) {
                     dr_pack_str_token(lit + 1, len, tok);
@@ -275,6 +426,30 @@ static int gather_redactions(Pack *p) {
         "SELECT DISTINCT path FROM v_files", "SELECT DISTINCT filename FROM v_code"};
     for (size_t i = 0; i < sizeof path_sql / sizeof *path_sql; i++)
         if (dr_trace_query(t, path_sql[i], paths_row, p, p->err) != DR_OK) return p->err->code;
+    static const char *const code_sql[] = {
+        "SELECT DISTINCT qualname FROM v_code",
+        "SELECT DISTINCT coalesce(json_extract(value, '$.class.qualname'),"
+        " json_extract(value, '$.qualname')) FROM v_values WHERE json_valid(value)"
+        " AND json_type(value) = 'object'"};
+    if (dr_trace_query(t, "SELECT DISTINCT filename FROM v_code", lib_source_row, p, p->err) !=
+        DR_OK)
+        return p->err->code;
+    if (dr_trace_query(t,
+                       "SELECT DISTINCT coalesce(json_extract(value, '$.class.module'),"
+                       " json_extract(value, '$.module')) FROM v_values WHERE json_valid(value)"
+                       " AND json_type(value) = 'object'",
+                       module_dir_row, p, p->err) != DR_OK) {
+        if (p->err->code == DR_ERR_NOMEM) return p->err->code;
+        p->err->code = DR_OK; /* a trace of before captures */
+        p->err->msg[0] = 0;
+    }
+    for (size_t i = 0; i < sizeof code_sql / sizeof *code_sql; i++)
+        if (dr_trace_query(t, code_sql[i], code_name_row, p, p->err) != DR_OK) {
+            if (p->err->code == DR_ERR_NOMEM) return p->err->code;
+            /* A trace of before captures (no v_values): no names from there. */
+            p->err->code = DR_OK;
+            p->err->msg[0] = 0;
+        }
     if (dr_trace_query(t, "SELECT key, value FROM meta WHERE key LIKE 'env.%' ORDER BY key",
                        env_row, p, p->err) != DR_OK ||
         dr_trace_query(t,
@@ -738,6 +913,11 @@ static void free_pack(Pack *p) {
         free(p->traced[i].lines);
     }
     free(p->traced);
+    dr_map_free(&p->code_names);
+    dr_map_free(&p->lib_dirs);
+    dr_map_free(&p->site_dirs);
+    for (size_t i = 0; i < p->nlib; i++) free(p->lib[i].text);
+    free(p->lib);
     dr_dict_free(p->dict);
     if (p->db) sqlite3_close_v2(p->db);
     dr_trace_free(p->t);
