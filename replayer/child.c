@@ -351,7 +351,7 @@ static int replay_keeps(const char *e, int confined) {
     return 0;
 }
 
-int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, DrBuf *left_out,
+int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, const char *cmd,
                         DrError *err) {
     for (char **e = environ; *e; e++)
         if (replay_keeps(*e, confined)) dr_vec_push(env, *e);
@@ -367,8 +367,25 @@ int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, DrBu
                             "SELECT substr(key, 5), value FROM meta WHERE key LIKE 'env.%'"
                             " ORDER BY key",
                             replay_env_row, &c, err);
-    *left_out = c.names;
+    if (rc == DR_OK && c.names.len)
+        fprintf(r->msgs,
+                "dynrec %s: recorded environment left out (it could name a path or make Python "
+                "import): %s\n",
+                cmd, c.names.s);
+    dr_buf_free(&c.names);
     return dr_child_terminate(env) == 0 ? rc : DR_ERR_NOMEM;
+}
+
+void dr_child_push_sandbox_and_sets(DrStrVec *argv, const DrSandbox *sb, int nset,
+                                    char *const *set) {
+    if (sb) {
+        dr_vec_push(argv, "--sandboxed");
+        dr_vec_push(argv, (char *)dr_sandbox_mode_name(sb->mode));
+    }
+    for (int i = 0; i < nset; i++) {
+        dr_vec_push(argv, "--set");
+        dr_vec_push(argv, set[i]);
+    }
 }
 
 /* ---- --set, checked by the venv's Python before anything runs ------------- */

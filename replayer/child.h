@@ -72,9 +72,14 @@ int dr_child_rerun_env(DrChild *r, DrStrVec *env, DrError *err);
 
 /* The environment of a replay (and of a re-run of a stranger's trace): an
  * allow-list of the recorded variables; confined, PATH and HOME are the
- * sandbox's.  *left_out gets the names left out (the caller frees it). */
-int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, DrBuf *left_out,
+ * sandbox's.  The names left out are said on r->msgs, as "dynrec CMD:". */
+int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, const char *cmd,
                         DrError *err);
+
+/* The child's `--sandboxed MODE` (sb not NULL) and `--set NAME=VALUE`
+ * arguments, the same for a re-run and a replay. */
+void dr_child_push_sandbox_and_sets(DrStrVec *argv, const DrSandbox *sb, int nset,
+                                    char *const *set);
 
 /* Checks each --set NAME=VALUE with the venv's Python (a known config
  * name, a Python literal) before anything runs; 0, or DR_EX_USAGE after

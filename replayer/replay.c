@@ -115,14 +115,7 @@ static int run_replay_child(DrChild *r, const DrReplayOptions *o, const DrSandbo
     const char *fixed[] = {"dynrec", "run",           "-q", "-o", out, "--replay-of",
                            copy,     "--trace-label", trace};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) dr_vec_push(&argv, (char *)fixed[i]);
-    if (sb) {
-        dr_vec_push(&argv, "--sandboxed");
-        dr_vec_push(&argv, (char *)dr_sandbox_mode_name(sb->mode));
-    }
-    for (int i = 0; i < o->nset; i++) {
-        dr_vec_push(&argv, "--set");
-        dr_vec_push(&argv, o->set[i]);
-    }
+    dr_child_push_sandbox_and_sets(&argv, sb, o->nset, o->set);
     const char *opt[3][2] = {{"--replay-backend", o->backend},
                              {"--replay-frame", o->frame},
                              {"--replay-compile", o->compile}};
@@ -272,14 +265,7 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         dr_error(error, DR_ERR_IO, "cannot name the new trace; give one with -o");
         goto done;
     }
-    DrBuf left = {0};
-    int erc = dr_child_replay_env(r, &env, sb.bwrap != NULL, o->trust, &left, &err);
-    if (erc == DR_OK && left.len)
-        fprintf(msgs,
-                "dynrec replay: recorded environment left out (it could name a path or "
-                "make Python import): %s\n",
-                left.s);
-    dr_buf_free(&left);
+    int erc = dr_child_replay_env(r, &env, sb.bwrap != NULL, o->trust, "replay", &err);
     if (erc != DR_OK) {
         *error = err;
         rc = DR_EX_DATAERR;

@@ -283,14 +283,7 @@ static int run_child(DrChild *r, const DrRerunOptions *o, const DrSandbox *sb, c
     dr_vec_push(&argv, (char *)trace);
     dr_vec_push(&argv, "--trace-label");
     dr_vec_push(&argv, (char *)label);
-    if (sb) {
-        dr_vec_push(&argv, "--sandboxed");
-        dr_vec_push(&argv, (char *)dr_sandbox_mode_name(sb->mode));
-    }
-    for (int i = 0; i < o->nset; i++) {
-        dr_vec_push(&argv, "--set");
-        dr_vec_push(&argv, o->set[i]);
-    }
+    dr_child_push_sandbox_and_sets(&argv, sb, o->nset, o->set);
     if (r->module) dr_vec_push(&argv, "-m");
     else dr_vec_push(&argv, "--");
     dr_vec_push(&argv, r->run_target);
@@ -484,15 +477,8 @@ int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *error) {
     }
     /* A stranger's recorded environment passes the replay's allow-list
      * only (no paths, nothing that makes Python import). */
-    DrBuf left = {0};
-    int erc = foreign ? dr_child_replay_env(r, &env, box.bwrap != NULL, 0, &left, &err)
+    int erc = foreign ? dr_child_replay_env(r, &env, box.bwrap != NULL, 0, "rerun", &err)
                       : dr_child_rerun_env(r, &env, &err);
-    if (erc == DR_OK && left.len)
-        fprintf(r->msgs,
-                "dynrec rerun: recorded environment left out (it could name a path or "
-                "make Python import): %s\n",
-                left.s);
-    dr_buf_free(&left);
     if (erc != DR_OK) {
         *error = err;
         rc = DR_EX_DATAERR;

@@ -431,6 +431,7 @@ static int gather_redactions(Pack *p) {
         "SELECT DISTINCT coalesce(json_extract(value, '$.class.qualname'),"
         " json_extract(value, '$.qualname')) FROM v_values WHERE json_valid(value)"
         " AND json_type(value) = 'object'"};
+    lib_bytes = 0;
     if (dr_trace_query(t, "SELECT DISTINCT filename FROM v_code", lib_source_row, p, p->err) !=
         DR_OK)
         return p->err->code;
