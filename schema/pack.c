@@ -261,6 +261,15 @@ static int lib_file(const char *path, const struct stat *st, int flag, struct FT
     return 0;
 }
 
+/* Whether s[0..n) is a package's name: an identifier, never "." or ".."
+ * (a trace's file names and module names are a stranger's). */
+static int package_name(const char *s, size_t n) {
+    if (n == 0 || n > 200 || isdigit((unsigned char)s[0])) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-') return 0;
+    return 1;
+}
+
 /* Reads the package directory dir (once); 1 when out of memory. */
 static int read_lib_dir(Pack *p, const char *dir) {
     if (dr_map_get(&p->lib_dirs, dir) >= 0) return 0;
@@ -282,7 +291,9 @@ static int lib_source_row(void *ud, int n, const char *const *names, const char 
         const char *s = strstr(v[0], sites[k]);
         const char *pkg = s ? s + strlen(sites[k]) : NULL;
         const char *slash = pkg ? strchr(pkg, '/') : NULL;
-        if (!slash || slash - v[0] >= PATH_MAX) continue;
+        if (!slash || slash - v[0] >= PATH_MAX || !package_name(pkg, (size_t)(slash - pkg)) ||
+            strstr(v[0], "/../"))
+            continue;
         char dir[PATH_MAX];
         memcpy(dir, v[0], (size_t)(pkg - v[0]));
         dir[pkg - v[0]] = 0;
@@ -301,7 +312,7 @@ static int module_dir_row(void *ud, int n, const char *const *names, const char 
     Pack *p = ud;
     if (n < 1 || !v[0]) return 0;
     size_t top = strcspn(v[0], ".");
-    if (top == 0 || top > 200) return 0;
+    if (!package_name(v[0], top)) return 0;
     for (size_t i = 0; i < p->site_dirs.cap; i++) {
         const char *site = p->site_dirs.keys[i];
         if (!site || strlen(site) + top >= PATH_MAX) continue;
