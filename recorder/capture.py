@@ -210,6 +210,10 @@ class _Capture:
                     if extra:
                         value["extra"] = self.node(extra, path + ".__dict__")
                 return "dataclass", value, None
+        if t is types.FunctionType or isinstance(obj, torch.nn.Module):
+            c = self.compiled(obj, path)
+            if c is not None:
+                return c
         if isinstance(obj, torch.nn.Module):
             cls = self.ref(t)
             if cls is not None:
@@ -252,6 +256,38 @@ class _Capture:
                 state = self.node(obj.__dict__, path + ".__dict__")
                 return "object", {"class": cls, "dict": state}, None
         return "opaque", None, None
+
+    def compiled(self, obj, path):
+        """torch.compile's wrapper of a function or a module, reached through
+        the user's objects (model.forward = torch.compile(model.forward), an
+        OptimizedModule in a list): what it wraps and how it was compiled,
+        for the replay to call torch.compile again.  None for anything else
+        (a torch._dynamo.disable wrapper is a function or a module)."""
+        if isinstance(obj, torch.nn.Module):
+            eval_frame = sys.modules.get("torch._dynamo.eval_frame")
+            if eval_frame is None or type(obj) is not getattr(eval_frame, "OptimizedModule", None):
+                return None
+            orig, ctx, attr = obj.__dict__.get("_modules", {}).get("_orig_mod"), getattr(
+                obj, "dynamo_ctx", None), "._orig_mod"
+        else:
+            if getattr(obj, "_is_torch_compile", False) is not True:
+                return None
+            orig, ctx, attr = getattr(obj, "_torchdynamo_orig_callable", None), None, (
+                "._torchdynamo_orig_callable")
+            names = obj.__code__.co_freevars
+            if "self" in names and obj.__closure__:
+                try:
+                    ctx = obj.__closure__[names.index("self")].cell_contents
+                except ValueError:
+                    ctx = None
+        callback = getattr(ctx, "callback", None)
+        if orig is None or not callable(callback) or type(ctx).__name__ != "OptimizeContext":
+            return None
+        dynamic = getattr(ctx, "_dynamic", None)
+        return "compiled", {"orig": self.node(orig, path + attr), "backend": _backend(callback),
+                            "fullgraph": getattr(ctx, "fullgraph", False) is True,
+                            "dynamic": dynamic if dynamic in (True, False) else None,
+                            "module": isinstance(obj, torch.nn.Module)}, None
 
     def singleton(self, obj):
         """A module-level object by reference (module, name): one that *is*
@@ -417,14 +453,16 @@ def _user_module(name):
 
 def _plain_class(t):
     """A class whose instances are plain: attributes in __dict__, object's
-    __new__, no slots, no builtin base; defined in a user file or in an
+    __new__, no slots (an empty __slots__, as abc.ABC's, holds nothing), no
+    builtin base; defined in a user file or in an
     importable module (the class is then stored by reference, checked to
     resolve to itself).  torch's own classes are left to their kinds."""
     mod = getattr(t, "__module__", None) or ""
     if mod == "builtins" or mod == "torch" or mod.startswith("torch.") or mod not in sys.modules:
         return False
     return (t.__new__ is object.__new__
-            and all("__slots__" not in vars(b) for b in t.__mro__ if b is not object)
+            and t.__dictoffset__ != 0
+            and all(not vars(b).get("__slots__") for b in t.__mro__ if b is not object)
             and isinstance(getattr(t, "__dict__", None), types.MappingProxyType)
             and all(getattr(b, "__module__", "") != "builtins" or b is object for b in t.__mro__))
 

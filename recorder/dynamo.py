@@ -326,6 +326,10 @@ def _wrap_callback(orig):
 
     def after(state, result, exc):
         code, before, outer, pending, t0 = state
+        if exc is not None and hasattr(exc, "dynrec_result"):
+            # The replay's stop of Dynamo's eager fallback (replay.py,
+            # _NotRun): the callback's outcome is the result it carries.
+            result, exc = exc.dynrec_result, None
         _tls.pending = outer
         _cb_guard(_record_callback, code, before, result, exc, t0, pending)
 

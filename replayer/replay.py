@@ -843,6 +843,19 @@ class _Builder:
                 raise self.fail(n, "%s attributes are not a dict of names" % kind)
             obj.__dict__.update(d)
             return obj
+        if kind == "compiled":
+            # torch.compile's wrapper of what it wraps, made by calling
+            # torch.compile as the recording did, with the replay's backend.
+            orig = kid(v["orig"])
+            if v.get("module") and not isinstance(orig, torch.nn.Module):
+                raise self.fail(n, "a compiled module of something not a module")
+            if not callable(orig):
+                raise self.fail(n, "a compiled wrapper of something not callable")
+            desc = dict(v.get("backend") or {})
+            if v.get("dynamic") is not None:
+                desc["dynamic"] = v["dynamic"]
+            backends = _BACKENDS or _Backends(_R.get("backend"), _SOURCES, self.modules)
+            return backends.get(desc, v.get("fullgraph", False))(orig)
         if kind in ("npscalar", "ndarray"):
             return self.numpy(n, kind, v, blob)
         if kind == "generator":
@@ -1097,6 +1110,7 @@ _unmarshalled = {}  # (file, qualname, first line, bytecode digest) -> code obje
 
 # ---- running a compile ------------------------------------------------------------
 
+_BACKENDS = None  # the replay's backends (_Backends), for compiled wrappers among the values
 _kept = []  # compiled code replaced by stubs, kept alive (Dynamo's cleanups key on it)
 
 
@@ -1116,11 +1130,38 @@ def _stub(code):
                         co_linetable=b"", co_exceptiontable=b"")
 
 
+class _NotRun(BaseException):
+    """Raised out of Dynamo's frame callback, past its own handlers, where a
+    replayed frame was not compiled (an error, a skip): Dynamo would run the
+    frame itself on the rebuilt inputs (its eager fallback), and that is the
+    user's code, not tracing -- and the frames it calls would compile again.
+    It carries the callback's result, which the recorder records as the
+    callback's outcome (recorder/dynamo.py) whichever of the two wraps the
+    callback outside the other."""
+
+    def __init__(self, result):
+        super().__init__()
+        self.dynrec_result = result
+
+
+_top = threading.local()  # .code: the code of the frame this thread replays
+
+
 def _install_stub():
     import torch._dynamo.convert_frame as cf
     import torch._dynamo.utils as du
 
     orig = cf._compile
+    orig_call = cf.CatchErrorsWrapper.__call__
+
+    def __call__(self, frame, *args, **kwargs):
+        result = orig_call(self, frame, *args, **kwargs)
+        if getattr(result, "guarded_code", None) is None and frame.f_code is getattr(
+                _top, "code", None):
+            raise _NotRun(result)
+        return result
+
+    cf.CatchErrorsWrapper.__call__ = __call__
 
     def _compile(code, *args, **kwargs):
         result = orig(code, *args, **kwargs)
@@ -1677,7 +1718,8 @@ def main():
 
 
 def _replay(caps, sources, modules, resets, states, earlier=()):
-    backends = _Backends(_R.get("backend"), sources, modules)
+    global _BACKENDS
+    backends = _BACKENDS = _Backends(_R.get("backend"), sources, modules)
     threads = _Threads()
     start = torch._dynamo.config.get_config_copy()
     applied = {}  # thread name -> config names set there
@@ -1733,16 +1775,19 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
         compiled = backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"))(fn)
         tname = cap["data"].get("thread_name")
 
-        def call(compiled=compiled, pos=pos, kw=kw, cap=cap):
+        def call(compiled=compiled, pos=pos, kw=kw, cap=cap, code=code):
             # Dynamo's config is per thread: set where the compile runs.
             _config(cap, applied.setdefault(tname, set()), start)
             for no in states.get(cap["cid"], ()):
                 _apply_state(no, sources, modules, state_notes)
+            _top.code = code
             try:
                 with _GlobalState(cap["data"].get("global_state")):
                     compiled(*pos, **kw)
-            except Exception:
+            except (Exception, _NotRun):
                 pass  # the recorder has the error; the replay goes on
+            finally:
+                _top.code = None
 
         threads.run(tname, call)
         replayed += 1

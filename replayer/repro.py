@@ -21,7 +21,8 @@ from . import recorded as _trace
 from .definitions import SAFE_BUILTINS, code_name, definitions, factory, module_name, shadows
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
-                           Usage, Writer, _blob, _int, _query, _say, comment, dotted)
+                           Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
+                           dotted)
 from .value_kinds import MAX_CODE
 
 _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
@@ -505,56 +506,6 @@ def _literal(text):
     return repr(v)
 
 
-def _backend(desc, gen):
-    """torch.compile's keyword arguments for a recorded backend."""
-    if not isinstance(desc, dict):
-        desc = {}
-    name = desc.get("name") if isinstance(desc.get("name"), str) else "eager"
-    kw = []
-    note = None
-    fn = desc.get("function")
-    if isinstance(fn, dict) and isinstance(fn.get("module"), str) and isinstance(
-            fn.get("qualname"), str) and "<" not in fn["qualname"]:
-        try:
-            kw.append("backend=%s" % gen.global_ref(dotted(fn["module"], "a backend module"),
-                                                    dotted(fn["qualname"], "a backend")))
-        except Refused:
-            kw.append("backend='eager'")
-            note = "the recorded backend %s is not a name; eager instead" % name
-    elif isinstance(fn, dict):
-        kw.append("backend='eager'")
-        note = "the recorded backend %s cannot be named here; eager instead" % name
-    elif isinstance(desc.get("instance_of"), dict):
-        # A backend object (CompileCounter): a new one of a torch class.
-        cls = desc["instance_of"]
-        mod, qual = cls.get("module"), cls.get("qualname")
-        if mod == "torch._dynamo.testing" and isinstance(qual, str) and "<" not in qual:
-            try:
-                kw.append("backend=%s()" % gen.global_ref(dotted(mod, "a backend module"),
-                                                          dotted(qual, "a backend class")))
-            except Refused:
-                kw.append("backend='eager'")
-                note = "the recorded backend %s is not a name; eager instead" % name
-        else:
-            kw.append("backend='eager'")
-            note = ("the recorded backend %s is not one of torch._dynamo.testing's; eager instead"
-                    % name)
-    elif name.startswith("<"):
-        kw.append("backend='eager'")
-        note = "the recorded backend %s is an object; eager instead" % name
-    else:
-        kw.append("backend=%r" % name)
-    opts = desc.get("options")
-    if name == "inductor" and isinstance(opts, dict) and opts:
-        kept = {str(k): v for k, v in opts.items() if isinstance(v, (bool, int, float, str))}
-        if kept:
-            kw.append("options=%r" % (kept,))
-    dyn = desc.get("dynamic")
-    if dyn in (True, False):
-        kw.append("dynamic=%r" % dyn)
-    return kw, note
-
-
 def _args(code, f_locals, w):
     """The call's arguments (expressions) that give code these locals."""
     names = code.co_varnames
@@ -714,7 +665,7 @@ def generate(opts):
             w.emit("repro_fn = %s(%s)" % (fname, ", ".join(args)))
             fn_expr = "repro_fn"
         cargs = _args(code, f_locals, w)
-        kw, note = _backend(cap["data"].get("backend"), gen)
+        kw, note = backend_kwargs(cap["data"].get("backend"), gen)
         if cap["data"].get("fullgraph") is True:
             kw.append("fullgraph=True")
         if note:

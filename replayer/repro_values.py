@@ -210,6 +210,58 @@ def _nested(items, shape):
                            for i in range(shape[0])) + "]"
 
 
+def backend_kwargs(desc, gen):
+    """torch.compile's keyword arguments for a recorded backend (a compile's,
+    or that of a compiled wrapper among the values), and a note when it is
+    not the recorded one."""
+    if not isinstance(desc, dict):
+        desc = {}
+    name = desc.get("name") if isinstance(desc.get("name"), str) else "eager"
+    kw = []
+    note = None
+    fn = desc.get("function")
+    if isinstance(fn, dict) and isinstance(fn.get("module"), str) and isinstance(
+            fn.get("qualname"), str) and "<" not in fn["qualname"]:
+        try:
+            kw.append("backend=%s" % gen.global_ref(dotted(fn["module"], "a backend module"),
+                                                    dotted(fn["qualname"], "a backend")))
+        except Refused:
+            kw.append("backend='eager'")
+            note = "the recorded backend %s is not a name; eager instead" % name
+    elif isinstance(fn, dict):
+        kw.append("backend='eager'")
+        note = "the recorded backend %s cannot be named here; eager instead" % name
+    elif isinstance(desc.get("instance_of"), dict):
+        # A backend object (CompileCounter): a new one of a torch class.
+        cls = desc["instance_of"]
+        mod, qual = cls.get("module"), cls.get("qualname")
+        if mod == "torch._dynamo.testing" and isinstance(qual, str) and "<" not in qual:
+            try:
+                kw.append("backend=%s()" % gen.global_ref(dotted(mod, "a backend module"),
+                                                          dotted(qual, "a backend class")))
+            except Refused:
+                kw.append("backend='eager'")
+                note = "the recorded backend %s is not a name; eager instead" % name
+        else:
+            kw.append("backend='eager'")
+            note = ("the recorded backend %s is not one of torch._dynamo.testing's; eager instead"
+                    % name)
+    elif name.startswith("<"):
+        kw.append("backend='eager'")
+        note = "the recorded backend %s is an object; eager instead" % name
+    else:
+        kw.append("backend=%r" % name)
+    opts = desc.get("options")
+    if name == "inductor" and isinstance(opts, dict) and opts:
+        kept = {str(k): v for k, v in opts.items() if isinstance(v, (bool, int, float, str))}
+        if kept:
+            kw.append("options=%r" % (kept,))
+    dyn = desc.get("dynamic")
+    if dyn in (True, False):
+        kw.append("dynamic=%r" % dyn)
+    return kw, note
+
+
 def _wrap(line, indent="    "):
     """A long statement broken after commas, to stay readable: only after a
     comma inside brackets (the line goes on by itself there), never inside
@@ -410,6 +462,17 @@ class Writer:
         if kind == "cell":
             self.gen.imports.add("types")
             return "types.CellType(%s)" % ("" if v is None else x(v))
+        if kind == "compiled":
+            # torch.compile's wrapper, made as the recording made it.
+            desc = dict(v.get("backend") or {})
+            if v.get("dynamic") is not None:
+                desc["dynamic"] = v["dynamic"]
+            kw, note = backend_kwargs(desc, self.gen)
+            if v.get("fullgraph"):
+                kw.append("fullgraph=True")
+            if note:
+                self.emit("# %s" % comment(note))
+            return "torch.compile(%s, %s)" % (x(v["orig"]), ", ".join(kw))
         if kind == "opaque":
             self.missing.append((hint, "a value of type %s" % typ))
             self.emit("# NOT CAPTURED: %s, a value of type %s: None below" % (

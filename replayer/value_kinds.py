@@ -57,7 +57,7 @@ OBJECTS = {
     "object": ("dict",), "function": ("closure", "defaults", "kwdefaults"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
-    "npscalar": (), "ndarray": (), "generator": (),
+    "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",),
 }
 _LIST_FIELDS = ("items", "closure")
 _DICT_FIELDS = ("fields",)
@@ -107,6 +107,12 @@ def _form(kind, v):
                 return "%s: %s is not a node" % (kind, key)
             if isinstance(c, dict) and key not in _DICT_FIELDS:
                 return "%s: %s is not a node" % (kind, key)
+        if kind == "compiled" and not (
+                type(v.get("orig")) is int and isinstance(v.get("backend"), (dict, type(None)))
+                and type(v.get("fullgraph", False)) is bool
+                and v.get("dynamic") in (None, True, False)
+                and type(v.get("module", False)) is bool):
+            return "compiled without what it wraps and how"
     elif kind != "cell":
         return "unknown kind %r" % (kind,)
     return None

@@ -118,11 +118,13 @@ Test(replay, inductor_model) {
 
 /* A scenario script of tests/scripts/replay/ (with the others beside it). */
 static void scenario(const char *script) {
-    static const char *const all[] = {"modes.py",       "models.py",       "uses_models.py",
-                                      "closures.py",    "opaque_arg.py",   "marks.py",
-                                      "singletons.py",  "wrapmod.py",      "uses_wraps.py",
-                                      "objects.py",     "numpy_values.py", "generator.py",
-                                      "local_class.py", "same_names.py",   "branch_after_break.py"};
+    static const char *const all[] = {
+        "modes.py",         "models.py",           "uses_models.py",
+        "closures.py",      "opaque_arg.py",       "marks.py",
+        "singletons.py",    "wrapmod.py",          "uses_wraps.py",
+        "objects.py",       "numpy_values.py",     "generator.py",
+        "local_class.py",   "same_names.py",       "branch_after_break.py",
+        "skip_fallback.py", "compiled_wrappers.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -178,6 +180,50 @@ Test(replay, resume_functions_of_two_branches) {
     e2e_assert_exit(q, 0, "dynrec sql");
     cr_assert_not_null(strstr(q->out.data, "0/0:00 1/0:00 2/0:10 3/0:01"),
                        "graphs per compile (add, sub): %s", q->out.data);
+}
+
+/* A compile that gives up (skip_frame) is not followed by Dynamo's eager
+ * fallback in the replay: the frame's own code never runs there, so inner()
+ * is called once, by its own capture, a compile and no cache hit, and the
+ * skip_frame() call the frame makes is never evaluated. */
+Test(replay, failed_compile_is_never_run) {
+    scenario("skip_fallback.py");
+    assert_reproduced("replay", "skip_fallback.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_frames WHERE qualname = 'skip_frame'"), 1,
+                 "the recording ran the frame eagerly");
+    e2e_close(a);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_frames WHERE qualname = 'skip_frame'"), 0,
+                 "the replay ran the frame it failed to compile");
+    char *inner = e2e_sql(b, "SELECT callbacks || '/' || cache_hits || '/' || compiles "
+                             "FROM v_frames WHERE qualname = 'inner'");
+    cr_assert_str_eq(inner, "1/0/1", "inner: callbacks/cache hits/compiles");
+    char *cb = e2e_sql(b, "SELECT group_concat(json_extract(data, '$.outcome'), ' ') FROM "
+                          "v_events WHERE kind = 'callback'");
+    cr_assert_str_eq(cb, "compiled skipped compiled", "callback outcomes: %s", cb);
+}
+
+/* torch.compile's wrappers among the values (compiled modules in a list, a
+ * compiled function in an attribute): stored as what they wrap and how, and
+ * made again by torch.compile, without --trust. */
+Test(replay, compiled_wrappers_are_compiled_again) {
+    scenario("compiled_wrappers.py");
+    assert_reproduced("replay", "compiled_wrappers.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT value) FROM v_values WHERE kind = "
+                                "'compiled' AND json_extract(value, '$.module')"),
+                 2, "the two compiled modules");
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'compiled' AND NOT"
+                                " json_extract(value, '$.module') AND json_extract(value, "
+                                "'$.dynamic') = 0 AND json_extract(value, '$.backend.name') ="
+                                " 'eager'"),
+                 2, "the compiled function, with its options, at each compile");
+    e2e_close(a);
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+    e2e_assert_exit(u, 0, "replay without --trust");
+    cr_assert_not_null(strstr(u->out.data, "reproduced 2/2 compiles"), "%s", u->out.data);
 }
 
 /* mark_dynamic, maybe_mark_dynamic, mark_static and the flag they set: each
@@ -609,6 +655,24 @@ Test(replay, transformers_gpt2_over_three_lengths) {
     E2eProc *u = dynrec((const char *[]){"replay", "-o", "models/u.db", "models/t.db", NULL});
     cr_assert_eq(u->status, 0, "untrusted replay: %s%s", u->out.data, u->err.data);
     cr_assert_not_null(strstr(u->out.data, "reproduced 2/2 compiles"), "%s", u->out.data);
+}
+/* The pattern transformers documents for generate(): model.forward =
+ * torch.compile(model.forward).  The model's __dict__ holds the compiled
+ * wrapper (a "compiled" value) and the KV cache's layers are plain library
+ * objects; every compile replays, without --trust too. */
+Test(replay, transformers_gpt2_generate_with_a_compiled_forward) {
+    if (!model_replays("gpt2_generate.py")) return;
+    DrTrace *t = e2e_open(e2e_path("models/t.db"));
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'compiled'"), 0);
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'object' AND type ="
+                                " 'transformers.cache_utils.DynamicLayer'"),
+                 0);
+    long long n = e2e_sql_int(t, "SELECT count(*) FROM v_captures");
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_compiles WHERE recompile"), 0);
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "models/u.db", "models/t.db", NULL});
+    cr_assert_eq(u->status, 0, "untrusted replay: %s%s", u->out.data, u->err.data);
+    char *want = e2e_fmt("reproduced %lld/%lld compiles", n, n);
+    cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
 }
 Test(replay, transformers_bert_with_an_attention_mask) { model_replays("bert_mask.py"); }
 Test(replay, transformers_llama_training_step) { model_replays("llama_train.py"); }

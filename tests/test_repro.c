@@ -242,6 +242,15 @@ Test(repro, values_of_many_kinds) {
     cr_assert_not_null(strstr(s, "object.__setattr__(opts, 'scale', 1.5)"), "%s", s);
 }
 
+/* torch.compile's wrappers among the values are written as calls of
+ * torch.compile with the recorded backend and options. */
+Test(repro, compiled_wrappers) {
+    scenario("replay/compiled_wrappers.py");
+    char *s = reproduces("run", NULL, NULL);
+    cr_assert_not_null(strstr(s, "h.mods = [torch.compile("), "%s", s);
+    cr_assert_not_null(strstr(s, "backend='eager', dynamic=False)"), "%s", s);
+}
+
 /* Literals longer than a line: the script is broken only after commas
  * inside brackets, never inside a string (which once made a script that
  * did not parse, reported as a malformed trace). */
