@@ -21,8 +21,7 @@ from . import recorded as _trace
 from .definitions import SAFE_BUILTINS, code_name, definitions, factory, module_name, shadows
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
-                           Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
-                           dotted)
+                           Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment)
 from .value_kinds import MAX_CODE
 
 _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
