@@ -603,7 +603,14 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
     data = {"replayable": reason is None, "nodes": len(c.rows), "data_bytes": c.data_bytes,
             "backend": _backend(compiler_fn), "fullgraph": bool(one_graph),
             "config": _config_now(), "user_code": user, "global_state": _global_state(),
-            "thread_name": threading.current_thread().name}
+            "thread_name": threading.current_thread().name,
+            # How the locals are passed, for a repro of a library's frame
+            # (whose source the trace does not hold).
+            "args": {"names": list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
+                                                     + bool(code.co_flags & 0x04)
+                                                     + bool(code.co_flags & 0x08)]),
+                     "argcount": code.co_argcount, "kwonly": code.co_kwonlyargcount,
+                     "flags": code.co_flags & 0x0C}}
     if reason is not None:
         data["reason"] = reason
     if "torch_dynamo_resume_in_" in code.co_name:

@@ -448,7 +448,7 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
             Div *v = add_div(d, DR_CAT_COMPILES, x->rank);
             if (!v) return;
             v->fa = fa, v->fb = fb, v->ca = ca, v->cb = cb;
-            v->what = fmt(d, "compile %s of %s differs", x->label, f->qualname);
+            v->what = fmt(d, "compile %s of %s differs", x->label, dr_frame_name(f));
             v->side_a = fmt(d, "%s", sa);
             v->side_b = fmt(d, "%s", sb);
         }
@@ -482,13 +482,13 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
         while (i < xa->n && i < yb->n && strcmp(xa->v[i], yb->v[i]) == 0) i++;
         if (cat == DR_CAT_GUARDS || cat == DR_CAT_GUARD_FAILURES) {
             v->what = fmt(d, "%s of compile %s of %s differs: %ld removed, %ld added",
-                          cat_nouns[cat], x->label, f->qualname, v->minus.n, v->plus.n);
+                          cat_nouns[cat], x->label, dr_frame_name(f), v->minus.n, v->plus.n);
         } else if (!v->minus.n && !v->plus.n) {
             v->what = fmt(d, "%s of compile %s of %s: the same, in another order", cat_nouns[cat],
-                          x->label, f->qualname);
+                          x->label, dr_frame_name(f));
         } else {
             v->what = fmt(d, "%s of compile %s of %s differ: %ld vs %ld", cat_nouns[cat], x->label,
-                          f->qualname, xa->n, yb->n);
+                          dr_frame_name(f), xa->n, yb->n);
         }
         v->side_a = i < xa->n ? xa->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
         v->side_b = i < yb->n ? yb->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
@@ -539,7 +539,7 @@ static void lone_compile(DrDiff *d, const DrModel *m, long fi, long ci, int in_b
     if (in_b) v->fb = fi, v->cb = ci;
     else v->fa = fi, v->ca = ci;
     v->what = fmt(d, "compile %s of %s only in %s (%s, %ld guard%s)", c->label,
-                  m->frames[fi].qualname, in_b ? "b" : "a", c->outcome ? c->outcome : "?",
+                  dr_frame_name(&m->frames[fi]), in_b ? "b" : "a", c->outcome ? c->outcome : "?",
                   c->items[DR_CAT_GUARDS].n, c->items[DR_CAT_GUARDS].n == 1 ? "" : "s");
     char *desc = fmt(d, "compile %s: %s", c->cid, c->outcome ? c->outcome : "?");
     if (in_b) v->side_b = desc, v->side_a = fmt(d, "(no such compile)");
@@ -605,7 +605,7 @@ static void compare_frames(DrDiff *d) {
             if (!v) return;
             v->fa = fa;
             v->what = fmt(d, "frame %s (%s:%ld) only in a: %ld callbacks, %ld compiles",
-                          f->qualname, f->file, f->firstlineno, f->callbacks, f->ncomp);
+                          dr_frame_name(f), f->file, f->firstlineno, f->callbacks, f->ncomp);
             d->minus[DR_CAT_FRAMES]++;
             count_lone_frame(d, A, f, d->minus);
             continue;
@@ -623,8 +623,8 @@ static void compare_frames(DrDiff *d) {
             Div *v = add_div(d, DR_CAT_FRAMES, RANK_LATE);
             if (!v) return;
             v->fa = fa, v->fb = fb;
-            v->what =
-                fmt(d, "frame %s (%s:%ld): counts differ", f->qualname, f->file, f->firstlineno);
+            v->what = fmt(d, "frame %s (%s:%ld): counts differ", dr_frame_name(f), f->file,
+                          f->firstlineno);
             v->side_a = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", f->callbacks,
                             f->cache_hits, f->ncomp);
             v->side_b = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", g->callbacks,
@@ -670,8 +670,8 @@ static void compare_frames(DrDiff *d) {
         Div *v = add_div(d, DR_CAT_FRAMES, g->first_rank >= 0 ? g->first_rank : RANK_LATE);
         if (!v) return;
         v->fb = fb;
-        v->what = fmt(d, "frame %s (%s:%ld) only in b: %ld callbacks, %ld compiles", g->qualname,
-                      g->file, g->firstlineno, g->callbacks, g->ncomp);
+        v->what = fmt(d, "frame %s (%s:%ld) only in b: %ld callbacks, %ld compiles",
+                      dr_frame_name(g), g->file, g->firstlineno, g->callbacks, g->ncomp);
         d->plus[DR_CAT_FRAMES]++;
         count_lone_frame(d, B, g, d->plus);
     }
@@ -865,7 +865,7 @@ int dr_diff_print_compiles(const DrDiff *d, FILE *out, long max) {
         fprintf(out, "    %-10s ", hit[ci] ? "DIVERGED" : "reproduced");
         dr_text_safe(out, c->cid ? c->cid : "?");
         fputc(' ', out);
-        dr_text_safe(out, A->frames[c->frame].qualname);
+        dr_text_safe(out, dr_frame_name(&A->frames[c->frame]));
         fputs(": ", out);
         dr_text_safe(out, c->outcome ? c->outcome : "?");
         fprintf(out,
@@ -1027,7 +1027,7 @@ static void print_compile_line(FILE *out, const DrModel *m, const DrCompile *c) 
     fputs("    ", out);
     dr_text_safe(out, c->cid);
     fputs(" ", out);
-    dr_text_safe(out, f->qualname);
+    dr_text_safe(out, dr_frame_name(f));
     fputs(" (", out);
     dr_text_safe(out, f->file);
     fprintf(out, ":%ld): ", f->firstlineno);
@@ -1054,7 +1054,12 @@ static void print_text(const DrDiff *d, FILE *out) {
     if (f) {
         const DrCompile *ca = div_compile(d, v, 0), *cb = div_compile(d, v, 1);
         fputs("  frame:   ", out);
-        dr_text_safe(out, f->qualname);
+        dr_text_safe(out, dr_frame_name(f));
+        if (f->display) {
+            fputs(" (", out);
+            dr_text_safe(out, f->qualname);
+            fputc(')', out);
+        }
         fputs(" at ", out);
         dr_text_safe(out, f->file);
         fprintf(out, ":%ld\n", f->firstlineno);
@@ -1178,6 +1183,8 @@ static void json_div(const DrDiff *d, FILE *out, const Div *v, int full) {
         dr_json_string(out, f->file);
         fputs(", \"qualname\": ", out);
         dr_json_string(out, f->qualname);
+        fputs(", \"display_name\": ", out);
+        dr_json_string(out, dr_frame_name(f));
         fprintf(out, ", \"firstlineno\": %ld}", f->firstlineno);
     }
     const DrCompile *ca = div_compile(d, v, 0), *cb = div_compile(d, v, 1);

@@ -107,8 +107,13 @@ static int frame_row(void *ud, int n, const char *const *names, const char *cons
     f->cache_hits += parse_long(v[4]);
     f->ncompiles_counted += parse_long(v[5]);
     if (v[6] && dr_map_put(&m->code_map, v[6], fi) != 0) return c->status = oom(m, c->err), 1;
+    if (n > 7 && v[7] && !f->display && strcmp(v[7], f->qualname) != 0 &&
+        !(f->display = dr_arena_strdup(&m->arena, v[7])))
+        return c->status = oom(m, c->err), 1;
     return 0;
 }
+
+const char *dr_frame_name(const DrFrame *f) { return f->display ? f->display : f->qualname; }
 
 /* The compile with Dynamo id cid, made on first sight. */
 static DrCompile *compile_for(DrModel *m, const char *cid, int64_t seq, DrError *err) {
@@ -601,7 +606,7 @@ DrModel *dr_model_load(DrTrace *t, DrError *err) {
     Ctx x = {m, err, DR_OK};
     if (dr_trace_query(t,
                        "SELECT filename, qualname, firstlineno, callbacks, cache_hits, compiles,"
-                       " code_id FROM v_frames ORDER BY code_id",
+                       " code_id, display_name FROM v_frames ORDER BY code_id",
                        frame_row, &x, err) != DR_OK ||
         x.status != DR_OK)
         goto fail;

@@ -34,6 +34,7 @@ typedef struct {
 typedef struct {
     char *file; /* relative to the run's root (see COMPARE.md) */
     char *qualname;
+    char *display; /* the name a person recognises (v_frames.display_name), or NULL */
     long firstlineno;
     long callbacks, cache_hits, ncompiles_counted;
     long *comp, ncomp; /* its compiles, in order */
@@ -69,6 +70,11 @@ char *dr_model_mask(const DrModel *m, DrArena *a, const char *s, size_t limit);
 /* A file name as compared: relative to the run's root or cwd, or with its
  * prefix replaced as by dr_mask_path.  NULL when out of memory. */
 char *dr_model_relname(const DrModel *m, DrArena *a, const char *path);
+/* The name of a frame in what a reader prints: its display name (a
+ * decorator's or torch's wrapper named by the model it runs and the
+ * user's call, recorder/dynamo.py frame_display), else its qualname.
+ * Frames are matched by qualname, never by this. */
+const char *dr_frame_name(const DrFrame *f);
 /* Line `line` of the stored source of file rel (a relname), or NULL. */
 char *dr_model_source_line(DrModel *m, const char *rel, long line);
 

@@ -12,6 +12,7 @@ import json
 import keyword
 import os
 import pprint
+import sys
 import textwrap
 import types
 
@@ -21,7 +22,8 @@ from . import recorded as _trace
 from .definitions import SAFE_BUILTINS, code_name, definitions, factory, module_name, shadows
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
-                           Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment)
+                           Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
+                           dotted)
 from .value_kinds import MAX_CODE
 
 _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
@@ -182,6 +184,9 @@ class Generator:
         self.refused = []  # references to names outside torch and the sources
         self.factories = {}  # (filename, qualname, line) -> (factory name, freevars, text)
         self.notes = []
+        # For a library's frame: the installed package it is in, whose
+        # modules the script may import (library_package).
+        self.library = None
         self.main = self.main_source()
         # The program's other modules (files beside the script, as replay
         # serves them), by module name: their definitions go into the
@@ -245,12 +250,14 @@ class Generator:
             for n in src.where:
                 self.need(src, n)
             return "sys.modules[%r]" % name
-        if name in _DATA_MODULES:
+        if name in _DATA_MODULES or (self.library is not None and (
+                name == self.library or name.startswith(self.library + "."))):
             self.imports.add(name)
             return name
-        # The script names torch, the stored definitions and a few stdlib
-        # modules of plain data only: a trace cannot make it import or
-        # reference anything else (os, subprocess, a package's __main__).
+        # The script names torch, the stored definitions, a few stdlib
+        # modules of plain data only and, for a library's frame, that
+        # installed package: a trace cannot make it import or reference
+        # anything else (os, subprocess, a package's __main__).
         self.refused.append("module %s is not torch's or the recorded program's: None instead"
                             % name)
         return "None"
@@ -559,19 +566,30 @@ def generate(opts):
     src = sources.get(os.path.normpath(filename))
     code = src.codes.get((code_name(qualname), line)) if src is not None else None
     found = src.funcs.get((code_name(qualname), line)) if src is not None else None
+    library = None
     if code is None or found is None:
-        raise Usage("frame %s (%s:%d) is not a function of the sources stored in %s: a repro "
-                    "needs its source" % (qualname, filename, line, trace))
-    node, outer = found
-    nested = bool(outer) or "<locals>" in qualname
-    if src is not gen.main and src not in gen.modsrc.values():
-        raise Usage("frame %s is in %s, which is not a module of the recorded program: a repro "
-                    "needs the frame's source" % (qualname, filename))
-    if not nested:
-        gen.need(src, qualname.split(".")[0])
-        fn_expr = qualname
+        library = _library_layout(sel)
+        if library is None:
+            raise Usage("frame %s (%s:%d) is not a function of the sources stored in %s: a "
+                        "repro needs its source (or, for a library's frame, a trace of dynrec "
+                        "0.7.3 or later)" % (qualname, filename, line, trace))
+        # A library's frame (a decorator's wrapper around a model's forward):
+        # the script finds its function where the library put it, on the
+        # class of the frame's first argument, as the replay does.
+        code, node, nested, reach, fn_expr = library, None, False, set(), "repro_fn"
+        gen.library = library_package(filename, tree_module(trees[0]))
+    else:
+        node, outer = found
+        nested = bool(outer) or "<locals>" in qualname
+        if src is not gen.main and src not in gen.modsrc.values():
+            raise Usage("frame %s is in %s, which is not a module of the recorded program: a "
+                        "repro needs the frame's source" % (qualname, filename))
+        if not nested:
+            gen.need(src, qualname.split(".")[0])
+            fn_expr = qualname
+        reach = _reach(src, node)
     recorded, breaks, nresume, nresume_re = _recorded(key, {_epoch(c["cid"]) for c in sel})
-    reach = _reach(src, node)
+    states = _states()
 
     # The calls: one per captured compile, in order.
     calls = []
@@ -607,10 +625,14 @@ def generate(opts):
             elif prev_config.get(name) != text:
                 lines.append("torch._dynamo.config.%s = %s" % (name, lit))
         prev_config = want
+        for sno in states.get(cap["cid"], ()):
+            more, gone = _module_state(gen, Tree(sno))
+            lines += more
+            missing.extend(gone)
         # Globals the frame's code reads, as they were; and those the
         # functions it may call read (the module's other globals are left).
         todo = []
-        for field, only in (("soft_globals", reach), ("globals", None)):
+        for field, only in (() if library else (("soft_globals", reach), ("globals", None))):
             g = root.get(field)
             if type(g) is int and tree.rows[g][0] == "dict":
                 todo += [(k, c) for k, c in tree.rows[g][2] if only is None or (
@@ -663,6 +685,14 @@ def generate(opts):
                 args.append("%s=%s" % (var, "None" if row[2] is None else w.expr(row[2], var)))
             w.emit("repro_fn = %s(%s)" % (fname, ", ".join(args)))
             fn_expr = "repro_fn"
+        if library is not None:
+            first = code.co_varnames[0] if code.co_varnames else None
+            if first is None or first not in f_locals:
+                raise Usage("frame %s: a library's frame without a first argument" % qualname)
+            owner = w.expr(f_locals[first], first)
+            if code.co_argcount == 0:
+                owner += "[0]"  # a wrapper's first *args
+            w.emit("repro_fn = repro_library_function(%s, %r, %d)" % (owner, qualname, line))
         cargs = _args(code, f_locals, w)
         kw, note = backend_kwargs(cap["data"].get("backend"), gen)
         if cap["data"].get("fullgraph") is True:
@@ -708,9 +738,14 @@ def generate(opts):
     out = []
     versions = "torch %s, Python %s" % (meta.get("torch_version") or "?",
                                         (meta.get("python_version") or "?").split()[0])
+    shown = next((d for d, in _query(
+        "SELECT display_name FROM v_compiles WHERE filename = %s AND qualname = %s AND "
+        "firstlineno = %d AND display_name IS NOT NULL LIMIT 1" % (
+            _sql(filename), _sql(qualname), line)) if isinstance(d, str)), qualname)
     out += [
         "# Standalone repro of torch.compile on %s (%s:%d), written by dynrec repro" % (
-            comment(qualname), comment(os.path.basename(filename)), line),
+            comment(shown if shown == qualname else "%s, %s" % (shown, qualname)),
+            comment(os.path.basename(filename)), line),
         "# from the trace %s (recorded with %s)." % (comment(os.path.basename(trace)),
                                                      comment(versions)),
         "#",
@@ -747,6 +782,9 @@ def generate(opts):
         for f in gen.factories.values():
             out.append(f[2])
             out.append("")
+    if library is not None:
+        out += _LIBRARY_FUNCTION.splitlines()
+        out.append("")
     out.append("# ---- observing what Dynamo does ----")
     out.append("")
     out += _OBSERVE.splitlines()
@@ -782,6 +820,117 @@ def generate(opts):
         "wrote" if status == EXIT_OK else "wrote an INCOMPLETE repro", len(sel),
         "" if len(sel) == 1 else "s", qualname, os.path.basename(filename), line)))
     return status, text
+
+
+def _states():
+    """compile id -> the capture numbers of the module state its guards read
+    (capture_state events, as replay reads them)."""
+    out = {}
+    for num, cid in _query("SELECT num, compile_id FROM v_ev WHERE kind = 'capture_state'"
+                           " ORDER BY seq"):
+        out.setdefault(cid or "?", []).append(_int(num, "a capture number"))
+    return out
+
+
+def _module_state(gen, tree):
+    """The lines that put back what a library's modules held when a compile's
+    guards were built (transformers' output-capturing registry), as replay
+    does: a dict, list or set updated in place.  Only modules of the frame's
+    installed package or of the recorded program; others are a note."""
+    w = Writer(gen, tree)
+    root = tree.rows[0][2]
+    st = root.get("state") if isinstance(root, dict) else None
+    if type(st) is not int or tree.rows[st][0] != "list":
+        raise tree.fail(0, "module state without a list of attributes")
+    for item in tree.rows[st][2]:
+        row = tree.rows[item]
+        if row[0] != "list" or len(row[2]) != 3:
+            raise tree.fail(item, "not a [module, attribute, value] list")
+        m, a = tree.rows[row[2][0]], tree.rows[row[2][1]]
+        if m[0] != "str" or a[0] != "str" or not a[2].isidentifier() or a[2].startswith("__"):
+            raise tree.fail(item, "not a module and attribute name")
+        mname, attr = dotted(m[2], "a module name"), a[2]
+        lib = gen.library
+        if not (mname in gen.modsrc or (lib and (mname == lib or mname.startswith(lib + ".")))):
+            val = tree.rows[row[2][2]]
+            if val[0] in ("dict", "list", "set") and not val[2]:
+                continue  # empty, as it is at the start (torch's global hook dicts)
+            gen.notes.append("%s.%s is module state of another package: not set" % (
+                comment(mname), comment(attr)))
+            continue
+        target = "%s.%s" % (gen.module_ref(mname), attr)
+        kind = tree.rows[row[2][2]][0]
+        v = w.expr(row[2][2], attr)
+        if kind in ("dict", "set"):
+            w.emit("%s.clear()  # module state, as the recorded compile saw it" % target)
+            w.emit("%s.update(%s)" % (target, v))
+        elif kind == "list":
+            w.emit("%s[:] = %s  # module state, as the recorded compile saw it" % (target, v))
+        else:
+            w.emit("%s = %s  # module state, as the recorded compile saw it" % (target, v))
+    return w.lines, w.missing
+
+
+def tree_module(tree):
+    """The module name of a capture's frame (the module of its globals)."""
+    root = tree.rows[0][2]
+    return root.get("module") if isinstance(root, dict) else None
+
+
+def library_package(filename, module):
+    """The installed package of a library frame's module, which the script
+    may import: a top-level name that is not the standard library's, whose
+    directory under site-packages (or dist-packages) holds the frame's
+    file.  None otherwise (the script then imports none of it)."""
+    if not isinstance(module, str) or not isinstance(filename, str):
+        return None
+    top = module.split(".")[0]
+    if not top.isidentifier() or keyword.iskeyword(top) or top in getattr(
+            sys, "stdlib_module_names", ()) or top in ("torch", "builtins", "__main__"):
+        return None
+    parts = filename.replace("\\", "/").split("/")
+    for i, p in enumerate(parts[:-1]):
+        if p in ("site-packages", "dist-packages") and parts[i + 1] == top:
+            return top
+    return None
+
+
+def _library_layout(sel):
+    """How a library frame's locals are passed (the capture's "args"), as
+    the code attributes _args reads; None for a trace without it (before
+    dynrec 0.7.3) or a frame of the user's code."""
+    a = sel[0]["data"].get("args")
+    if not isinstance(a, dict) or any(c["data"].get("user_code") for c in sel):
+        return None
+    names, n, k, flags = a.get("names"), a.get("argcount"), a.get("kwonly"), a.get("flags")
+    if not (isinstance(names, list) and all(isinstance(x, str) and x.isidentifier()
+                                            and not keyword.iskeyword(x) for x in names)
+            and type(n) is int and type(k) is int and type(flags) is int and flags & ~0x0C == 0
+            and 0 <= n and 0 <= k and n + k + bin(flags).count("1") == len(names)):
+        return None
+    return types.SimpleNamespace(co_varnames=tuple(names), co_argcount=n,
+                                 co_kwonlyargcount=k, co_flags=flags)
+
+
+_LIBRARY_FUNCTION = '''\
+# ---- the frame is an installed library's code ----
+
+
+def repro_library_function(owner, qualname, firstlineno):
+    """The function of owner's class (or a base) whose code is the recorded
+    frame's, as the class holds it or behind its decorators (__wrapped__)."""
+    for cls in type(owner).__mro__:
+        for f in list(vars(cls).values()):
+            for _ in range(20):
+                c = getattr(f, "__code__", None)
+                if c is not None and getattr(c, "co_qualname", c.co_name) in (
+                        qualname, qualname.rsplit(".", 1)[-1]) and c.co_firstlineno == firstlineno:
+                    return f
+                f = getattr(f, "__wrapped__", None)
+                if f is None:
+                    break
+    sys.exit("repro: no function of %s is %s (line %d): another version of the library?"
+             % (type(owner).__name__, qualname, firstlineno))'''
 
 
 _OBSERVE = '''\

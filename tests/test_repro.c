@@ -251,6 +251,31 @@ Test(repro, compiled_wrappers) {
     cr_assert_not_null(strstr(s, "backend='eager', dynamic=False)"), "%s", s);
 }
 
+/* A library's frame (GPT-2's forward behind transformers' can_return_tuple,
+ * compiled as model.forward = torch.compile(model.forward)): the script
+ * finds the function on the model's class and imports the modules of that
+ * installed package only; it compiles as recorded, recompiles and all. */
+Test(repro, library_frame_of_a_transformers_model) {
+    if (e2e_asan) {
+        printf("repro.library_frame: skipped under ASan (transformers outlasts the timeout)\n");
+        return;
+    }
+    E2eProc *has = sh(e2e_fmt("'%s' -c 'import transformers'", e2e_python), E2E_TIMEOUT_MS);
+    if (has->status != 0) {
+        printf("repro.library_frame: skipped: no transformers in %s\n", e2e_python);
+        return;
+    }
+    setenv("HF_HUB_OFFLINE", "1", 1);
+    scenario("models/gpt2_generate.py");
+    char *s = reproduces("wrapper", NULL, NULL);
+    cr_assert_not_null(strstr(s, "repro_fn = repro_library_function(gpt2lmheadmodel, "
+                                 "'can_return_tuple.<locals>.wrapper', "),
+                       "%s", s);
+    cr_assert_not_null(strstr(s, "import transformers.cache_utils  # named by a recorded value"));
+    cr_assert_not_null(strstr(s, "# Standalone repro of torch.compile on GPT2LMHeadModel via "));
+    cr_assert_null(strstr(s, "None.__new__"), "a class the script could not name");
+}
+
 /* Literals longer than a line: the script is broken only after commas
  * inside brackets, never inside a string (which once made a script that
  * did not parse, reported as a malformed trace). */
