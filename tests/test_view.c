@@ -190,6 +190,34 @@ Test(view, first_screen_lists_the_recompiles_with_their_size_guard) {
     tmux_kill();
 }
 
+/* A global whose later values no guard pins (a type check once Dynamo
+ * stops specialising the float): its history comes from the captured
+ * inputs.  A guard Dynamo made inside torch's dropout: the page shows the
+ * user's line that led there, from the user stack, not torch's file. */
+Test(view, value_history_from_captures_and_the_users_line) {
+    need_tmux();
+    e2e_copy_script("view_global.py");
+    E2eProc *r =
+        e2e_record("G.db", (const char *[]){"view_global.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(r, 0, "dynrec run view_global.py");
+    view_start(110, 60, "LANG=C.UTF-8", "G.db");
+    wait_for("Recompiles", 20000);
+    keys((const char *[]){"Enter", NULL}); /* 0/1: SCALE changed */
+    char *s = wait_for("Value history", 30000);
+    cr_assert(strstr(s, "Value history of G['SCALE']"), "screen:\n%s", s);
+    cr_assert(strstr(s, "2.0 at 0/0, 3.0 at 0/1"), "history:\n%s", s);
+    cr_assert(!strstr(s, "___check_type_id"), "a type check is not a value:\n%s", s);
+    keys((const char *[]){"Escape", NULL});
+    wait_for("failed guard", 20000);
+    keys((const char *[]){"j", "Enter", NULL}); /* 0/2: eval(), guarded in dropout.py */
+    s = wait_for("Value history", 30000);
+    cr_assert(strstr(s, "reached from your code at "), "screen:\n%s", s);
+    char *src = line_with2(s, " > ", " | ");
+    cr_assert(src && strstr(src, "return self.drop(x * 2)"), "the user's line, marked:\n%s", s);
+    cr_assert(!strstr(s, "that source is not stored"), "screen:\n%s", s);
+    tmux_kill();
+}
+
 Test(view, enter_shows_the_guard_source_value_history_and_hint) {
     need_tmux();
     record_sizes();

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "../schema/ident.h"
 #include "view.h"
 #include "view_int.h"
 
@@ -140,15 +141,26 @@ static int parse_location(const char *loc, char *path, size_t cap, long *line) {
 }
 
 /* The innermost `File "path", line N` of a Python stack text. */
+/* The frame of a "User stack trace:" to show: the innermost one in the
+ * user's files (dr_is_library: not torch's, the standard library's or an
+ * installed package's: the user's line that reached nn/modules/dropout.py),
+ * else the innermost. */
 static int parse_stack_file(const char *text, char *path, size_t cap, long *line) {
-    int found = 0;
+    int found = 0, user = 0;
     for (const char *p = text; p && (p = strstr(p, "File \"")); p++) {
         const char *q = strchr(p + 6, '"');
         if (!q || strncmp(q, "\", line ", 8) != 0) continue;
         if ((size_t)(q - p - 6) >= cap) continue;
-        snprintf(path, cap, "%.*s", (int)(q - p - 6), p + 6);
-        *line = atol(q + 8);
-        found = *line > 0;
+        long at = atol(q + 8);
+        if (at <= 0) continue;
+        char file[1024];
+        snprintf(file, sizeof file, "%.*s", (int)(q - p - 6), p + 6);
+        int mine = !dr_is_library(file, NULL, 0);
+        if (user && !mine) continue;
+        snprintf(path, cap, "%s", file);
+        *line = at;
+        found = 1;
+        user |= mine;
     }
     return found;
 }
@@ -336,14 +348,55 @@ static void guard_value(const Failure *f, const char *guard, char *out, size_t c
             snprintf(out, cap, "%.*s", (int)strcspn(p, ",}"), p);
         }
     } else {
+        /* Only a guard that compares with a value pins it (a type or id
+         * check does not: captured_value then). */
         const char *p = NULL, *q = guard;
         while ((q = strstr(q, " == "))) p = q, q += 4;
         if (p) snprintf(out, cap, "%s", p + 4);
-        else {
-            const char *c = strchr(guard, ':');
-            snprintf(out, cap, "%s", c ? c + 2 : guard);
+    }
+}
+
+/* The value compile cid's frame started with at a guard source that is a
+ * plain global or argument (G['SCALE'], L['n']), from the inputs the
+ * trace captured, when it is a number, a bool or a string ("" otherwise,
+ * and for a trace without captures). */
+static void captured_value(DrTrace *t, const char *cid, const char *source, char *out, size_t cap) {
+    out[0] = 0;
+    char name[128];
+    size_t n = 0;
+    if (!cid || (source[0] != 'G' && source[0] != 'L') || strncmp(source + 1, "['", 2) != 0) return;
+    n = strspn(source + 3, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+    if (n == 0 || n >= sizeof name || strcmp(source + 3 + n, "']") != 0) return;
+    snprintf(name, sizeof name, "%.*s", (int)n, source + 3);
+    char *qcid = vw_sql_quote(cid);
+    if (!qcid) return;
+    VwRows r = {0};
+    DrError e = {0};
+    if (rows_sqlf(t, &r, &e,
+                  sqlf("SELECT v.kind, v.value FROM v_captures c JOIN v_values f ON f.capture = "
+                       "c.capture AND f.node = 0 JOIN v_values d ON d.capture = c.capture AND "
+                       "d.node = json_extract(f.value, '$.%s') AND d.kind = 'dict', "
+                       "json_each(d.value) p JOIN v_values k ON k.capture = c.capture AND k.node "
+                       "= json_extract(p.value, '$[0]') JOIN v_values v ON v.capture = c.capture "
+                       "AND v.node = json_extract(p.value, '$[1]') WHERE c.compile_id = %s AND "
+                       "k.kind = 'str' AND k.value = '\"%s\"' LIMIT 1",
+                       source[0] == 'G' ? "globals" : "locals", qcid, name)) == DR_OK &&
+        r.n == 1) {
+        const char *kind = vw_cell(&r, 0, 0), *v = vw_cell(&r, 0, 1);
+        if (kind && v) {
+            if (strcmp(kind, "int") == 0) snprintf(out, cap, "%s", v);
+            else if (strcmp(kind, "bool") == 0)
+                snprintf(out, cap, "%s", strcmp(v, "true") == 0 ? "True" : "False");
+            else if ((strcmp(kind, "float") == 0 || strcmp(kind, "str") == 0) && v[0] == '"') {
+                size_t len = strlen(v);
+                int str = kind[0] == 's';
+                snprintf(out, cap, "%s%.*s%s", str ? "'" : "", len >= 2 ? (int)len - 2 : 0, v + 1,
+                         str ? "'" : "");
+            }
         }
     }
+    vw_rows_free(&r);
+    free(qcid);
 }
 
 /* The recompile page of compile key->cid, whose first guard failure is
@@ -475,7 +528,13 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
     else if (parse_location(loc, path, sizeof path, &line)) have = 1;
     if (loc) vw_doc_addf(d, VA_NORMAL, "  %s", loc);
     if (have) {
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
         if (!loc) vw_doc_addf(d, VA_NORMAL, "  %s:%ld", path, line);
+        else if (!strstr(loc, base))
+            /* Dynamo's location is torch's or a library's code: the user's
+             * line that led there. */
+            vw_doc_addf(d, VA_NORMAL, "  reached from your code at %s:%ld", path, line);
         int status = DR_OK;
         if (!show_source(t, d, path, line, 3, err, &status)) {
             if (status != DR_OK) {
@@ -498,15 +557,35 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
     int npick = 0;
     long older = 0;
     const char *last_cid = NULL;
+    /* Per compile the value a guard pins, else (a type check) the value
+     * the capture holds. */
+    char(*vals)[128] = calloc(HIST_MAX, sizeof *vals);
+    if (!vals) {
+        rc = dr_error(err, DR_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     for (size_t i = 0; i < hist.n; i++) {
         const char *c = vw_cell(&hist, i, 0);
         if (!c || (last_cid && strcmp(last_cid, c) == 0)) continue;
         char v[128];
         guard_value(&f, vw_cell(&hist, i, 1), v, sizeof v);
-        if (!v[0]) continue;
+        if (!v[0]) {
+            size_t j = i + 1; /* another guard of this compile may pin it */
+            while (j < hist.n && vw_cell(&hist, j, 0) && strcmp(vw_cell(&hist, j, 0), c) == 0) {
+                guard_value(&f, vw_cell(&hist, j, 1), v, sizeof v);
+                if (v[0]) break;
+                j++;
+            }
+        }
+        if (!v[0] && f.source[0] && npick < HIST_MAX) captured_value(t, c, f.source, v, sizeof v);
         last_cid = c;
-        if (npick < HIST_MAX) pick[npick++] = i;
-        else older++;
+        if (!v[0]) continue;
+        if (npick < HIST_MAX) {
+            snprintf(vals[npick], sizeof vals[npick], "%s", v);
+            pick[npick++] = i;
+        } else {
+            older++;
+        }
     }
     char *hline = NULL;
     size_t hlen = 0;
@@ -514,11 +593,9 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
     int nvals = 0;
     if (hf && (older || hist.n == 2000))
         fprintf(hf, "(%s%ld earlier not shown) ", hist.n == 2000 ? "at least " : "", older);
-    for (int j = npick; hf && j-- > 0;) {
-        char v[128];
-        guard_value(&f, vw_cell(&hist, pick[j], 1), v, sizeof v);
-        fprintf(hf, "%s%s at %s", nvals++ ? ", " : "", v, vw_cell(&hist, pick[j], 0));
-    }
+    for (int j = npick; hf && j-- > 0;)
+        fprintf(hf, "%s%s at %s", nvals++ ? ", " : "", vals[j], vw_cell(&hist, pick[j], 0));
+    free(vals);
     const char *prev_cid = npick ? vw_cell(&hist, pick[0], 0) : NULL;
     if (hf && strcmp(key->cid, prev_cid ? prev_cid : "") != 0 && f.pattern == P_SIZE) {
         /* This compile's own guard is not written yet (cut short): the
@@ -527,6 +604,11 @@ static int detail_recompile(DrTrace *t, const VwKinds *k, const VwKey *key, int 
         if (act)
             fprintf(hf, "%s%.*s at %s", nvals++ ? ", " : "", (int)strcspn(act + 7, ",\n"), act + 7,
                     key->cid);
+    } else if (hf && strcmp(key->cid, prev_cid ? prev_cid : "") != 0 && f.source[0]) {
+        /* Or the value this compile's frame was called with, captured. */
+        char v[128];
+        captured_value(t, key->cid, f.source, v, sizeof v);
+        if (v[0]) fprintf(hf, "%s%s at %s", nvals++ ? ", " : "", v, key->cid);
     }
     if (hf) fclose(hf);
     if (nvals) vw_doc_addf(d, VA_HI, "  %s", hline);
