@@ -165,14 +165,26 @@ def frame_display(code, f_locals, closure):
     module's class, a function) and where the user's code called it."""
     if not is_library(code.co_filename):
         return None, None
-    target = None
-    if closure and "fn" in code.co_freevars:
-        try:
-            target = closure[code.co_freevars.index("fn")].cell_contents
-        except (ValueError, IndexError):
-            target = None
-    if target is None and isinstance(f_locals, dict):
-        target = f_locals.get("fn", f_locals.get("self"))
+    # The model it runs: the module a method or a decorator's wrapper
+    # (transformers' can_return_tuple, deprecate_kwarg) is called on, as
+    # `self` or as the wrapper's first *args; else the function it wraps.
+    loc = f_locals if isinstance(f_locals, dict) else {}
+    target = loc.get("self")
+    args = loc.get("args")
+    if not isinstance(target, torch.nn.Module) and isinstance(args, tuple) and args and (
+            isinstance(args[0], torch.nn.Module)):
+        target = args[0]
+    if not isinstance(target, torch.nn.Module):
+        target = None
+        for name in ("fn", "func"):
+            if closure and name in code.co_freevars:
+                try:
+                    target = closure[code.co_freevars.index(name)].cell_contents
+                    break
+                except (ValueError, IndexError):
+                    target = None
+    if target is None:
+        target = loc.get("fn", loc.get("self"))
     what = _callable_name(target) if target is not None else _qualname(code)
     f = sys._getframe(1)
     while f is not None and is_library(f.f_code.co_filename):

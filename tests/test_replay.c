@@ -675,7 +675,23 @@ Test(replay, transformers_gpt2_generate_with_a_compiled_forward) {
     cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
 }
 Test(replay, transformers_bert_with_an_attention_mask) { model_replays("bert_mask.py"); }
-Test(replay, transformers_llama_training_step) { model_replays("llama_train.py"); }
+/* The compiled frame is deprecate_kwarg's wrapper in front of the model's
+ * forward: it is named by the model it runs and the user's call, in the
+ * views (show, report, view) and in the replay's report (diff's engine). */
+Test(replay, transformers_llama_training_step) {
+    if (!model_replays("llama_train.py")) return;
+    DrTrace *t = e2e_open(e2e_path("models/t.db"));
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles WHERE qualname LIKE "
+                                "'deprecate_kwarg.%' AND display_name LIKE 'LlamaForCausalLM "
+                                "via out = cm(%'"),
+                 1, "%s", e2e_sql(t, "SELECT group_concat(display_name) FROM v_compiles"));
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "models/u.db", "models/t.db", NULL});
+    cr_assert_not_null(strstr(u->out.data, "reproduced 0/0 LlamaForCausalLM via out = cm("), "%s",
+                       u->out.data);
+    E2eProc *shown = dynrec((const char *[]){"show", "models/t.db", NULL});
+    cr_assert_not_null(strstr(shown->out.data, "0/0  LlamaForCausalLM via out = cm("), "%s",
+                       shown->out.data);
+}
 /* And its redacted pack replays as the trace does: the class names a
  * capture refers to (BertModel) and the strings transformers' own sources
  * hold ('sdpa', 'past_key_values') are code, not the user's data, and are
