@@ -118,13 +118,24 @@ Test(replay, inductor_model) {
 
 /* A scenario script of tests/scripts/replay/ (with the others beside it). */
 static void scenario(const char *script) {
-    static const char *const all[] = {
-        "modes.py",         "models.py",           "uses_models.py",
-        "closures.py",      "opaque_arg.py",       "marks.py",
-        "singletons.py",    "wrapmod.py",          "uses_wraps.py",
-        "objects.py",       "numpy_values.py",     "generator.py",
-        "local_class.py",   "same_names.py",       "branch_after_break.py",
-        "skip_fallback.py", "compiled_wrappers.py"};
+    static const char *const all[] = {"modes.py",
+                                      "models.py",
+                                      "uses_models.py",
+                                      "closures.py",
+                                      "opaque_arg.py",
+                                      "marks.py",
+                                      "singletons.py",
+                                      "wrapmod.py",
+                                      "uses_wraps.py",
+                                      "objects.py",
+                                      "numpy_values.py",
+                                      "generator.py",
+                                      "local_class.py",
+                                      "same_names.py",
+                                      "branch_after_break.py",
+                                      "skip_fallback.py",
+                                      "compiled_wrappers.py",
+                                      "train_module.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -202,6 +213,22 @@ Test(replay, failed_compile_is_never_run) {
     char *cb = e2e_sql(b, "SELECT group_concat(json_extract(data, '$.outcome'), ' ') FROM "
                           "v_events WHERE kind = 'callback'");
     cr_assert_str_eq(cb, "compiled skipped compiled", "callback outcomes: %s", cb);
+}
+
+/* The most common pattern: torch.compile(model) trained, with a recompile
+ * on a new batch size; without --trust too, the recompile is one on the
+ * same code, failing the first entry's guard. */
+Test(replay, compiled_module_training_loop_with_a_recompile) {
+    scenario("train_module.py");
+    assert_reproduced("replay", "train_module.py");
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+    e2e_assert_exit(u, 0, "replay without --trust");
+    cr_assert_not_null(strstr(u->out.data, "reproduced 2/2 compiles"), "%s", u->out.data);
+    DrTrace *b = e2e_open(e2e_path("replay/u.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE recompile"), 1);
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE compile_id = '0/1'"
+                                " AND reason LIKE '%size mismatch at index 0%'"),
+                 1);
 }
 
 /* torch.compile's wrappers among the values (compiled modules in a list, a
