@@ -138,6 +138,12 @@ class _Capture:
             module = obj.__self__.__name__
         if _resolves(module, qualname, obj):
             return {"module": module, "qualname": qualname}
+        name = getattr(obj, "__name__", None)
+        if (isinstance(obj, types.BuiltinFunctionType) and isinstance(name, str)
+                and _resolves(module, name, obj)):
+            # A builtin its module exports under its name, whose qualname
+            # says otherwise (torch.sin: _VariableFunctionsClass.sin).
+            return {"module": module, "qualname": name}
         if (isinstance(obj, type) and isinstance(qualname, str) and ".<locals>." in qualname
                 and isinstance(module, str) and _user_module(module)):
             # A class defined inside a function of the user's files: the

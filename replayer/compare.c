@@ -448,7 +448,7 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
             Div *v = add_div(d, DR_CAT_COMPILES, x->rank);
             if (!v) return;
             v->fa = fa, v->fb = fb, v->ca = ca, v->cb = cb;
-            v->what = fmt(d, "compile %s of %s differs", x->label, dr_frame_name(f));
+            v->what = fmt(d, "compile %s of %s differs", x->label, dr_compile_name(A, x));
             v->side_a = fmt(d, "%s", sa);
             v->side_b = fmt(d, "%s", sb);
         }
@@ -481,14 +481,15 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
         long i = 0;
         while (i < xa->n && i < yb->n && strcmp(xa->v[i], yb->v[i]) == 0) i++;
         if (cat == DR_CAT_GUARDS || cat == DR_CAT_GUARD_FAILURES) {
-            v->what = fmt(d, "%s of compile %s of %s differs: %ld removed, %ld added",
-                          cat_nouns[cat], x->label, dr_frame_name(f), v->minus.n, v->plus.n);
+            v->what =
+                fmt(d, "%s of compile %s of %s differs: %ld removed, %ld added", cat_nouns[cat],
+                    x->label, dr_compile_name(d->a, x), v->minus.n, v->plus.n);
         } else if (!v->minus.n && !v->plus.n) {
             v->what = fmt(d, "%s of compile %s of %s: the same, in another order", cat_nouns[cat],
-                          x->label, dr_frame_name(f));
+                          x->label, dr_compile_name(d->a, x));
         } else {
             v->what = fmt(d, "%s of compile %s of %s differ: %ld vs %ld", cat_nouns[cat], x->label,
-                          dr_frame_name(f), xa->n, yb->n);
+                          dr_compile_name(d->a, x), xa->n, yb->n);
         }
         v->side_a = i < xa->n ? xa->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
         v->side_b = i < yb->n ? yb->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
@@ -539,7 +540,7 @@ static void lone_compile(DrDiff *d, const DrModel *m, long fi, long ci, int in_b
     if (in_b) v->fb = fi, v->cb = ci;
     else v->fa = fi, v->ca = ci;
     v->what = fmt(d, "compile %s of %s only in %s (%s, %ld guard%s)", c->label,
-                  dr_frame_name(&m->frames[fi]), in_b ? "b" : "a", c->outcome ? c->outcome : "?",
+                  dr_compile_name(m, c), in_b ? "b" : "a", c->outcome ? c->outcome : "?",
                   c->items[DR_CAT_GUARDS].n, c->items[DR_CAT_GUARDS].n == 1 ? "" : "s");
     char *desc = fmt(d, "compile %s: %s", c->cid, c->outcome ? c->outcome : "?");
     if (in_b) v->side_b = desc, v->side_a = fmt(d, "(no such compile)");
@@ -865,7 +866,7 @@ int dr_diff_print_compiles(const DrDiff *d, FILE *out, long max) {
         fprintf(out, "    %-10s ", hit[ci] ? "DIVERGED" : "reproduced");
         dr_text_safe(out, c->cid ? c->cid : "?");
         fputc(' ', out);
-        dr_text_safe(out, dr_frame_name(&A->frames[c->frame]));
+        dr_text_safe(out, dr_compile_name(A, c));
         fputs(": ", out);
         dr_text_safe(out, c->outcome ? c->outcome : "?");
         fprintf(out,
@@ -1027,7 +1028,7 @@ static void print_compile_line(FILE *out, const DrModel *m, const DrCompile *c) 
     fputs("    ", out);
     dr_text_safe(out, c->cid);
     fputs(" ", out);
-    dr_text_safe(out, dr_frame_name(f));
+    dr_text_safe(out, dr_compile_name(m, c));
     fputs(" (", out);
     dr_text_safe(out, f->file);
     fprintf(out, ":%ld): ", f->firstlineno);

@@ -107,13 +107,33 @@ static int frame_row(void *ud, int n, const char *const *names, const char *cons
     f->cache_hits += parse_long(v[4]);
     f->ncompiles_counted += parse_long(v[5]);
     if (v[6] && dr_map_put(&m->code_map, v[6], fi) != 0) return c->status = oom(m, c->err), 1;
-    if (n > 7 && v[7] && !f->display && strcmp(v[7], f->qualname) != 0 &&
-        !(f->display = dr_arena_strdup(&m->arena, v[7])))
-        return c->status = oom(m, c->err), 1;
     return 0;
 }
 
 const char *dr_frame_name(const DrFrame *f) { return f->display ? f->display : f->qualname; }
+
+const char *dr_compile_name(const DrModel *m, const DrCompile *c) {
+    if (c->display && *c->display) return c->display;
+    return c->frame >= 0 ? dr_frame_name(&m->frames[c->frame]) : "?";
+}
+
+/* A frame's display name: its compiles' one display name, when they agree
+ * and it is not the qualname (torch's wrapper of several modules has
+ * one per compile: the frame keeps its qualname). */
+static void frame_displays(DrModel *m) {
+    for (long i = 0; i < m->ncompiles; i++) {
+        const DrCompile *c = &m->compiles[i];
+        if (c->frame < 0 || !c->display) continue;
+        DrFrame *f = &m->frames[c->frame];
+        if (f->multi_display) continue;
+        if (!f->display) {
+            if (strcmp(c->display, f->qualname) != 0) f->display = c->display;
+        } else if (strcmp(f->display, c->display) != 0) {
+            f->display = NULL;
+            f->multi_display = 1;
+        }
+    }
+}
 
 /* The compile with Dynamo id cid, made on first sight. */
 static DrCompile *compile_for(DrModel *m, const char *cid, int64_t seq, DrError *err) {
@@ -200,6 +220,7 @@ enum {
     EV_STATUS,
     EV_EXC,
     EV_ACTION,
+    EV_DISPLAY,
     EV_BLOB,
     EV_DATA,
     EV__N
@@ -209,21 +230,27 @@ enum {
  * is valid JSON (a hostile trace's malformed data reads as absent). */
 #define J(kind, field)                                                                             \
     "CASE WHEN kind = '" kind "' AND json_valid(data) THEN json_extract(data, '$." field "') END"
+/* clang-format off */
 static const char EVENT_SQL[] =
-    "SELECT seq, thread, kind, code_id, compile_id, num, text, " J("compile", "outcome") ", " J("compile", "attempts") ", " J("compile", "recompile") ", " J("compile", "graphs") ", " J(
-        "compile",
-        "thread_name") ", " J("guard_failure",
-                              "failed_compile_id") ", " J("graph_break",
-                                                          "type") ", " J("graph_break",
-                                                                         "filename") ", " J("graph",
-                                                                                            "backend") ", " J("side_effect",
-                                                                                                              "status") ", " J("error",
-                                                                                                                               "exc_type") ", " J("speculation",
-                                                                                                                                                  "action") ","
-                                                                                                                                                            " blob_id, data FROM v_ev"
-                                                                                                                                                            " WHERE kind IN ('compile', 'guard', 'guard_failure', 'graph_break', 'graph',"
-                                                                                                                                                            " 'speculation', 'side_effect', 'error', 'config')"
-                                                                                                                                                            " ORDER BY seq";
+    "SELECT seq, thread, kind, code_id, compile_id, num, text, "
+    J("compile", "outcome") ", "
+    J("compile", "attempts") ", "
+    J("compile", "recompile") ", "
+    J("compile", "graphs") ", "
+    J("compile", "thread_name") ", "
+    J("guard_failure", "failed_compile_id") ", "
+    J("graph_break", "type") ", "
+    J("graph_break", "filename") ", "
+    J("graph", "backend") ", "
+    J("side_effect", "status") ", "
+    J("error", "exc_type") ", "
+    J("speculation", "action") ", "
+    J("compile", "display_name") ", "
+    "blob_id, data FROM v_ev"
+    " WHERE kind IN ('compile', 'guard', 'guard_failure', 'graph_break', 'graph',"
+    " 'speculation', 'side_effect', 'error', 'config')"
+    " ORDER BY seq";
+/* clang-format on */
 #undef J
 
 static int push(DrModel *m, DrCompile *c, int cat, char *s, Ctx *x) {
@@ -269,6 +296,8 @@ static int event_row(void *ud, int n, const char *const *names, const char *cons
         c->seq = seq;
         c->thread = v[EV_THREAD] ? strtoll(v[EV_THREAD], NULL, 10) : 0;
         c->thread_name = v[EV_TNAME] ? dr_arena_strdup(&m->arena, v[EV_TNAME]) : NULL;
+        c->display = v[EV_DISPLAY] ? dr_arena_strdup(&m->arena, v[EV_DISPLAY]) : NULL;
+        if (v[EV_DISPLAY] && !c->display) return x->status = oom(m, x->err), 1;
         c->outcome = dr_arena_strdup(&m->arena, v[EV_OUTCOME] ? v[EV_OUTCOME] : "?");
         c->reason = first_line(m, v[EV_TEXT], 2000);
         c->attempts = v[EV_ATTEMPTS] ? parse_long(v[EV_ATTEMPTS]) : 1;
@@ -606,11 +635,12 @@ DrModel *dr_model_load(DrTrace *t, DrError *err) {
     Ctx x = {m, err, DR_OK};
     if (dr_trace_query(t,
                        "SELECT filename, qualname, firstlineno, callbacks, cache_hits, compiles,"
-                       " code_id, display_name FROM v_frames ORDER BY code_id",
+                       " code_id FROM v_frames ORDER BY code_id",
                        frame_row, &x, err) != DR_OK ||
         x.status != DR_OK)
         goto fail;
     if (dr_trace_query(t, EVENT_SQL, event_row, &x, err) != DR_OK || x.status != DR_OK) goto fail;
+    frame_displays(m);
     if (dr_trace_query(t,
                        "SELECT j.key, j.value FROM v_ev e, json_each(e.data) j"
                        " WHERE e.kind = 'config' AND e.text = 'initial' AND e.compile_id IS NULL"

@@ -23,6 +23,7 @@ typedef struct {
     int has_event; /* a compile event was recorded (else only its parts) */
     int64_t thread;
     char *thread_name;
+    char *display; /* the compile event's display_name, or NULL */
     char *outcome, *reason;
     long attempts, graphs, recompile;
     long cross_thread_failures; /* guard failures against another thread's entry */
@@ -34,7 +35,8 @@ typedef struct {
 typedef struct {
     char *file; /* relative to the run's root (see COMPARE.md) */
     char *qualname;
-    char *display; /* the name a person recognises (v_frames.display_name), or NULL */
+    char *display;     /* the name a person recognises (its compiles' display name), or NULL */
+    int multi_display; /* its compiles have several (one code for several modules) */
     long firstlineno;
     long callbacks, cache_hits, ncompiles_counted;
     long *comp, ncomp; /* its compiles, in order */
@@ -75,6 +77,9 @@ char *dr_model_relname(const DrModel *m, DrArena *a, const char *path);
  * user's call, recorder/dynamo.py frame_display), else its qualname.
  * Frames are matched by qualname, never by this. */
 const char *dr_frame_name(const DrFrame *f);
+/* The same for one compile: its own display name (the module compiled
+ * through torch's wrapper at that compile), else its frame's name. */
+const char *dr_compile_name(const DrModel *m, const DrCompile *c);
 /* Line `line` of the stored source of file rel (a relname), or NULL. */
 char *dr_model_source_line(DrModel *m, const char *rel, long line);
 

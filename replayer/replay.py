@@ -606,6 +606,16 @@ def _same_code(c, filename, qualname, line):
                                           _qualname(c) == code_name(qualname)))
 
 
+def _inner_codes(code, depth=0):
+    """The code objects of the functions code defines (its constants), and
+    theirs, at most 4 deep."""
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield c
+            if depth < 3:
+                yield from _inner_codes(c, depth + 1)
+
+
 def _unwrapped_codes(obj):
     """The code of obj and of the functions functools.wraps chains behind
     it (__wrapped__), at most 20 deep."""
@@ -1454,11 +1464,19 @@ def _find_code(cap, frame, sources, modules):
         for me in (loc.get("self"), args[0] if isinstance(args, tuple) and args else None):
             if me is not None:
                 spaces.extend(vars(k) for k in type(me).__mro__[:50])
+        nested = "<locals>" in str(cap["qualname"])
         for ns in spaces:
             for v in list(ns.values()):
                 for c in _unwrapped_codes(v):
                     if _same_code(c, *key):
                         return c
+                    # A function a library function makes (torch's
+                    # wrap_inline.<locals>.inner, which compiling an nn
+                    # module of torch's compiles): its code is a constant
+                    # of the maker's, the one code object every call uses.
+                    for inner in _inner_codes(c) if nested else ():
+                        if _same_code(inner, *key):
+                            return inner
     return _unmarshal(cap["blob"], "%s (%s:%d)" % (cap["qualname"], cap["filename"], cap["line"]))
 
 

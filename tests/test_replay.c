@@ -215,6 +215,26 @@ Test(replay, failed_compile_is_never_run) {
     cr_assert_str_eq(cb, "compiled skipped compiled", "callback outcomes: %s", cb);
 }
 
+/* torch.compile of torch's own modules and builtins (nn.Sequential,
+ * nn.Linear, torch.sin) compiles one wrapper of torch's for all of them
+ * (wrap_inline.<locals>.inner): its code comes from torch (a constant of
+ * wrap_inline's), one code object, so the later compiles are recompiles,
+ * without --trust; each compile is named by what it compiled. */
+Test(replay, torch_modules_compiled_through_torchs_wrapper) {
+    mkdir(e2e_path("w"), 0755);
+    e2e_copy_script("compile_module.py");
+    cr_assert_eq(rename(e2e_path("compile_module.py"), e2e_path("w/compile_module.py")), 0);
+    record_and_hide("w", "compile_module.py");
+    assert_reproduced("w", "compile_module.py");
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "w/u.db", "w/t.db", NULL});
+    e2e_assert_exit(u, 0, "replay without --trust");
+    cr_assert_not_null(strstr(u->out.data, "reproduced 4/4 compiles"), "%s", u->out.data);
+    cr_assert_not_null(strstr(u->out.data, "reproduced 0/2 Linear via cl("), "%s", u->out.data);
+    cr_assert_not_null(strstr(u->out.data, "reproduced 0/3 torch.sin via "), "%s", u->out.data);
+    DrTrace *b = e2e_open(e2e_path("w/u.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE recompile"), 3);
+}
+
 /* The most common pattern: torch.compile(model) trained, with a recompile
  * on a new batch size; without --trust too, the recompile is one on the
  * same code, failing the first entry's guard. */
