@@ -259,8 +259,18 @@ class _Capture:
             # configs, KV caches): its class by reference, its __dict__.
             cls = self.ref(t)
             if cls is not None:
-                state = self.node(obj.__dict__, path + ".__dict__")
-                return "object", {"class": cls, "dict": state}, None
+                state = self.node(getattr(obj, "__dict__", {}), path + ".__dict__")
+                value = {"class": cls, "dict": state}
+                slots = {}
+                for name in _slot_names(t):
+                    try:
+                        v = object.__getattribute__(obj, name)
+                    except AttributeError:
+                        continue  # a slot not set
+                    slots[name] = self.node(v, "%s.%s" % (path, name))
+                if slots:
+                    value["slots"] = slots
+                return "object", value, None
         return "opaque", None, None
 
     def compiled(self, obj, path):
@@ -457,18 +467,44 @@ def _user_module(name):
                                   os.path.realpath(f) in _dynamo._stored_files)
 
 
+def _slot_names(t):
+    """The attribute names of the __slots__ of t and its bases (private
+    names mangled, as Python stores them), without __dict__ and
+    __weakref__; None when a __slots__ is not a string or strings."""
+    out = []
+    for b in t.__mro__:
+        if b is object or "__slots__" not in vars(b):
+            continue
+        sl = vars(b)["__slots__"]
+        sl = [sl] if isinstance(sl, str) else sl
+        try:
+            names = list(sl)
+        except TypeError:
+            return None
+        for n in names:
+            if not isinstance(n, str) or not n.isidentifier():
+                return None
+            if n in ("__dict__", "__weakref__"):
+                continue
+            if n.startswith("__") and not n.endswith("__"):
+                n = "_%s%s" % (b.__name__.lstrip("_"), n)
+            out.append(n)
+    return out
+
+
 def _plain_class(t):
-    """A class whose instances are plain: attributes in __dict__, object's
-    __new__, no slots (an empty __slots__, as abc.ABC's, holds nothing), no
-    builtin base; defined in a user file or in an
-    importable module (the class is then stored by reference, checked to
-    resolve to itself).  torch's own classes are left to their kinds."""
+    """A class whose instances are plain: attributes in __dict__ and in
+    __slots__ (plain descriptors), object's __new__, no builtin base;
+    defined in a user file or in an importable module (the class is then
+    stored by reference, checked to resolve to itself).  torch's own
+    classes are left to their kinds."""
     mod = getattr(t, "__module__", None) or ""
     if mod == "builtins" or mod == "torch" or mod.startswith("torch.") or mod not in sys.modules:
         return False
+    slots = _slot_names(t)
     return (t.__new__ is object.__new__
-            and t.__dictoffset__ != 0
-            and all(not vars(b).get("__slots__") for b in t.__mro__ if b is not object)
+            and slots is not None and (t.__dictoffset__ != 0 or slots)
+            and all(type(getattr(t, n, None)) is types.MemberDescriptorType for n in slots)
             and isinstance(getattr(t, "__dict__", None), types.MappingProxyType)
             and all(getattr(b, "__module__", "") != "builtins" or b is object for b in t.__mro__))
 

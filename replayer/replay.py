@@ -851,7 +851,19 @@ class _Builder:
             d = kid(v.get("dict"))
             if not isinstance(d, dict) or not all(type(k) is str for k in d):
                 raise self.fail(n, "%s attributes are not a dict of names" % kind)
-            obj.__dict__.update(d)
+            if d:
+                if not hasattr(obj, "__dict__"):
+                    raise self.fail(n, "%s has no __dict__ for its attributes" % typ)
+                obj.__dict__.update(d)
+            slots = v.get("slots") or {}
+            if kind == "object" and slots:
+                # Slots as the class declares them: set through their
+                # descriptors, never as another attribute.
+                for name, c in slots.items():
+                    if not (isinstance(name, str) and name.isidentifier()
+                            and type(getattr(cls, name, None)) is types.MemberDescriptorType):
+                        raise self.fail(n, "%s has no slot %r" % (typ, name))
+                    object.__setattr__(obj, name, kid(c))
             return obj
         if kind == "compiled":
             # torch.compile's wrapper of what it wraps, made by calling

@@ -563,6 +563,11 @@ class Writer:
                       % (name, cls, cls))
             for a, c in attrs:
                 self.set_attr(name, a, x(c, a))
+            slots = v.get("slots") or {}
+            for a, c in slots.items():
+                if not (isinstance(a, str) and a.isidentifier()):
+                    raise self.tree.fail(n, "a slot whose name is not a name")
+                self.emit("object.__setattr__(%s, %r, %s)  # a slot" % (name, a, x(c, a)))
             return name
         # An nn.Module: made without its __init__, then given the recorded
         # state: parameters, buffers, submodules, hooks, flags, attributes.

@@ -334,6 +334,13 @@ Test(replay, dataclass_extras_and_library_objects) {
     char *reasons = e2e_sql(b, "SELECT group_concat(reason, ' | ') FROM v_guard_failures");
     cr_assert_not_null(strstr(reasons, "cfg._internal == 1.0"), "%s", reasons);
     cr_assert_not_null(strstr(reasons, "ns.steps == 3"), "%s", reasons);
+    cr_assert_not_null(strstr(reasons, "pt.x == 1.0"), "%s", reasons);
+    e2e_close(b);
+    a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'object' AND type = "
+                                "'__main__.Point' AND json_extract(value, '$.slots._Point__y') "
+                                "IS NOT NULL"),
+                 0, "the slots, a private one by its mangled name");
 }
 
 /* numpy scalars and arrays; a torch.Generator (its state; also on a resume
