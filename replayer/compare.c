@@ -493,6 +493,12 @@ static void compare_compile(DrDiff *d, long fa, long fb, long ca, long cb) {
         }
         v->side_a = i < xa->n ? xa->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
         v->side_b = i < yb->n ? yb->v[i] : fmt(d, "(no more %s)", cat_nouns[cat]);
+        if ((cat == DR_CAT_GUARDS || cat == DR_CAT_GUARD_FAILURES) && (v->minus.n || v->plus.n)) {
+            /* A set: the first line only in a, and the first only in b
+             * (not two lines that merely sort to the same place). */
+            v->side_a = v->minus.n ? v->minus.v[0] : fmt(d, "(none only in a)");
+            v->side_b = v->plus.n ? v->plus.v[0] : fmt(d, "(none only in b)");
+        }
         if (cat == DR_CAT_GRAPHS && i < xa->n && i < yb->n && i < x->graph_code.n &&
             i < y->graph_code.n) {
             /* Name the first line where the two graphs' code differs. */

@@ -356,8 +356,20 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         dr_vec_free(&skip_all);
         goto done;
     }
-    long reproduced = 0, total = 0;
+    long reproduced = 0, total = 0, skipped_compiles = 0;
     dr_diff_reproduced(d, &reproduced, &total);
+    /* The recorded compiles of the frames not replayable: the count beside
+     * the reproduced ones says how much of the trace was left out. */
+    for (long f = 0; f < ma->nframes; f++) {
+        char key[8192];
+        const DrFrame *fr = &ma->frames[f];
+        dr_frame_key(key, sizeof key, fr->file, fr->qualname, fr->firstlineno);
+        for (long i = 0; i < sk.keys.n; i++)
+            if (strcmp(sk.keys.v[i], key) == 0) {
+                skipped_compiles += fr->ncomp;
+                break;
+            }
+    }
     dr_trace_get_meta(nt, "torch_version", &new_torch, NULL);
     dr_trace_query_text(nt,
                         "SELECT value FROM meta WHERE key = 'replay.notes' AND "
@@ -381,8 +393,10 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         dr_json_string(out, new_torch);
         fputs(", \"sandbox\": ", out);
         dr_json_string(out, sandbox_desc);
-        fprintf(out, ", \"reproduced\": %ld, \"compared\": %ld, \"not_replayable\": [", reproduced,
-                total);
+        fprintf(out,
+                ", \"reproduced\": %ld, \"compared\": %ld, \"not_replayable_compiles\": %ld, "
+                "\"not_replayable\": [",
+                reproduced, total, skipped_compiles);
         for (long i = 0; i < sk.names.n; i++) {
             fputs(i ? ", {\"frame\": " : "{\"frame\": ", out);
             dr_json_string(out, sk.names.v[i]);
@@ -410,7 +424,8 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
             fprintf(out, "  note: %s\n", dr_child_safe(r, note_lines.v[i], 400));
         fprintf(out, "  reproduced %ld/%ld compile%s", reproduced, total, total == 1 ? "" : "s");
         if (sk.names.n) {
-            fprintf(out, "; %ld frame%s not replayable:", sk.names.n, sk.names.n == 1 ? "" : "s");
+            fprintf(out, "; %ld frame%s not replayable (%ld recorded compile%s):", sk.names.n,
+                    sk.names.n == 1 ? "" : "s", skipped_compiles, skipped_compiles == 1 ? "" : "s");
             for (long i = 0; i < sk.names.n; i++)
                 fprintf(out, "\n    %s: %s", dr_child_safe(r, sk.names.v[i], 0),
                         dr_child_safe(r, sk.reasons.v[i], 400));
