@@ -48,3 +48,13 @@ def captures(query):
                      "blob": int(blob) if blob else None, "reason": text,
                      "seq": number(seq, "a sequence number")})
     return caps
+
+
+def states(query):
+    """compile id -> the capture numbers of the module state its guards read
+    (capture_state events, from dynrec 0.7.1; none before), in order."""
+    out = {}
+    for num, cid in query("SELECT num, compile_id FROM v_ev WHERE kind = 'capture_state'"
+                          " ORDER BY seq"):
+        out.setdefault(cid or "?", []).append(number(num, "a capture number"))
+    return out

@@ -116,16 +116,6 @@ def _recompiles_of_earlier(caps):
     return out
 
 
-def _states():
-    """compile id -> the capture numbers of the other modules' state its
-    guards read (capture_state events, from dynrec 0.7.1; none before)."""
-    out = {}
-    for num, cid in _query("SELECT num, compile_id FROM v_ev WHERE kind = 'capture_state'"
-                           " ORDER BY seq"):
-        out.setdefault(cid or "?", []).append(_int(num, "a capture number"))
-    return out
-
-
 _ATTR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Top-level packages whose module state a trace never sets.
 _NEVER_SET = frozenset(getattr(sys, "stdlib_module_names", ())) | {
@@ -1703,7 +1693,7 @@ def main():
     _dynrec.meta("replay.frames", json.dumps([list(k) + [n] for k, n in counts.items()]))
     if _R.get("frame") or _R.get("compile"):
         sel = _with_parents(caps, sel)
-    states = _states()
+    states = _trace.states(_query)
     for c in sel:  # a malformed tree stops the replay before anything runs
         if c["data"].get("replayable"):
             _Builder(c, None, None).check()

@@ -589,7 +589,7 @@ def generate(opts):
             fn_expr = qualname
         reach = _reach(src, node)
     recorded, breaks, nresume, nresume_re = _recorded(key, {_epoch(c["cid"]) for c in sel})
-    states = _states()
+    states = _trace.states(_query)
 
     # The calls: one per captured compile, in order.
     calls = []
@@ -820,16 +820,6 @@ def generate(opts):
         "wrote" if status == EXIT_OK else "wrote an INCOMPLETE repro", len(sel),
         "" if len(sel) == 1 else "s", qualname, os.path.basename(filename), line)))
     return status, text
-
-
-def _states():
-    """compile id -> the capture numbers of the module state its guards read
-    (capture_state events, as replay reads them)."""
-    out = {}
-    for num, cid in _query("SELECT num, compile_id FROM v_ev WHERE kind = 'capture_state'"
-                           " ORDER BY seq"):
-        out.setdefault(cid or "?", []).append(_int(num, "a capture number"))
-    return out
 
 
 def _module_state(gen, tree):
