@@ -272,6 +272,37 @@ Test(hostile_values, deep_value_tree_is_malformed) {
     cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
 }
 
+/* 4b. An object's slots naming an attribute that is not one of its class's
+ * slots (__class__ would swap the object's class): malformed, nothing set. */
+Test(hostile_values, slot_that_the_class_lacks_is_malformed) {
+    char *t = hostile("slots.db",
+                      "UPDATE value_nodes SET value = json_set(value, '$.slots', json("
+                      "'{\"__class__\": ' || " NODE("kind_id = " STR("str")) " || '}'))"
+                      " WHERE kind_id = " STR("object") ";");
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "has no slot '__class__'"), "%s", r->err.data);
+    cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+}
+
+/* 4c. A compiled wrapper of something that is not callable (a string):
+ * malformed, torch.compile never called on it. */
+Test(hostile_values, compiled_wrapper_of_a_string_is_malformed) {
+    char *t = hostile("compiled.db",
+                      ADD_STR("compiled")
+                      "UPDATE value_nodes SET kind_id = " STR("compiled") ", value = json_object("
+                      "'orig', " NODE("kind_id = " STR("str")) ", 'backend', NULL, 'fullgraph',"
+                      " json('false'), 'dynamic', NULL, 'module', json('false'))"
+                      " WHERE kind_id = " STR("object") ";");
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "a compiled wrapper of something not callable"), "%s",
+                       r->err.data);
+    cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+}
+
 static E2eProc *repro(const char *trace) {
     return sh(e2e_fmt("cd '%s' && '%s' repro '%s' -o x.py", e2e_dir, e2e_bin, trace));
 }
