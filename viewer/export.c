@@ -386,8 +386,14 @@ static int perfetto_process(DrTrace *t, FILE *out, long long pidn, const char *r
             if (asprintf(&name, "%s%s%s", instants[k].name, v4 && k != 1 ? ": " : "",
                          v4 && k != 1 ? v4 : "") < 0)
                 name = NULL;
-            add(&e, 'i', sqlite3_column_int64(st, 0), 0, tid, 3, name ? name : instants[k].name,
-                instants[k].name, args);
+            /* Inside the compile it belongs to, as attempts and backend
+             * compiles are: a recompile's guard failure is recorded as
+             * Dynamo decides to compile, a moment before the compile's
+             * own clock starts. */
+            int64_t ts = sqlite3_column_int64(st, 0);
+            const Compile *c = cid ? find_compile(comp, ncomp, cid) : NULL;
+            if (c) ts = clamp(ts, c->start, c->end);
+            add(&e, 'i', ts, 0, tid, 3, name ? name : instants[k].name, instants[k].name, args);
             free(name);
         }
         if (finish(&q, st, rc) != DR_OK || e.oom) goto done;
