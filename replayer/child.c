@@ -351,8 +351,7 @@ static int replay_keeps(const char *e, int confined) {
     return 0;
 }
 
-int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, const char *cmd,
-                        DrError *err) {
+int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, DrError *err) {
     for (char **e = environ; *e; e++)
         if (replay_keeps(*e, confined)) dr_vec_push(env, *e);
     if (confined) {
@@ -367,13 +366,18 @@ int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, cons
                             "SELECT substr(key, 5), value FROM meta WHERE key LIKE 'env.%'"
                             " ORDER BY key",
                             replay_env_row, &c, err);
-    if (rc == DR_OK && c.names.len)
-        fprintf(r->msgs,
-                "dynrec %s: recorded environment left out (it could name a path or make Python "
-                "import): %s\n",
-                cmd, c.names.s);
+    if (rc == DR_OK && c.names.len && !c.names.failed)
+        r->env_left_out = dr_arena_strdup(&r->arena, c.names.s);
     dr_buf_free(&c.names);
     return dr_child_terminate(env) == 0 ? rc : DR_ERR_NOMEM;
+}
+
+void dr_child_print_env_note(DrChild *r, FILE *out, int identical) {
+    if (identical || !r->env_left_out) return;
+    fprintf(out,
+            "  note: recorded environment left out (it could name a path or make Python "
+            "import): %s\n",
+            r->env_left_out);
 }
 
 void dr_child_push_sandbox_and_sets(DrStrVec *argv, const DrSandbox *sb, int nset,

@@ -32,6 +32,10 @@ typedef struct {
     DrStrVec notes;   /* said before running and again in the report */
     DrStrVec changed; /* "file (N lines)" of sources that differ from the recording */
     long left_out;    /* stored files outside the laid-out directory */
+    /* The recorded environment variables a replay (or a stranger's
+     * re-run) left out, "A, B, ..." (NULL: none): said only beside a
+     * difference, which one of them may explain, and in --json. */
+    char *env_left_out;
 } DrChild;
 
 /* The value of meta key in r's arena, or NULL. */
@@ -72,9 +76,12 @@ int dr_child_rerun_env(DrChild *r, DrStrVec *env, DrError *err);
 
 /* The environment of a replay (and of a re-run of a stranger's trace): an
  * allow-list of the recorded variables; confined, PATH and HOME are the
- * sandbox's.  The names left out are said on r->msgs, as "dynrec CMD:". */
-int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, const char *cmd,
-                        DrError *err);
+ * sandbox's.  The names left out go to r->env_left_out. */
+int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, DrError *err);
+
+/* "  note: recorded environment left out ...: NAMES" on out when the
+ * comparison found a difference and the replay left variables out. */
+void dr_child_print_env_note(DrChild *r, FILE *out, int identical);
 
 /* The child's `--sandboxed MODE` (sb not NULL) and `--set NAME=VALUE`
  * arguments, the same for a re-run and a replay. */

@@ -265,7 +265,7 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         dr_error(error, DR_ERR_IO, "cannot name the new trace; give one with -o");
         goto done;
     }
-    int erc = dr_child_replay_env(r, &env, sb.bwrap != NULL, o->trust, "replay", &err);
+    int erc = dr_child_replay_env(r, &env, sb.bwrap != NULL, o->trust, &err);
     if (erc != DR_OK) {
         *error = err;
         rc = DR_EX_DATAERR;
@@ -409,7 +409,9 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
             if (i) fputs(", ", out);
             dr_json_string(out, note_lines.v[i]);
         }
-        fputs("]},\n  ", out);
+        fputs("], \"env_left_out\": ", out);
+        dr_json_string(out, r->env_left_out);
+        fputs("},\n  ", out);
         dr_diff_print_json_fields(d, out);
         fputs("\n}\n", out);
     } else {
@@ -434,6 +436,7 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         if (total == 0 && sk.names.n) /* Not "identical": nothing was compared. */
             fputs("nothing was replayed: no captured compile could be rebuilt here\n", out);
         else dr_diff_print(d, out, 0);
+        dr_child_print_env_note(r, out, dr_diff_identical(d));
         if (total) {
             fputs("per compile:\n", out);
             dr_diff_print_compiles(d, out, 200);

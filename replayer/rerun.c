@@ -477,7 +477,7 @@ int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *error) {
     }
     /* A stranger's recorded environment passes the replay's allow-list
      * only (no paths, nothing that makes Python import). */
-    int erc = foreign ? dr_child_replay_env(r, &env, box.bwrap != NULL, 0, "rerun", &err)
+    int erc = foreign ? dr_child_replay_env(r, &env, box.bwrap != NULL, 0, &err)
                       : dr_child_rerun_env(r, &env, &err);
     if (erc != DR_OK) {
         *error = err;
@@ -528,6 +528,7 @@ int dr_rerun(const DrRerunOptions *o, FILE *out, FILE *msgs, DrError *error) {
     } else {
         report_header(r, out, o->trace, newpath, o, new_torch, st, d);
         dr_diff_print(d, out, 0);
+        dr_child_print_env_note(r, out, dr_diff_identical(d));
     }
     free(new_torch);
     rc = dr_diff_identical(d) ? 0 : 1;
@@ -575,7 +576,9 @@ static void json_header(DrChild *r, FILE *out, const char *trace, const char *ne
         if (i) fputs(", ", out);
         dr_json_string(out, r->notes.v[i]);
     }
-    fprintf(out, "], \"exit_status\": %d, \"recorded_exit_status\": ",
+    fputs("], \"env_left_out\": ", out);
+    dr_json_string(out, r->env_left_out);
+    fprintf(out, ", \"exit_status\": %d, \"recorded_exit_status\": ",
             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     dr_json_string(out, r->exit_status);
     fputs("},\n  ", out);
