@@ -45,7 +45,12 @@
 static const char replay_bootstrap[] =
     "import sys, _dynrec\n"
     "_dynrec.load_embedded('value_kinds', 'recorded', 'definitions', 'replay')\n"
-    "sys.exit(_dynrec.replay.run())\n";
+    "status = _dynrec.replay.run()\n"
+    "import atexit\n"
+    "atexit._run_exitfuncs()\n"
+    "sys.stdout.flush()\n"
+    "sys.stderr.flush()\n"
+    "_dynrec.replay_exit(status)\n";
 
 #ifndef DR_DEFAULT_VENV
 #define DR_DEFAULT_VENV ""
@@ -78,6 +83,32 @@ static void store_output(DrRecorder *rec) {
 static void finish_run(int status, int sig) {
     if (dr_session.rec) store_output(dr_session.rec);
     dr_session_finish(status, sig);
+}
+
+/* _dynrec.replay_exit(status): the end of a replay's driver, after its
+ * exit functions ran and its output was flushed: the trace is finished and
+ * the process ends without Python's finalization.  Tearing down torch
+ * after a compile takes about as long as a small compile (a second for a
+ * BERT), and nothing of a replay's is left in it to run. */
+static void finish_run(int status, int sig);
+static PyObject *m_replay_exit(PyObject *self, PyObject *arg) {
+    (void)self;
+    long status = PyLong_AsLong(arg);
+    if (status == -1 && PyErr_Occurred()) return NULL;
+    finish_run((int)status, 0);
+    fflush(NULL);
+    _exit((int)(status & 0xff));
+}
+
+static PyMethodDef replay_methods[] = {
+    {"replay_exit", m_replay_exit, METH_O, "replay_exit(status): ends a replay's driver."},
+    {NULL, NULL, 0, NULL}};
+
+/* _dynrec, with replay_exit for a replay's driver. */
+static PyObject *replay_module(void) {
+    PyObject *mod = dr_session_module();
+    if (mod && PyModule_AddFunctions(mod, replay_methods) < 0) Py_CLEAR(mod);
+    return mod;
 }
 
 static void at_python_exit(void) {
@@ -383,7 +414,8 @@ int dr_run(const DrRunOptions *o, DrError *error) {
             append_args(&config.orig_argv, opts.argc, opts.argv) < 0)
             st = PyStatus_NoMemory();
     }
-    if (!PyStatus_Exception(st) && PyImport_AppendInittab("_dynrec", dr_session_module) < 0)
+    if (!PyStatus_Exception(st) &&
+        PyImport_AppendInittab("_dynrec", opts.replay_of ? replay_module : dr_session_module) < 0)
         st = PyStatus_NoMemory();
     if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
     PyConfig_Clear(&config);
