@@ -107,7 +107,8 @@ asan:
 	DYNREC_PKG=$(abspath $(BUILD)/pkg) \
 	    $(BUILD)/asan/tests --jobs 2
 
-# dynrec's Python sources, compiled into the binary as C strings: the table
+# dynrec's Python sources, compiled into the binary as C strings and as
+# code marshalled by the venv's Python (tools/embed_py.py): the table
 # dr_embedded[] of recorder/embed.c, which builds the modules _dynrec.NAME
 # from it (named "<dynrec recorder/dynamo.py>" in tracebacks).  PY_LINT is
 # what `make check` runs ruff over (pyproject.toml [tool.ruff]).
@@ -115,17 +116,9 @@ EMBED_PY := recorder/adapter.py recorder/dynamo.py recorder/dynamo_spec.py recor
             replayer/value_kinds.py replayer/recorded.py replayer/definitions.py replayer/replay.py replayer/repro_values.py \
             replayer/repro.py
 PY_LINT  := $(EMBED_PY) python/dynrec
-$(BUILD)/embedded_py.h: $(EMBED_PY)
+$(BUILD)/embedded_py.h: $(EMBED_PY) tools/embed_py.py
 	@mkdir -p $(BUILD)
-	@{ echo '/* generated from $^ by the Makefile */'; \
-	  for f in $^; do \
-	    echo "static const char dr_py_$$(basename $$f .py)[] ="; \
-	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $$f; \
-	    echo '    ;'; \
-	  done; \
-	  echo 'static const DrEmbedded dr_embedded[] = {'; \
-	  for f in $^; do n=$$(basename $$f .py); echo "    {\"$$n\", \"<dynrec $$f>\", dr_py_$$n},"; done; \
-	  echo '};'; } > $@
+	@$(PY) tools/embed_py.py $@ $(EMBED_PY)
 
 # The default zstd dictionary (tools/train_dict.sh), as a C array.
 $(BUILD)/default_dict.h: schema/default.dict

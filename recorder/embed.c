@@ -1,10 +1,13 @@
 /* embed.c -- modules from the Python sources compiled into the binary (embed.h). */
 #include "embed.h"
 
+#include <marshal.h>
 #include <string.h>
 
 typedef struct {
     const char *name, *filename, *source;
+    const unsigned char *code; /* marshalled for DR_EMBED_PY_VERSION */
+    size_t code_len;
 } DrEmbedded;
 
 #include "embedded_py.h"
@@ -22,7 +25,13 @@ int dr_embed_exec(const char *name, PyObject *ns) {
     if (!PyDict_GetItemString(ns, "__builtins__") &&
         PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) < 0)
         return -1;
-    PyObject *code = Py_CompileString(e->source, e->filename, Py_file_input);
+    PyObject *code = NULL;
+#if (PY_VERSION_HEX >> 16) == DR_EMBED_PY_VERSION
+    code = PyMarshal_ReadObjectFromString((const char *)e->code, (Py_ssize_t)e->code_len);
+    if (code && !PyCode_Check(code)) Py_CLEAR(code);
+    if (!code) PyErr_Clear(); /* the text is there */
+#endif
+    if (!code) code = Py_CompileString(e->source, e->filename, Py_file_input);
     if (!code) return -1;
     PyObject *res = PyEval_EvalCode(code, ns, ns);
     Py_DECREF(code);

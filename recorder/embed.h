@@ -1,10 +1,12 @@
 /* embed.h -- dynrec's Python sources, compiled into the binary, as modules.
  *
  * The Python parts of dynrec (the .py files of recorder/ and replayer/) are not files
- * on the user's machine: the Makefile turns each into a C string
- * (build/embedded_py.h, the table dr_embedded[]), and this builds modules
- * from them, the way CPython's frozen modules are built from its own
- * bytecode.  Each source is compiled under the name "<dynrec DIR/FILE.py>",
+ * on the user's machine: the Makefile turns each into a C string and into
+ * its code, compiled and marshalled by the Python dynrec is built for
+ * (tools/embed_py.py: build/embedded_py.h, the table dr_embedded[]), and
+ * this builds modules from them, the way CPython's frozen modules are built
+ * from its own bytecode (the text is compiled instead on another Python).
+ * Each source is compiled under the name "<dynrec DIR/FILE.py>",
  * so a traceback through it names the real file and line.  The modules are
  * PARENT.NAME (in sys.modules and as attributes of PARENT, whose package
  * they are), so the sources import one another the usual way:
