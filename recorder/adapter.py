@@ -168,7 +168,8 @@ def config_repr(v):
 
 def apply_overrides(prefix, module):
     """Sets the `--set` overrides of dynrec rerun that belong to module
-    (prefix "" for torch._dynamo.config, "inductor." for torch._inductor.config)."""
+    (prefix "" for torch._dynamo.config, "inductor." for torch._inductor.config,
+    "fx." for torch.fx.experimental._config)."""
     rerun = getattr(_dynrec, "rerun", None)
     if not rerun or module is None:
         return
@@ -177,6 +178,13 @@ def apply_overrides(prefix, module):
     for name, text in rerun.get("overrides", ()):
         if name.startswith(prefix) and (prefix or "." not in name):
             setattr(module, name[len(prefix):], ast.literal_eval(text))
+
+
+def config_snapshot():
+    """The recorded configs now, {name: config_repr(value)} (value_kinds.py
+    names them)."""
+    _dynrec.load_embedded("value_kinds")
+    return _dynrec.value_kinds.config_snapshot(sys.modules, config_repr)
 
 
 def _dynamo_config_loaded(cfg):
@@ -189,20 +197,21 @@ def _dynamo_config_loaded(cfg):
         import ast
 
         restored, kept = [], []
-        now = cfg.get_config_copy()
+        now = config_snapshot()
         for name, text in sorted(json.loads(rerun["config_start"]).items()):
             # Paths (debug_dir_root, ...) follow the directory a run is in.
-            if name not in now or config_repr(now[name]) == text or text[:2] in ("'/", '"/'):
+            if name not in now or now[name] == text or text[:2] in ("'/", '"/'):
                 continue
             try:
-                setattr(cfg, name, ast.literal_eval(text))
+                module, attr = _dynrec.value_kinds.config_of(name)
+                setattr(sys.modules[module], attr, ast.literal_eval(text))
                 restored.append(name)
             except Exception:
                 kept.append(name)
         _dynrec.meta("rerun.config_restored", ", ".join(restored))
         if kept:
             _dynrec.meta("rerun.config_not_restored", ", ".join(kept))
-    snap = {k: config_repr(v) for k, v in cfg.get_config_copy().items()}
+    snap = config_snapshot()
     global config_start_snapshot  # what capture.py compares a compile's config with
     config_start_snapshot = snap
     _dynrec.event("config", None, None, None, len(snap), "start",

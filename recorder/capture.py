@@ -253,6 +253,17 @@ class _Capture:
         ref = self.singleton(obj)
         if ref is not None:
             return "singleton", ref, None
+        rnd = sys.modules.get("random")
+        if rnd is not None and isinstance(obj, rnd.Random):
+            # A random.Random (or a subclass): its class, the state
+            # Random.getstate gives (the class's own, whatever an instance
+            # overrides) and its __dict__; Dynamo traces its methods.
+            cls = self.ref(t)
+            if cls is not None:
+                version, words, gauss = rnd.Random.getstate(obj)
+                return "random", {"class": cls, "state": [
+                    version, list(words), None if gauss is None else repr(gauss)],
+                    "dict": self.node(getattr(obj, "__dict__", {}), path + ".__dict__")}, None
         if _plain_class(t):
             # A plain instance (attributes in __dict__) of a class the
             # sources define or a library's importable class (generation
@@ -362,6 +373,11 @@ class _Capture:
                              for i, c in enumerate(fn.__closure__ or ())],
                  "defaults": self.node(fn.__defaults__, path + ".__defaults__"),
                  "kwdefaults": self.node(fn.__kwdefaults__, path + ".__kwdefaults__")}
+        if "torch_dynamo_resume_in_" in fn.__code__.co_name:
+            # A resume function Dynamo made for a graph break inside a call
+            # (the continuation an outer resume function is handed): replay
+            # finds the one it makes by this, as for a resume frame.
+            value["code_digest"] = code_digest(fn.__code__)
         return "function", value, marshal.dumps(fn.__code__)
 
     def cell(self, c, path):

@@ -114,11 +114,13 @@ def attempt_now():
 
 
 def emit(kind, *, code=None, code2=None, cid=None, num=0, text=None, data=None,
-         payload=None, key=None):
-    """key False: no stored key (the reader derives it, see v_canonical)."""
-    _event(kind, code, code2, compile_key(cid), int(num), text,
-           json.dumps(data, default=repr, sort_keys=True) if data is not None else None,
-           payload, None if key is False else key if key is not None else kind)
+         payload=None, key=None, data_json=None):
+    """key False: no stored key (the reader derives it, see v_canonical);
+    data_json: data already written as JSON (sorted keys), instead of data."""
+    if data is not None:
+        data_json = json.dumps(data, default=repr, sort_keys=True)
+    _event(kind, code, code2, compile_key(cid), int(num), text, data_json, payload,
+           None if key is False else key if key is not None else kind)
 
 
 def record_error(where, exc):
@@ -653,8 +655,7 @@ _config_last = {}
 
 
 def _config_snapshot():
-    cfg = torch._dynamo.config.get_config_copy()
-    return {k: _dynrec.config_repr(v) for k, v in cfg.items()}
+    return _dynrec.config_snapshot()  # adapter.py
 
 
 def config_changes(cid):
@@ -784,13 +785,12 @@ class TraceHandler(logging.Handler):
                 _guards_from_trace(cid, payload)
             # Large metadata (compilation_metrics carries ~40 KB) goes into the
             # compressed blob, as its first line, instead of the strings table.
-            data = md
             mdj = json.dumps(md, default=repr, sort_keys=True)
             if len(mdj) > 128:
-                data = {"metadata_in_blob": True, "name": name}
                 payload = mdj + "\n" + (payload or "")
+                mdj = json.dumps({"metadata_in_blob": True, "name": name}, sort_keys=True)
             emit("trace", cid=cid, num=md.get("attempt", 0) or 0, text=name,
-                 data=data, payload=payload,
+                 data_json=mdj, payload=payload,
                  key="trace %s %s" % (name, cid))
         except Exception as exc:
             self.on = False
@@ -852,6 +852,7 @@ def _apply_overrides():
     so they are set again when Dynamo starts and before each compile."""
     try:
         _dynrec.apply_overrides("", torch._dynamo.config)  # adapter.py
+        _dynrec.apply_overrides("fx.", sys.modules.get("torch.fx.experimental._config"))
         if any(n.startswith("inductor.") for n, _ in _dynrec.rerun["overrides"]):
             __import__("torch._inductor.config")
             _dynrec.apply_overrides("inductor.", sys.modules["torch._inductor.config"])

@@ -73,6 +73,10 @@ struct DrDiff {
      * (drift_a) or only b (drift_b) has, sorted, and both in one map; they
      * are named in a note and not compared (see COMPARE.md). */
     DrStrVec drift_a, drift_b;
+    /* The keys of a config group that one side's dynrec did not record yet
+     * (LATER_GROUPS) and only the other side has: in drift too, said in
+     * their own note. */
+    DrStrVec older_a, older_b;
     /* Keys of the GLOBAL_STATE guard's object (torch's global state) that
      * only one torch version has (2.15's cuda_matmul_precision), sorted
      * and unique: left out of the guard when the versions differ. */
@@ -192,20 +196,48 @@ static const char *config_key(const char *line, char *buf, size_t size) {
     return buf;
 }
 
-/* Two traces made on two torch versions: a config key that only one side's
- * config at start has was renamed, added or removed between the versions
- * (2.13's _shapes_spec is 2.14's _dynamic_shapes_spec), not decided
- * differently.  Fills d->drift_a, d->drift_b and d->drift; nothing for the
- * same version, or when a side has no config at start (then the whole
- * config differs, as before). */
+/* Config groups dynrec began to record after its first traces, by the
+ * prefix of their keys: the ShapeEnv's (torch.fx.experimental._config,
+ * "fx.NAME", from 0.7.4).  A trace without a key of one was written by an
+ * older dynrec, which did not look, not by a run without that config. */
+static const char *const LATER_GROUPS[] = {"fx."};
+
+/* Whether any line of v has a key that starts with prefix. */
+static int has_group(const DrStrVec *v, const char *prefix) {
+    for (long i = 0; i < v->n; i++)
+        if (strncmp(v->v[i], prefix, strlen(prefix)) == 0) return 1;
+    return 0;
+}
+
+/* The later group (LATER_GROUPS) that key belongs to and that only the
+ * other side recorded, or -1. */
+static int older_group(const int has[][2], int side, const char *key) {
+    for (size_t g = 0; g < sizeof LATER_GROUPS / sizeof *LATER_GROUPS; g++)
+        if (strncmp(key, LATER_GROUPS[g], strlen(LATER_GROUPS[g])) == 0 && has[g][side] &&
+            !has[g][!side])
+            return (int)g;
+    return -1;
+}
+
+/* A config key that only one side's config at start has, and so is not a
+ * decision: on two torch versions, one renamed, added or removed between
+ * them (2.13's _shapes_spec is 2.14's _dynamic_shapes_spec); in a group
+ * the other side's (older) dynrec did not record (LATER_GROUPS).  Fills
+ * d->drift_a, d->drift_b, d->older_a, d->older_b and d->drift; nothing
+ * when a side has no config at start (then the whole config differs, as
+ * before). */
 static void find_config_drift(DrDiff *d) {
     const DrModel *A = d->a, *B = d->b;
-    if (!A->torch_version || !B->torch_version || strcmp(A->torch_version, B->torch_version) == 0 ||
-        !A->config_start.n || !B->config_start.n)
-        return;
-    DrMap keys[2] = {{0}, {0}};
+    if (!A->config_start.n || !B->config_start.n) return;
     const DrStrVec *lines[2] = {&A->config_start, &B->config_start};
-    DrStrVec *only[2] = {&d->drift_a, &d->drift_b};
+    int has[sizeof LATER_GROUPS / sizeof *LATER_GROUPS][2], any_older = 0;
+    for (size_t g = 0; g < sizeof LATER_GROUPS / sizeof *LATER_GROUPS; g++) {
+        for (int s = 0; s < 2; s++) has[g][s] = has_group(lines[s], LATER_GROUPS[g]);
+        any_older |= has[g][0] != has[g][1];
+    }
+    if (!d->versions_differ && !any_older) return;
+    DrMap keys[2] = {{0}, {0}};
+    DrStrVec *only[2] = {&d->drift_a, &d->drift_b}, *older[2] = {&d->older_a, &d->older_b};
     char key[1024];
     for (int s = 0; s < 2; s++)
         for (long i = 0; i < lines[s]->n; i++)
@@ -214,9 +246,12 @@ static void find_config_drift(DrDiff *d) {
         for (long i = 0; i < lines[s]->n; i++) {
             config_key(lines[s]->v[i], key, sizeof key);
             if (dr_map_get(&keys[!s], key) >= 0 || dr_map_get(&d->drift, key) >= 0) continue;
+            DrStrVec *to = older_group(has, s, key) >= 0 ? older[s]
+                           : d->versions_differ          ? only[s]
+                                                         : NULL;
+            if (!to) continue;
             char *k = dr_arena_strdup(&d->arena, key);
-            if (!k || dr_vec_push(only[s], k) != 0 || dr_map_put(&d->drift, k, s) != 0)
-                d->failed = 1;
+            if (!k || dr_vec_push(to, k) != 0 || dr_map_put(&d->drift, k, s) != 0) d->failed = 1;
         }
     dr_map_free(&keys[0]);
     dr_map_free(&keys[1]);
@@ -791,6 +826,8 @@ void dr_diff_free(DrDiff *d) {
     free(d->divs);
     dr_vec_free(&d->drift_a);
     dr_vec_free(&d->drift_b);
+    dr_vec_free(&d->older_a);
+    dr_vec_free(&d->older_b);
     dr_vec_free(&d->gs_drift);
     dr_map_free(&d->gs_drift_map);
     dr_vec_free(&d->unset);
@@ -1005,6 +1042,16 @@ static int diff_notes(const DrDiff *d, DrArena *a, DrStrVec *out) {
             put_keys(&b, only[i], 20);
             NOTE();
         }
+    const DrStrVec *older[2] = {&d->older_a, &d->older_b};
+    for (int i = 0; i < 2; i++)
+        if (older[i]->n) {
+            dr_buf_printf(&b,
+                          "%ld config key%s only in %c, which the dynrec that wrote %c did not "
+                          "record yet (the ShapeEnv's fx.*), not compared: ",
+                          older[i]->n, older[i]->n == 1 ? "" : "s", "ab"[i], "ab"[!i]);
+            put_keys(&b, older[i], 20);
+            NOTE();
+        }
     if (d->skipped_cross_thread) {
         dr_buf_printf(&b,
                       "%ld guard failure%s against another thread's cache entry not compared "
@@ -1127,11 +1174,15 @@ static void print_text(const DrDiff *d, FILE *out) {
             continue;
         }
         long drift = cat == DR_CAT_CONFIG ? d->drift_a.n + d->drift_b.n : 0;
+        long older = cat == DR_CAT_CONFIG ? d->older_a.n + d->older_b.n : 0;
         if (!d->per_cat[cat] && !d->minus[cat] && !d->plus[cat]) {
             fprintf(out, "  %-15s same", cat_names[cat]);
             if (drift)
                 fprintf(out, " (%ld key%s of one torch version only, not compared)", drift,
                         drift == 1 ? "" : "s");
+            if (older)
+                fprintf(out, " (%ld key%s an older dynrec did not record, not compared)", older,
+                        older == 1 ? "" : "s");
             if (cat == DR_CAT_CONFIG && d->unset.n)
                 fprintf(out, " (%ld key%s the replay does not set, not compared)", d->unset.n,
                         d->unset.n == 1 ? "" : "s");
@@ -1280,6 +1331,10 @@ int dr_diff_print_json_fields(const DrDiff *d, FILE *out) {
     json_vec(out, &d->drift_b, 100000);
     fputs(", \"not_set_by_replay\": ", out);
     json_vec(out, &d->unset, 100000);
+    fputs(", \"not_recorded_by_a\": ", out);
+    json_vec(out, &d->older_b, 100000);
+    fputs(", \"not_recorded_by_b\": ", out);
+    json_vec(out, &d->older_a, 100000);
     fputs("},\n  \"global_state_keys_not_compared\": ", out);
     json_vec(out, &d->gs_drift, 100000);
     fputs(",\n  \"notes\": ", out);

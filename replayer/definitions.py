@@ -166,6 +166,18 @@ suppress_errors trace_numpy use_lamba_guard_for_object_aliasing
 use_recursive_dict_tags_for_guards
 """.split())
 
+# The ShapeEnv's settings (torch.fx.experimental._config, recorded as
+# fx.NAME: value_kinds.CONFIG_MODULES) a trace may set: those that change
+# the guards and specializations of symbolic shapes.  Not the translation
+# validation, debug and logging ones.
+FX_CONFIG = frozenset("""
+aggressive_guard_free_semantics backed_size_oblivious meta_nonzero_assume_all_nonzero
+no_data_dependent_graph_break skip_dtype_check_in_meta_registrations
+soft_pending_unbacked_not_found_error symbol_guard_limit_before_specialize
+unify_view_symbols_bso_meta use_duck_shape
+""".split())
+
+
 # Inductor options (torch.compile(options=...)) a trace may pass: those that
 # change what Inductor decides, never a path, cache, log, command, compiler
 # binary, worker or callable.
@@ -187,10 +199,11 @@ triton.persistent_reductions triton.divisible_by_16 triton.unique_kernel_names
 
 
 def config_allowed(name, text):
-    """Whether a recorded Dynamo config name may be set from a trace, with
-    its recorded value text (a Python literal)."""
-    return isinstance(name, str) and name in DYNAMO_CONFIG and isinstance(text, str) and (
-        len(text) < 200)
+    """Whether a recorded config name (a Dynamo config name, or fx.NAME) may
+    be set from a trace, with its recorded value text (a Python literal)."""
+    return isinstance(name, str) and (
+        name in DYNAMO_CONFIG or (name.startswith("fx.") and name[3:] in FX_CONFIG)) and (
+        isinstance(text, str) and len(text) < 200)
 
 
 def option_allowed(name, value):

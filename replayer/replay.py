@@ -48,7 +48,7 @@ from .definitions import (code_name, config_allowed, definitions, factory, futur
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import KINDS, MAX_CODE, MAX_DEPTH, check_tree
+from .value_kinds import KINDS, MAX_CODE, MAX_DEPTH, check_tree, config_of, config_snapshot
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
 _query = _dynrec.source_query
@@ -650,6 +650,7 @@ class _Builder:
         self.built = {}
         self.busy = set()
         self.total = 0
+        self.frame_ns = None  # the globals of the frame being rebuilt (_frame)
         rows = _query("SELECT node, kind, type, value, blob_id FROM v_values WHERE capture = %d"
                       " ORDER BY node LIMIT %d" % (self.no, _MAX_NODES + 1))
         if len(rows) > _MAX_NODES:
@@ -882,6 +883,26 @@ class _Builder:
             except RuntimeError as exc:
                 raise self.fail(n, "a generator state this torch refuses: %s" % exc)
             return g
+        if kind == "random":
+            import random
+
+            cls = self.cls(n, v)
+            if not (isinstance(cls, type) and issubclass(cls, random.Random)):
+                raise self.fail(n, "%s is not a random.Random class" % typ)
+            _no_finalizer(cls, typ, mine=(object, random.Random, random.Random.__base__))
+            version, words, gauss = v["state"]
+            obj = random.Random.__new__(cls)  # never a __new__ of the trace's
+            self.built[n] = obj
+            try:
+                random.Random.setstate(obj, (version, tuple(words),
+                                             None if gauss is None else float(gauss)))
+            except (ValueError, TypeError, OverflowError) as exc:
+                raise self.fail(n, "a random state Python refuses: %s" % exc)
+            d = kid(v.get("dict"))
+            if not isinstance(d, dict) or not all(type(k) is str for k in d):
+                raise self.fail(n, "random attributes are not a dict of names")
+            obj.__dict__.update(d)
+            return obj
         if kind == "logger":
             import logging
 
@@ -996,8 +1017,6 @@ class _Builder:
             # A library's function behind its decorators (functools.wraps
             # gave the wrapper its name): from the library itself.
             code = _library_code(v.get("module"), where[1], where[0], None, where[2])
-        if code is None:
-            code = _unmarshal(blob, "function %s" % v.get("qualname"))
         # Its globals: those of the module its code ran in (recorded apart
         # from __module__, which functools.wraps overwrites), as before.
         gname = v.get("globals_module") if isinstance(v.get("globals_module"), str) else None
@@ -1006,6 +1025,16 @@ class _Builder:
             if isinstance(name, str) and mod is None:
                 mod = self.modules.get(name) or sys.modules.get(name)
         g = mod.__dict__ if mod is not None else {"__builtins__": __builtins__}
+        if code is None and "torch_dynamo_resume_in_" in where[1]:
+            # A resume function handed to an outer one (a graph break
+            # inside a call, nested_graph_breaks): the one Dynamo made
+            # here for the earlier compile, installed in the globals of
+            # the frame it compiled, as for a resume frame.
+            for ns in (self.frame_ns, g if mod is not None else None):
+                if code is None and ns is not None:
+                    code = _resume_code(ns, code_name(where[1]), where[2], v.get("code_digest"))
+        if code is None:
+            code = _unmarshal(blob, "function %s" % v.get("qualname"))
         closure = v.get("closure") or []
         if not isinstance(closure, list) or len(closure) != len(code.co_freevars):
             raise self.fail(n, "closure does not match the code's free variables")
@@ -1340,16 +1369,21 @@ _config_skipped = set()
 _config_notes = []
 
 
+def _set_config(name, value):
+    module, attr = config_of(name)
+    setattr(sys.modules[module], attr, value)
+
+
 def _config(cap, applied, start):
-    """The Dynamo config as it was at this compile (names that differed
-    from the start); names set for an earlier compile go back."""
-    cfg = torch._dynamo.config
+    """The config as it was at this compile (names that differed from the
+    start: Dynamo's and the ShapeEnv's, value_kinds.CONFIG_MODULES); names
+    set for an earlier compile go back."""
     want = cap["data"].get("config")
     want = want if isinstance(want, dict) else {}
     for name in list(applied):
         if name not in want and name in start:
             try:
-                setattr(cfg, name, start[name])
+                _set_config(name, start[name])
             except Exception:
                 pass
             applied.discard(name)
@@ -1363,7 +1397,7 @@ def _config(cap, applied, start):
                                      "decision-relevant, or unsafe): skipped" % name)
             continue
         try:
-            setattr(cfg, name, ast.literal_eval(text))
+            _set_config(name, ast.literal_eval(text))
             applied.add(name)
         except Exception:
             pass
@@ -1412,6 +1446,34 @@ class _GlobalState:
         return False
 
 
+def _resume_code(g, qualname, line, want):
+    """The code of the resume function named qualname at line that Dynamo
+    made here, in the module globals g (its __resume_at_* entries); None
+    when there is none; NotReplayable when only another bytecode is there.
+    want: the recorded code digest (traces of 0.6 and older have none)."""
+    found = None
+    for name, v in list(g.items()):
+        if not name.startswith("__resume_at_"):
+            continue
+        # The function, or (when it has free variables) the factory
+        # that holds its code in a cell.
+        codes = [getattr(v, "__code__", None)] + [
+            getattr(c, "cell_contents", None) for c in (getattr(v, "__closure__", None) or ())]
+        for c in codes:
+            if isinstance(c, types.CodeType) and _qualname(c) == qualname and (
+                    c.co_firstlineno == line):
+                # The recorded bytecode picks one of two branches' resume
+                # functions.
+                if not isinstance(want, str) or _code_digest(c) == want:
+                    found = c
+                elif found is None:
+                    found = False
+    if found is False:
+        raise NotReplayable("no resume function here has the recorded bytecode of %s "
+                            "(another torch makes different ones)" % qualname)
+    return found
+
+
 def _find_code(cap, frame, sources, modules):
     key = (cap["filename"], cap["qualname"], cap["line"])
     code = sources.codes.get(key)
@@ -1420,29 +1482,9 @@ def _find_code(cap, frame, sources, modules):
     # A resume function after a graph break: the one Dynamo made here.
     g = frame["globals_ns"]
     if "torch_dynamo_resume_in_" in cap["qualname"]:
-        found = None
-        want = cap["data"].get("code_digest")
-        for name, v in list(g.items()):
-            if not name.startswith("__resume_at_"):
-                continue
-            # The function, or (when it has free variables) the factory
-            # that holds its code in a cell.
-            codes = [getattr(v, "__code__", None)] + [
-                getattr(c, "cell_contents", None) for c in (getattr(v, "__closure__", None) or ())]
-            for c in codes:
-                if isinstance(c, types.CodeType) and _qualname(c) == cap["qualname"] and (
-                        c.co_firstlineno == cap["line"]):
-                    # The recorded bytecode picks one of two branches' resume
-                    # functions (traces of 0.6 and older have no digest).
-                    if not isinstance(want, str) or _code_digest(c) == want:
-                        found = c
-                    elif found is None:
-                        found = False
+        found = _resume_code(g, cap["qualname"], cap["line"], cap["data"].get("code_digest"))
         if found:
             return found
-        if found is False:
-            raise NotReplayable("no resume function here has the recorded bytecode of %s "
-                                "(another torch makes different ones)" % cap["qualname"])
     # Code of an installed library: from its module, only under --trust or
     # in the sandbox.  Dynamo runs a frame it does not trace (no tensor in
     # it, a skipped file, a config that disables it) for real, so a trace
@@ -1496,6 +1538,7 @@ def _frame(cap, sources, modules):
         # by _find_code without --trust anyway).
         mod = _import(modname) if _LOOSE else sys.modules.get(modname)
     ns = mod.__dict__ if mod is not None else {"__builtins__": __builtins__, "__name__": modname}
+    b.frame_ns = ns
     f_locals = b.child(0, root.get("locals"))
     if not isinstance(f_locals, dict):
         raise Refused("capture %d: locals are not a dict" % cap["no"])
@@ -1741,7 +1784,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
     global _BACKENDS
     backends = _BACKENDS = _Backends(_R.get("backend"), sources, modules)
     threads = _Threads()
-    start = torch._dynamo.config.get_config_copy()
+    start = config_snapshot(sys.modules, lambda v: v)
     applied = {}  # thread name -> config names set there
     skipped_frames = {}
     state_notes = set()

@@ -24,15 +24,16 @@ from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
                            Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
                            dotted)
-from .value_kinds import MAX_CODE
+from .value_kinds import MAX_CODE, config_of
 
 _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
 
 # Modules of plain data a script may name besides torch and the recorded
 # program's (a class or enum of theirs as a value; collections and typing
-# for the factories definitions.py admits).
+# for the factories definitions.py admits; random and math compute on plain
+# data: a random.Random is rebuilt through random).
 _DATA_MODULES = frozenset(("argparse", "collections", "dataclasses", "enum", "typing", "types",
-                           "numbers", "fractions", "decimal", "datetime"))
+                           "numbers", "fractions", "decimal", "datetime", "random", "math"))
 
 # ---- reading the trace ---------------------------------------------------------
 
@@ -610,20 +611,20 @@ def generate(opts):
             lines.append("# NOT REPLAYABLE as recorded: %s" % comment(why))
         # The Dynamo config of this compile.
         want = cap["data"].get("config")
-        want = {k: t for k, t in want.items() if isinstance(k, str) and k.isidentifier()
-                and isinstance(t, str)} if isinstance(want, dict) else {}
+        want = {k: t for k, t in want.items() if config_of(k) and isinstance(t, str)
+                } if isinstance(want, dict) else {}
         for name in sorted(set(prev_config) - set(want)):
             back = _literal(start.get(name)) if isinstance(start.get(name), str) else None
             if back is not None:
-                lines.append("torch._dynamo.config.%s = %s  # back to its start value" % (
-                    name, back))
+                lines.append("%s.%s = %s  # back to its start value" % (
+                    *config_of(name), back))
         for name, text in sorted(want.items()):
             lit = _literal(text)
             if lit is None:
                 lines.append("# config %s = %s is not a literal: not set" % (
                     comment(name), comment(text)))
             elif prev_config.get(name) != text:
-                lines.append("torch._dynamo.config.%s = %s" % (name, lit))
+                lines.append("%s.%s = %s" % (*config_of(name), lit))
         prev_config = want
         for sno in states.get(cap["cid"], ()):
             more, gone = _module_state(gen, Tree(sno))

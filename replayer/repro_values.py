@@ -310,7 +310,7 @@ _MODULE_INIT = ("training", "_parameters", "_buffers", "_non_persistent_buffers_
                 "_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_state_dict_hooks",
                 "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
                 "_load_state_dict_post_hooks", "_modules")
-_MUTABLE = ("list", "dict", "set", "module", "object", "dataclass", "tensor", "cell",
+_MUTABLE = ("list", "dict", "set", "module", "object", "dataclass", "tensor", "cell", "random",
             "bytearray")
 
 
@@ -344,7 +344,7 @@ class Writer:
         try:
             shared = self.tree.refs.get(n, 0) > 1
             if kind in _MUTABLE and (shared or kind in ("tensor", "module", "object",
-                                                        "dataclass")):
+                                                        "dataclass", "random")):
                 return self.statement(n, kind, typ, v, blob, hint)
             self.busy.add(n)
             try:
@@ -529,6 +529,26 @@ class Writer:
                 for k, val in v:
                     key = x(k)
                     self.emit("%s[%s] = %s" % (name, key, x(val, self.hint_of(k, "v"))))
+            return name
+        if kind == "random":
+            # random.Random itself from the standard library, a subclass as
+            # any class; its state through Random.setstate.
+            self.gen.imports.add("random")
+            cls = "random.Random" if v.get("class") == {
+                "module": "random", "qualname": "Random"} else self.ref(n, v.get("class"), "class")
+            version, words, gauss = v["state"]
+            self.emit("%s = random.Random.__new__(%s)  # its recorded state follows"
+                      % (name, cls))
+            self.emit("random.Random.setstate(%s, (%d, %r, %s))" % (
+                name, version, tuple(words), "None" if gauss is None else "float(%r)" % gauss))
+            d = v.get("dict")
+            if type(d) is not int or self.tree.rows[d][0] != "dict":
+                raise self.tree.fail(n, "random attributes are not a dict")
+            for k, c in self.tree.rows[d][2]:
+                kk = self.tree.rows[k]
+                if kk[0] != "str":
+                    raise self.tree.fail(n, "random attributes are not a dict of names")
+                self.set_attr(name, kk[2], x(c, kk[2]))
             return name
         cls = self.ref(n, v.get("class"), "class")
         if kind == "dataclass":

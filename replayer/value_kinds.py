@@ -57,7 +57,7 @@ OBJECTS = {
     "object": ("dict", "slots"), "function": ("closure", "defaults", "kwdefaults"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
-    "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",),
+    "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",), "random": ("dict",),
 }
 _LIST_FIELDS = ("items", "closure")
 _DICT_FIELDS = ("fields", "slots")
@@ -113,6 +113,12 @@ def _form(kind, v):
                 and v.get("dynamic") in (None, True, False)
                 and type(v.get("module", False)) is bool):
             return "compiled without what it wraps and how"
+        st = v.get("state")
+        if kind == "random" and not (
+                isinstance(st, list) and len(st) == 3 and type(st[0]) is int
+                and _ints(st[1], 1000, 0, 1 << 32) and (st[2] is None or (
+                    isinstance(st[2], str) and len(st[2]) < 40))):
+            return "random without a state"
     elif kind != "cell":
         return "unknown kind %r" % (kind,)
     return None
@@ -145,3 +151,40 @@ def check_tree(rows, fail, more=None):
             if c not in seen:
                 seen.add(c)
                 todo.append((c, d + 1))
+
+
+# ---- the configs a trace records --------------------------------------------
+# A config event and a capture's "config" name each setting as NAME for
+# torch._dynamo.config and as fx.NAME for the ShapeEnv's own,
+# torch.fx.experimental._config (symbol_guard_limit_before_specialize,
+# use_duck_shape, backed_size_oblivious, ...: they change guards too).  The
+# recorder snapshots them, replay sets them and repro writes them, all
+# through these.
+CONFIG_MODULES = (("fx.", "torch.fx.experimental._config"), ("", "torch._dynamo.config"))
+
+
+def config_of(name):
+    """(module name, attribute) that a recorded config name sets, or None."""
+    if not isinstance(name, str):
+        return None
+    for prefix, module in CONFIG_MODULES:
+        if prefix and name.startswith(prefix):
+            attr = name[len(prefix):]
+        elif not prefix and "." not in name:
+            attr = name
+        else:
+            continue
+        return (module, attr) if attr.isidentifier() else None
+    return None
+
+
+def config_snapshot(modules, text=repr):
+    """{recorded name: text(value)} of every config of CONFIG_MODULES that
+    modules (sys.modules) holds."""
+    snap = {}
+    for prefix, module in CONFIG_MODULES:
+        copy = getattr(modules.get(module), "get_config_copy", None)
+        if copy is not None:
+            for k, v in copy().items():
+                snap[prefix + k] = text(v)
+    return snap

@@ -414,7 +414,8 @@ Test(compare, config_keys_of_one_torch_version_are_a_note) {
     cr_assert_not_null(strstr(j->out.data, "\"config_keys_not_compared\": {\"only_in_a\": "
                                            "[\"_shapes_spec\"], \"only_in_b\": "
                                            "[\"_dynamic_shapes_spec\", \"dynrec_test_new_key\"], "
-                                           "\"not_set_by_replay\": []}"),
+                                           "\"not_set_by_replay\": [], \"not_recorded_by_a\": "
+                                           "[], \"not_recorded_by_b\": []}"),
                        "%s", j->out.data);
     cr_assert_not_null(strstr(j->out.data, "\"notes\": [\"torch "), "%s", j->out.data);
     cr_assert_not_null(strstr(j->out.data, "only in b (torch 2.14.1)"), "%s", j->out.data);
@@ -457,6 +458,43 @@ Test(compare, config_keys_of_one_torch_version_are_a_note) {
     edited_copy("s.db", "s3.db", config_change("{\"_dynamic_shapes_spec\": \"None\"}"));
     p = dynrec((const char *[]){"diff", "s2.db", "s3.db", NULL});
     cr_assert_eq(p->status, 1 << 8, "same torch: %s%s", p->out.data, p->err.data);
+}
+
+/* A trace of an older dynrec has no fx.* keys (the ShapeEnv's config, from
+ * 0.7.4): against a new one on the same torch they are a note, not a
+ * divergence; once both sides have some, an fx key on one side differs. */
+Test(compare, config_group_an_older_dynrec_did_not_record_is_a_note) {
+    copy_example_to("shape_recompiles.py", "a");
+    record_in("a", "shape_recompiles.py", "s.db");
+    DrTrace *t = e2e_open(e2e_path("s.db"));
+    long long nfx = e2e_sql_int(
+        t, "SELECT count(*) FROM strings, json_each(text) WHERE strings.id = " INITIAL_CONFIG
+           " AND key LIKE 'fx.%'");
+    cr_assert_gt(nfx, 5, "the recorded config has no fx.* keys");
+    e2e_close(t);
+    /* What an older dynrec wrote: the config events without fx.* keys. */
+    const char *strip = "UPDATE strings SET text = (SELECT json_group_object(key, value) FROM "
+                        "json_each(text) WHERE key NOT LIKE 'fx.%') WHERE id IN (SELECT "
+                        "e.data_id FROM events e JOIN strings k ON k.id = e.kind_id WHERE "
+                        "k.text = 'config');";
+    edited_copy("s.db", "old.db", strip);
+    E2eProc *p = dynrec((const char *[]){"diff", "old.db", "s.db", NULL});
+    cr_assert_eq(p->status, 0, "%s%s", p->out.data, p->err.data);
+    cr_assert(strncmp(p->out.data, "identical: ", 11) == 0, "%s", p->out.data);
+    cr_assert_not_null(strstr(p->out.data, e2e_fmt("note: %lld config keys only in b, which the "
+                                                   "dynrec that wrote a did not record yet",
+                                                   nfx)),
+                       "%s", p->out.data);
+    E2eProc *j = dynrec((const char *[]){"diff", "--json", "old.db", "s.db", NULL});
+    cr_assert_eq(j->status, 0, "%s", j->out.data);
+    cr_assert_not_null(strstr(j->out.data, "\"not_recorded_by_a\": [\"fx."), "%s", j->out.data);
+    /* Both record the group: a key on one side only is a divergence. */
+    edited_copy("s.db", "one.db",
+                "UPDATE strings SET text = json_remove(text, '$.\"fx.use_duck_shape\"') WHERE id"
+                " = " INITIAL_CONFIG ";");
+    p = dynrec((const char *[]){"diff", "one.db", "s.db", NULL});
+    cr_assert_eq(p->status, 1 << 8, "%s%s", p->out.data, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "+ fx.use_duck_shape = True"), "%s", p->out.data);
 }
 
 /* torch's global state (the GLOBAL_STATE guard's object) gains keys between

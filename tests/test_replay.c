@@ -135,7 +135,9 @@ static void scenario(const char *script) {
                                       "branch_after_break.py",
                                       "skip_fallback.py",
                                       "compiled_wrappers.py",
-                                      "train_module.py"};
+                                      "train_module.py",
+                                      "shape_env_config.py",
+                                      "random_and_nested_breaks.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -287,6 +289,50 @@ Test(replay, every_dynamo_mark) {
     e2e_close(a);
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE recompile"), 3);
+}
+
+/* The ShapeEnv's config (torch.fx.experimental._config) is recorded with
+ * Dynamo's, as fx.NAME, and set again: the three compiles of its
+ * specializing half are three in the replay too (a replay without it has
+ * one, and a cache hit). */
+Test(replay, shape_env_config) {
+    scenario("shape_env_config.py");
+    assert_reproduced("replay", "shape_env_config.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(
+        e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'capture' AND json_extract(data, "
+                       "'$.config.\"fx.symbol_guard_limit_before_specialize\"') = '3'"),
+        3);
+    e2e_close(a);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles"), 4);
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE recompile"), 2);
+}
+
+/* random.Random objects (and a subclass with an attribute) are captured by
+ * class, state and __dict__; a resume function handed to an outer one (a
+ * graph break inside torch's comptime.graph_break, nested graph breaks on)
+ * is the one Dynamo makes in the replay, not code from the trace: every
+ * compile replays confined, without --trust. */
+Test(replay, random_objects_and_nested_resume_functions) {
+    scenario("random_and_nested_breaks.py");
+    assert_reproduced("replay", "random_and_nested_breaks.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_str_eq(e2e_sql(a, "SELECT group_concat(type, ' ') FROM (SELECT DISTINCT type FROM "
+                                "v_values WHERE kind = 'random' ORDER BY type)"),
+                     "__main__.MyRandom random.Random");
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'function' AND "
+                                "json_extract(value, '$.code_digest') IS NOT NULL AND "
+                                "json_extract(value, '$.qualname') LIKE "
+                                "'%torch_dynamo_resume_in_graph_break%'"),
+                 1);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
+    long long n = e2e_sql_int(a, "SELECT count(*) FROM v_compiles");
+    e2e_close(a);
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+    e2e_assert_exit(u, 0, "replay without --trust");
+    cr_assert_not_null(strstr(u->out.data, e2e_fmt("reproduced %lld/%lld compiles", n, n)), "%s",
+                       u->out.data);
 }
 
 /* A logger and torch's wrap higher-order op, by reference: the frame is
