@@ -54,7 +54,10 @@ _module_names = {}   # id(globals) -> (len(globals), direct names of each code)
 # sets of dims, flags, and mark_static_address's kind.
 _DIM_MARKS = ("_dynamo_dynamic_indices", "_dynamo_static_indices",
               "_dynamo_weak_dynamic_indices", "_dynamo_unbacked_indices",
-              "_dynamo_strict_unbacked_indices")
+              "_dynamo_strict_unbacked_indices",
+              # AOTAutograd stamps a graph's outputs with their symbolic dims
+              # (torch 2.13): Dynamo treats them as dynamic after a graph break.
+              "_dynamo_propagated_dynamic_indices")
 _FLAG_MARKS = ("_has_dynamo_dim_marking", "_dynamo_marked_static")
 
 
@@ -408,7 +411,10 @@ class _Capture:
         if t._is_view() and t._base is not None:
             value["view_of"] = self.node(t._base, path + "._base")
         marks = {}
-        for name in _DIM_MARKS:
+        d = getattr(t, "__dict__", None) or {}
+        # The known ones, and any other dims mark a later torch sets.
+        for name in _DIM_MARKS + tuple(k for k in d if isinstance(k, str) and k.startswith(
+                "_dynamo_") and k.endswith("_indices") and k not in _DIM_MARKS):
             s = getattr(t, name, None)
             if isinstance(s, (set, frozenset)) and all(type(i) is int for i in s):
                 marks[name] = sorted(s)

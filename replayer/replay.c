@@ -140,7 +140,7 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
     DrDiff *d = NULL;
     int rc = 1;
     DrError err = {0};
-    char *new_torch = NULL, *notes = NULL;
+    char *new_torch = NULL, *notes = NULL, *cache_hits = NULL;
     DrSandbox sb = {0};
     char sandbox_desc[500] = "none", in_dir[4200];
     char *python = dr_run_choose_python();
@@ -371,6 +371,14 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
             }
     }
     dr_trace_get_meta(nt, "torch_version", &new_torch, NULL);
+    /* The recorded compiles inductor's caches served (FX graph, AOTAutograd):
+     * a replay's empty cache compiles them afresh. */
+    dr_trace_query_text(r->t,
+                        "SELECT group_concat(compile_id, ', ') FROM (SELECT DISTINCT compile_id"
+                        " FROM v_ev WHERE kind = 'trace' AND text IN ("
+                        "'artifact:fx_graph_cache_hit', 'artifact:aotautograd_cache_hit')"
+                        " AND compile_id IS NOT NULL ORDER BY compile_id)",
+                        &cache_hits, NULL);
     dr_trace_query_text(nt,
                         "SELECT value FROM meta WHERE key = 'replay.notes' AND "
                         "json_valid(value)",
@@ -411,6 +419,8 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         }
         fputs("], \"env_left_out\": ", out);
         dr_json_string(out, r->env_left_out);
+        fputs(", \"inductor_cache_hits\": ", out);
+        dr_json_string(out, cache_hits);
         fputs("},\n  ", out);
         dr_diff_print_json_fields(d, out);
         fputs("\n}\n", out);
@@ -437,6 +447,13 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
             fputs("nothing was replayed: no captured compile could be rebuilt here\n", out);
         else dr_diff_print(d, out, 0);
         dr_child_print_env_note(r, out, dr_diff_identical(d));
+        if (cache_hits && !dr_diff_identical(d))
+            fprintf(out,
+                    "  note: inductor's caches served compile%s %s in the recording; the replay "
+                    "compiled afresh (an empty cache), and the guards inductor's lowering adds "
+                    "can differ: record with TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 to compare "
+                    "like with like\n",
+                    strchr(cache_hits, ',') ? "s" : "", dr_child_safe(r, cache_hits, 200));
         if (total) {
             fputs("per compile:\n", out);
             dr_diff_print_compiles(d, out, 200);
@@ -449,6 +466,7 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
 done:
     free(new_torch);
     free(notes);
+    free(cache_hits);
     dr_map_free(&ch.chosen);
     dr_vec_free(&sk.keys);
     dr_vec_free(&sk.reasons);

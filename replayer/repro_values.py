@@ -807,7 +807,16 @@ class Writer:
         done = set(calls) | {"_dynamo_dynamic_range", "_has_dynamo_dim_marking",
                              "_dynamo_marked_static", "_dynamo_static_input_type"}
         for mark in marks:
-            if mark not in done:
+            if mark in done:
+                continue
+            if (isinstance(mark, str) and mark.isidentifier() and mark.startswith("_dynamo_")
+                    and mark.endswith("_indices")):
+                # Another dims mark (AOTAutograd's _dynamo_propagated_dynamic_indices):
+                # the attribute, as replay sets it.
+                dims = _ints(marks[mark], mark, 0, 64)
+                self.emit("%s.%s = {%s}" % (name, mark, ", ".join(str(d) for d in dims))
+                          if dims else "%s.%s = set()" % (name, mark))
+            else:
                 self.emit("# (a mark %s is not rebuilt)" % comment(mark))
         g = v.get("grad")
         if g is not None:

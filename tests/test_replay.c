@@ -116,6 +116,39 @@ Test(replay, inductor_model) {
     example_replays("inductor_model.py");
 }
 
+/* A recording whose inductor compile its caches served (the second run
+ * with one TORCHINDUCTOR_CACHE_DIR) says so: the replay, whose cache is
+ * empty, compiles afresh, and the guards lowering adds can differ. */
+Test(replay, inductor_cache_hits_are_named) {
+    if (e2e_asan) {
+        printf("replay.inductor_cache_hits_are_named: skipped under ASan (inductor compiles)\n");
+        return;
+    }
+    copy_example_to("inductor_model.py", "w");
+    for (int i = 0; i < 2; i++) {
+        E2eProc *p = sh(e2e_fmt("cd '%s' && TORCHINDUCTOR_CACHE_DIR='%s' '%s' run -q -o t%d.db "
+                                "inductor_model.py >/dev/null",
+                                e2e_path("w"), e2e_path("w/cache"), e2e_bin, i),
+                        E2E_TORCH_TIMEOUT_MS);
+        e2e_assert_exit(p, 0, e2e_fmt("recording inductor_model.py: %s", p->err.data));
+    }
+    DrTrace *a = e2e_open(e2e_path("w/t0.db")), *b = e2e_open(e2e_path("w/t1.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE text = "
+                                "'artifact:fx_graph_cache_hit'"),
+                 0, "the first run found a cache");
+    char *hits = e2e_sql(b, "SELECT group_concat(compile_id, ', ') FROM (SELECT DISTINCT "
+                            "compile_id FROM v_ev WHERE text IN ('artifact:fx_graph_cache_hit',"
+                            " 'artifact:aotautograd_cache_hit') ORDER BY compile_id)");
+    cr_assert_not_null(hits, "the second run hit no cache");
+    e2e_close(a);
+    e2e_close(b);
+    E2eProc *r = dynrec((const char *[]){"replay", "--json", "-o", "w/r.db", "w/t1.db", NULL});
+    cr_assert(WIFEXITED(r->status) && WEXITSTATUS(r->status) <= 1, "%s%s", r->out.data,
+              r->err.data);
+    cr_assert_not_null(strstr(r->out.data, e2e_fmt("\"inductor_cache_hits\": \"%s\"", hits)), "%s",
+                       r->out.data);
+}
+
 /* A scenario script of tests/scripts/replay/ (with the others beside it). */
 static void scenario(const char *script) {
     static const char *const all[] = {"modes.py",
