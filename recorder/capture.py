@@ -18,6 +18,7 @@ and the Dynamo config names that differ from the config at start.
 
 import dataclasses
 import enum
+import inspect
 import json
 import logging
 import marshal
@@ -242,6 +243,16 @@ class _Capture:
             r = self.ref(obj)
             if r is not None:
                 return "function", r, None
+            owner = getattr(obj, "__self__", None)
+            name = getattr(obj, "__name__", None)
+            if (t is types.BuiltinMethodType and owner is not None and isinstance(name, str)
+                    and not isinstance(owner, (types.ModuleType, type))
+                    and type(inspect.getattr_static(type(owner), name, None)) is (
+                        types.MethodDescriptorType)):
+                # A C method bound to an object (rng.random, items.append):
+                # the object and the method's name in its class.
+                return "method", {"self": self.node(owner, path + ".__self__"),
+                                  "builtin": name}, None
         if t is types.MethodType:
             return "method", {"self": self.node(obj.__self__, path + ".__self__"),
                               "func": self.node(obj.__func__, path + ".__func__")}, None

@@ -31,6 +31,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import inspect
 import json
 import linecache
 import marshal
@@ -930,6 +931,15 @@ class _Builder:
         if kind == "method":
             if not isinstance(v, dict):
                 raise self.fail(n, "method without self and func")
+            if "builtin" in v:
+                # A C method of the object's class, bound to it; only a
+                # method descriptor, never another attribute the name finds.
+                obj, name = kid(v.get("self")), v["builtin"]
+                desc = inspect.getattr_static(type(obj), name, None) if isinstance(
+                    name, str) else None
+                if type(desc) is not types.MethodDescriptorType:
+                    raise NotReplayable("%s has no C method %r" % (_name_of(type(obj)), name))
+                return desc.__get__(obj, type(obj))
             fn, obj = kid(v.get("func")), kid(v.get("self"))
             if not callable(fn):
                 raise self.fail(n, "method of something not callable")

@@ -457,6 +457,13 @@ class Writer:
         if kind == "function":
             return self.function(n, v, hint)
         if kind == "method":
+            if "builtin" in v:
+                name = v["builtin"]
+                if not (isinstance(name, str) and name.isidentifier()):
+                    raise self.tree.fail(n, "a C method whose name is not a name")
+                me = x(v.get("self"))
+                # The class's own method: an instance attribute may hide it.
+                return "type(%s).%s.__get__(%s)" % (me, name, me)
             self.gen.imports.add("types")
             return "types.MethodType(%s, %s)" % (x(v.get("func")), x(v.get("self")))
         if kind == "cell":

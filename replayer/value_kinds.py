@@ -113,6 +113,9 @@ def _form(kind, v):
                 and v.get("dynamic") in (None, True, False)
                 and type(v.get("module", False)) is bool):
             return "compiled without what it wraps and how"
+        if kind == "method" and "builtin" in v and not (
+                isinstance(v["builtin"], str) and v["builtin"].isidentifier()):
+            return "method with a C method name that is not a name"
         st = v.get("state")
         if kind == "random" and not (
                 isinstance(st, list) and len(st) == 3 and type(st[0]) is int

@@ -343,7 +343,8 @@ Test(replay, shape_env_config) {
 }
 
 /* random.Random objects (and a subclass with an attribute) are captured by
- * class, state and __dict__; a resume function handed to an outer one (a
+ * class, state and __dict__, C methods bound to objects (a Random's random,
+ * a list's append) by the object and the name; a resume function handed to an outer one (a
  * graph break inside torch's comptime.graph_break, nested graph breaks on)
  * is the one Dynamo makes in the replay, not code from the trace: every
  * compile replays confined, without --trust. */
@@ -359,6 +360,10 @@ Test(replay, random_objects_and_nested_resume_functions) {
                                 "json_extract(value, '$.qualname') LIKE "
                                 "'%torch_dynamo_resume_in_graph_break%'"),
                  1);
+    cr_assert_str_eq(e2e_sql(a,
+                             "SELECT group_concat(b, ' ') FROM (SELECT json_extract(value, "
+                             "'$.builtin') AS b FROM v_values WHERE kind = 'method' ORDER BY b)"),
+                     "append random");
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
     long long n = e2e_sql_int(a, "SELECT count(*) FROM v_compiles");
     e2e_close(a);

@@ -1,5 +1,6 @@
 """random.Random objects passed to a compiled function (Random itself, a
-subclass, an instance attribute beside the state), and a graph break inside
+subclass, an instance attribute beside the state), C methods bound to
+objects (a Random's random, a list's append), and a graph break inside
 a call (comptime.graph_break, a method of torch's): the resume function of
 the outer frame is handed the continuation Dynamo made for the inner one, a
 function value whose code Dynamo made."""
@@ -14,6 +15,11 @@ class MyRandom(random.Random):
 
 def fn(x, rng):
     return x + rng.randint(1, 9) + rng.random()
+
+
+def draw_and_push(x, draw, push):
+    push(x)
+    return x + draw()
 
 
 def make_outer():
@@ -36,4 +42,8 @@ if __name__ == "__main__":
     # Dynamo's own tests run with nested graph breaks (torch/_dynamo/test_case.py).
     torch._dynamo.config.nested_graph_breaks = True
     torch.compile(make_outer(), backend="eager")(torch.randn(4))
+    # C methods bound to objects: a Random's random, a list's append.
+    items = []
+    torch.compile(draw_and_push, backend="eager")(torch.randn(2), random.Random(3).random,
+                                                  items.append)
     print("done")
