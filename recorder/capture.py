@@ -219,6 +219,10 @@ class _Capture:
                     extra = {k: v for k, v in d.items() if k not in names and isinstance(k, str)}
                     if extra:
                         value["extra"] = self.node(extra, path + ".__dict__")
+                if isinstance(obj, dict):
+                    # A dataclass that is also a mapping (transformers'
+                    # ModelOutput, an OrderedDict): its items too.
+                    value["mapping"] = self.node(dict(dict.items(obj)), path + ".items()")
                 return "dataclass", value, None
         if t is types.FunctionType or isinstance(obj, torch.nn.Module):
             c = self.compiled(obj, path)
@@ -445,6 +449,12 @@ class _Capture:
             marks["_dynamo_hint_overrides"] = sorted([k, v] for k, v in hints.items())
         if marks:
             value["marks"] = marks
+        # The tensor's own Python attributes (x.y = 4; torch's mark_dynamic
+        # keeps _specialize_on there), which Dynamo reads and guards.
+        attrs = {k: v for k, v in d.items() if isinstance(k, str) and not k.startswith(
+            ("_dynamo_", "_has_dynamo_"))}
+        if attrs:
+            value["attrs"] = self.node(attrs, path + ".__dict__")
         if t.is_leaf and t.grad is not None:
             value["grad"] = self.node(t.grad, path + ".grad")
         data = None

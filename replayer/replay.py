@@ -25,6 +25,7 @@ or a function the sources do not define) is used only under --trust.
 """
 
 import ast
+import collections
 import dataclasses
 import enum
 import importlib
@@ -194,6 +195,27 @@ def _apply_state(no, sources, modules, notes):
 
 # ---- the user's modules, definitions only ---------------------------------------
 
+def _dataclass_options(decorators):
+    """The keyword arguments of a @dataclass / @dataclasses.dataclass among
+    decorators (literals only), or None when there is none."""
+    for d in decorators:
+        call = d if isinstance(d, ast.Call) else None
+        f = call.func if call else d
+        if (isinstance(f, ast.Name) and f.id == "dataclass") or (
+                isinstance(f, ast.Attribute) and f.attr == "dataclass"
+                and isinstance(f.value, ast.Name) and f.value.id == "dataclasses"):
+            if call is None:
+                return {}
+            if call.args:
+                return None
+            try:
+                return {k.arg: ast.literal_eval(k.value) for k in call.keywords
+                        if isinstance(k.arg, str)}
+            except ValueError:
+                return None
+    return None
+
+
 def _class_body(body):
     """A class body rebuilt here: its definitions (definitions.py), no
     imports, no factory calls."""
@@ -248,6 +270,41 @@ class _Sources:
             if (len(paths) == 1 and short not in self.modules and short not in sys.modules
                     and importlib.machinery.PathFinder.find_spec(short.split(".")[0]) is None):
                 self.modules[short] = paths.pop()
+        # The files pytest imported with their asserts rewritten: a frame of
+        # theirs reads pytest's helper module, @pytest_ar, from its globals.
+        self.pytest_rewritten = set()
+        for (filename,) in _query(
+                "SELECT DISTINCT c.filename FROM v_captures c JOIN v_values v ON v.capture ="
+                " c.capture WHERE v.kind = 'str' AND v.value = '\"@pytest_ar\"'"):
+            if isinstance(filename, str):
+                self.pytest_rewritten.add(os.path.normpath(os.path.join(self.cwd, filename)))
+
+    def rewrite_asserts(self, tree, path):
+        """pytest imported a test file with its assert statements rewritten
+        (its frames' globals hold @pytest_ar), so its functions' bytecode,
+        their locals (@py_assert1) and the graphs Dynamo names after them
+        are the rewritten ones: rewritten here too, by pytest's own
+        rewriter, when pytest is installed."""
+        try:
+            from _pytest.assertion.rewrite import rewrite_asserts
+        except ImportError:
+            self.notes.append("%s: pytest rewrote its asserts when it was recorded, and pytest "
+                              "is not installed here: its graphs may name locals differently"
+                              % os.path.basename(path))
+            return
+        try:
+            rewrite_asserts(tree, self.text[path].encode("utf-8", "surrogateescape"), path, None)
+        except Exception as exc:
+            self.notes.append("%s: pytest's assert rewriting failed here: %s: %s" % (
+                os.path.basename(path), type(exc).__name__, exc))
+            return
+        # Its imports go in at the docstring's line without an end of their
+        # own: one that compile() accepts.
+        for node in ast.walk(tree):
+            if getattr(node, "lineno", None) is not None and (
+                    getattr(node, "end_lineno", None) is None or node.end_lineno < node.lineno):
+                node.end_lineno = node.lineno
+                node.end_col_offset = node.col_offset
 
     def local_class(self, module, path, qualname):
         """A class defined inside a function ("T.test_x.<locals>.Mock"), made
@@ -344,6 +401,15 @@ class _Sources:
         if not isinstance(cur, type):
             raise NotReplayable("%s is not a class in the stored source" % qualname)
         cur.__qualname__ = qualname
+        dc = _dataclass_options(chain[-1].decorator_list)
+        if dc is not None:
+            # @dataclass (a ModelOutput of a test): the real one, applied
+            # here, never the name as the source binds it.
+            try:
+                cur = dataclasses.dataclass(**dc)(cur)
+            except Exception as exc:
+                raise NotReplayable("%s: @dataclass fails here: %s: %s" % (
+                    qualname, type(exc).__name__, exc))
         self.local_classes[key] = cur
         return cur
 
@@ -361,6 +427,8 @@ class _Sources:
         except SyntaxError as exc:
             self.notes.append("%s does not parse: %s" % (path, exc))
             return
+        if path in self.pytest_rewritten:
+            self.rewrite_asserts(tree, path)
         flags = future_flags(tree.body)
         # One compile of all the definitions, as the file was compiled: the
         # compiler reads the whole module (names bound by an import are
@@ -483,6 +551,15 @@ def _import(name):
 
 _HOOKS = ("__del__", "__getattr__", "__getattribute__", "__setattr__", "__delattr__",
           "__set_name__", "__init_subclass__", "__set__", "__delete__")
+
+
+def _c_base(cls):
+    """The nearest base of cls that is not a class statement's (a C type):
+    whose __new__ makes its instances."""
+    for b in cls.__mro__:
+        if not b.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE
+            return b
+    return object
 
 
 def _no_finalizer(cls, typ, hooks=_HOOKS, mine=(object,)):
@@ -757,16 +834,14 @@ class _Builder:
         if kind == "dict":
             if not isinstance(v, list):
                 raise self.fail(n, "dict without a list of pairs")
-            import collections
-
             out = collections.OrderedDict() if typ == "collections.OrderedDict" else {}
             self.built[n] = out
             for pair in v:
                 if not isinstance(pair, list) or len(pair) != 2:
                     raise self.fail(n, "dict item is not a pair")
-                k = kid(pair[0])
+                k, x = kid(pair[0]), kid(pair[1])
                 try:
-                    out[k] = kid(pair[1])
+                    out[k] = x
                 except TypeError:
                     raise self.fail(n, "a dict key is not hashable")
             return out
@@ -812,8 +887,13 @@ class _Builder:
             fields = v.get("fields")
             if not isinstance(fields, dict):
                 raise self.fail(n, "dataclass without fields")
-            _no_finalizer(cls, typ)
-            obj = object.__new__(cls)
+            # Made by its C base's __new__ (object, or a mapping's:
+            # transformers' ModelOutput is an OrderedDict), never __init__.
+            base = _c_base(cls)
+            if base not in (object, dict, collections.OrderedDict):
+                raise NotReplayable("%s is a dataclass over %s" % (typ, _name_of(base)))
+            _no_finalizer(cls, typ, mine=(object, dict, collections.OrderedDict))
+            obj = base.__new__(cls)
             self.built[n] = obj
             for name, c in fields.items():
                 object.__setattr__(obj, name, kid(c))
@@ -823,6 +903,12 @@ class _Builder:
                     raise self.fail(n, "dataclass attributes are not a dict of names")
                 for name, x in extra.items():
                     object.__setattr__(obj, name, x)
+            if v.get("mapping") is not None:
+                items = kid(v["mapping"])
+                if base is object or not isinstance(items, dict):
+                    raise self.fail(n, "dataclass items of something not a mapping")
+                for k, x in items.items():
+                    base.__setitem__(obj, k, x)  # not the class's own __setitem__
             return obj
         if kind in ("module", "object"):
             # An nn.Module, or a plain instance of a class the sources define:
@@ -1135,6 +1221,12 @@ class _Builder:
             grad = self.child(n, g)
             if isinstance(grad, torch.Tensor) and grad.shape == t.shape:
                 t.grad = grad
+        if v.get("attrs") is not None:
+            attrs = self.child(n, v["attrs"])
+            if not isinstance(attrs, dict) or not all(type(k) is str for k in attrs):
+                raise self.fail(n, "tensor attributes are not a dict of names")
+            # Into the instance's __dict__: never a setter of Tensor's.
+            t.__dict__.update(attrs)
         return t
 
 
@@ -1668,7 +1760,8 @@ def _fuzz(caps, n, sources, modules):
             return [junk(nodes, depth + 1) for _ in range(rnd.randrange(4))]
         keys = ["shape", "stride", "offset", "dtype", "device", "class", "dict", "items",
                 "fields", "self", "func", "locals", "globals", "closure", "name", "module",
-                "qualname", "view_of", "grad", "marks", "data", "requires_grad", "leaf"]
+                "qualname", "view_of", "grad", "marks", "data", "requires_grad", "leaf", "attrs",
+                "mapping", "state", "builtin"]
         return {rnd.choice(keys): junk(nodes, depth + 1) for _ in range(rnd.randrange(5))}
 
     bad = []

@@ -558,9 +558,16 @@ class Writer:
                 self.set_attr(name, kk[2], x(c, kk[2]))
             return name
         cls = self.ref(n, v.get("class"), "class")
-        if kind == "dataclass":
+        mapping = v.get("mapping") if kind == "dataclass" else None
+        if mapping is not None:
+            # A dataclass that is a mapping (transformers' ModelOutput): made
+            # by its class's __new__ (its C base's: OrderedDict's).
+            self.emit("%s = %s.__new__(%s)  # fields and items set as recorded, without "
+                      "__init__" % (name, cls, cls))
+        elif kind == "dataclass":
             self.emit("%s = object.__new__(%s)  # fields set as recorded, without __init__"
                       % (name, cls))
+        if kind == "dataclass":
             fields = v.get("fields")
             if not isinstance(fields, dict):
                 raise self.tree.fail(n, "dataclass without fields")
@@ -575,6 +582,14 @@ class Writer:
                     if kk[0] != "str":
                         raise self.tree.fail(n, "dataclass attributes are not a dict of names")
                     self.emit("object.__setattr__(%s, %r, %s)" % (name, kk[2], x(c, "v")))
+            if mapping is not None:
+                if type(mapping) is not int or self.tree.rows[mapping][0] != "dict":
+                    raise self.tree.fail(n, "dataclass items are not a dict")
+                self.gen.imports.add("collections")
+                for k, c in self.tree.rows[mapping][2]:
+                    # Not the class's own __setitem__.
+                    self.emit("(collections.OrderedDict if isinstance(%s, collections.OrderedDict)"
+                              " else dict).__setitem__(%s, %s, %s)" % (name, name, x(k), x(c, "v")))
             return name
         d = v.get("dict")
         if type(d) is not int or self.tree.rows[d][0] != "dict":
@@ -828,4 +843,13 @@ class Writer:
         g = v.get("grad")
         if g is not None:
             self.emit("%s.grad = %s" % (name, self.expr(g, name + "_grad")))
+        a = v.get("attrs")
+        if a is not None:
+            if type(a) is not int or self.tree.rows[a][0] != "dict":
+                raise self.tree.fail(n, "tensor attributes are not a dict")
+            for k, c in self.tree.rows[a][2]:
+                kk = self.tree.rows[k]
+                if kk[0] != "str":
+                    raise self.tree.fail(n, "tensor attributes are not a dict of names")
+                self.emit("%s.__dict__[%r] = %s" % (name, kk[2], self.expr(c, "v")))
         return name

@@ -53,9 +53,10 @@ SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")
 # node number, or null; a list of nodes for the fields in _LIST_FIELDS, an
 # object name -> node for those in _DICT_FIELDS.
 OBJECTS = {
-    "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra"), "module": ("dict",),
+    "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra", "mapping"),
+    "module": ("dict",),
     "object": ("dict", "slots"), "function": ("closure", "defaults", "kwdefaults"), "class": (),
-    "method": ("self", "func"), "tensor": ("view_of", "grad"),
+    "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
     "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",), "random": ("dict",),
 }

@@ -300,6 +300,40 @@ Test(inproc, pytest_traces_of_later_tests_replay_like_the_first) {
     cr_assert(strstr(rp->out.data, "reproduced 2/2 compiles"), "%s", rp->out.data);
 }
 
+/* A test written as Dynamo's own are: pytest rewrote its assert (the graph
+ * names the rewritten locals, _py_assert1), it passes a dataclass defined
+ * inside the test and a tensor with an attribute of its own.  The replay
+ * rewrites the stored source's asserts as pytest did, applies the real
+ * @dataclass to the class it rebuilds and sets the attribute: every compile
+ * reproduces, graphs included, confined. */
+Test(inproc, pytest_rewritten_asserts_local_dataclasses_and_tensor_attributes_replay) {
+    E2eProc *p = pytest("test_dynamo_style.py", 1, "--dynrec", "traces");
+    e2e_assert_exit(p, 0, "pytest --dynrec on a Dynamo-style test");
+    const char *trace = "traces/pytest_plugin.test_dynamo_style.py::Style::"
+                        "test_assert_local_dataclass_tensor_attribute.db";
+    const char *argv[] = {e2e_bin,
+                          "sql",
+                          "--csv",
+                          trace,
+                          "SELECT count(*) FROM v_graphs WHERE instr(dynrec_text(code_blob), "
+                          "'_py_assert') > 0",
+                          NULL};
+    E2eProc *g = e2e_run_in(argv, NULL, E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(g, 0, "dynrec sql");
+    cr_assert(atoi(strchr(g->out.data, '\n') + 1) > 0,
+              "the recorded graphs do not name pytest's rewritten locals: %s", g->out.data);
+    DrTrace *t = e2e_open(e2e_path(trace));
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'tensor' AND "
+                                "json_extract(value, '$.attrs') IS NOT NULL"),
+                 0);
+    long long n = e2e_sql_int(t, "SELECT count(*) FROM v_compiles");
+    e2e_close(t);
+    E2eProc *rp = dynrec("replay", trace, NULL);
+    e2e_assert_exit(rp, 0, "replay of the Dynamo-style test");
+    cr_assert(strstr(rp->out.data, e2e_fmt("reproduced %lld/%lld compiles", n, n)), "%s",
+              rp->out.data);
+}
+
 /* ---- real models ---------------------------------------------------------- */
 
 Test(inproc, transformers_models_recorded_in_process_replay) {

@@ -814,6 +814,21 @@ Test(replay, transformers_gpt2_generate_with_a_compiled_forward) {
     cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
 }
 Test(replay, transformers_bert_with_an_attention_mask) { model_replays("bert_mask.py"); }
+/* A ModelOutput (a dataclass over an OrderedDict) among the inputs: made by
+ * OrderedDict's __new__, its fields and its items set, with its recompile;
+ * confined too. */
+Test(replay, transformers_model_output_dataclass_mapping) {
+    if (!model_replays("model_output_head.py")) return;
+    DrTrace *t = e2e_open(e2e_path("models/t.db"));
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'dataclass' AND "
+                                "json_extract(value, '$.mapping') IS NOT NULL"),
+                 0);
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_compiles WHERE recompile"), 1);
+    e2e_close(t);
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "models/u.db", "models/t.db", NULL});
+    cr_assert_eq(u->status, 0, "untrusted replay: %s%s", u->out.data, u->err.data);
+    cr_assert_not_null(strstr(u->out.data, "reproduced 2/2 compiles"), "%s", u->out.data);
+}
 /* The compiled frame is deprecate_kwarg's wrapper in front of the model's
  * forward: it is named by the model it runs and the user's call, in the
  * views (show, report, view) and in the replay's report (diff's engine). */
