@@ -134,6 +134,100 @@ def future_flags(body):
     return flags
 
 
+def dataclass_options(decorators):
+    """The keyword arguments of a @dataclass / @dataclasses.dataclass among
+    decorators (literals only), or None when there is none: the caller
+    applies the real dataclasses.dataclass, never the name as the source
+    binds it."""
+    for d in decorators:
+        call = d if isinstance(d, ast.Call) else None
+        f = call.func if call else d
+        if (isinstance(f, ast.Name) and f.id == "dataclass") or (
+                isinstance(f, ast.Attribute) and f.attr == "dataclass"
+                and isinstance(f.value, ast.Name) and f.value.id == "dataclasses"):
+            if call is None:
+                return {}
+            if call.args:
+                return None
+            try:
+                return {k.arg: ast.literal_eval(k.value) for k in call.keywords
+                        if isinstance(k.arg, str)}
+            except ValueError:
+                return None
+    return None
+
+
+def _class_body(body):
+    """A class body as a local class is made again: its definitions, no
+    imports, no factory calls."""
+    return [st for st in definitions(body) if not isinstance(
+        st, (ast.Import, ast.ImportFrom)) and factory(st) is None] or [ast.Pass()]
+
+
+def local_class_tree(tree, qualname):
+    """A class defined inside a function ("T.test_x.<locals>.Mock") of the
+    parsed source tree, as one module-level statement that nests it as the
+    source does: its enclosing classes and functions reduced to that
+    nesting (a function takes no arguments, binds the names it binds in the
+    source to None, so the class's methods keep those free variables,
+    defines the classes before it there and returns the next definition),
+    every class body reduced to its definitions, no decorators (see
+    dataclass_options()).  Returns (statement, chain): chain is the source's
+    definitions from the top-level one to the class, and the class is
+    reached from the top-level name by an attribute for a class of the
+    chain and a call for a function.  Raises ValueError saying why there is
+    no such class.  The one rule of replay and repro for local classes."""
+    parts = [p for p in qualname.split(".") if p != "<locals>"]
+    chain, body = [], tree.body
+    for name in parts:
+        node = next((st for st in body if isinstance(st, (
+            ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and st.name == name), None)
+        if node is None:
+            raise ValueError("%s: no definition of %s in the stored source" % (qualname, name))
+        chain.append(node)
+        body = node.body
+    if len(chain) < 2 or not isinstance(chain[-1], ast.ClassDef) or any(
+            isinstance(n, ast.AsyncFunctionDef) for n in chain):
+        raise ValueError("%s is not a class inside a function" % qualname)
+    inner = chain[-1]
+    made = ast.ClassDef(name=inner.name, bases=inner.bases, keywords=inner.keywords,
+                        body=_class_body(inner.body), decorator_list=[], type_params=[])
+    ast.copy_location(made, inner)
+    for outer in reversed(chain[:-1]):
+        child = made
+        if isinstance(outer, ast.ClassDef):
+            made = ast.ClassDef(name=outer.name, bases=[], keywords=[], body=[child],
+                                decorator_list=[], type_params=[])
+        else:
+            # The names the function binds stay its locals (so that the
+            # class's methods see them as free variables, as recorded).
+            bound = sorted({a.arg for a in ast.walk(outer.args) if isinstance(a, ast.arg)} | {
+                n.id for st in outer.body for n in ast.walk(st)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - {child.name})
+            pre = [ast.Assign(targets=[ast.Name(id=b, ctx=ast.Store())],
+                              value=ast.Constant(value=None)) for b in bound]
+            # The classes defined before it there (a base class beside it:
+            # class B(A)), definitions only too.
+            nxt = chain[chain.index(outer) + 1]
+            idx = next(i for i, st in enumerate(outer.body) if st is nxt)
+            pre += [ast.copy_location(ast.ClassDef(
+                name=st.name, bases=st.bases, keywords=st.keywords, body=_class_body(st.body),
+                decorator_list=[], type_params=[]), st)
+                for st in outer.body[:idx] if isinstance(st, ast.ClassDef)]
+            made = ast.FunctionDef(
+                name=outer.name, args=ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                                    kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                                    defaults=[]),
+                body=pre + [child, ast.Return(value=ast.Name(id=child.name, ctx=ast.Load()))],
+                decorator_list=[], returns=None, type_params=[])
+        ast.copy_location(made, outer)
+        for n in ast.walk(made):
+            if not hasattr(n, "lineno") or n.lineno is None:
+                ast.copy_location(n, outer)
+    ast.fix_missing_locations(made)
+    return made, chain
+
+
 # Dynamo config names a trace may set: those that change what Dynamo
 # decides (guards, recompiles, graph breaks, dynamic shapes, errors).  Not
 # `disable` or anything that stops Dynamo from tracing a frame (the frame

@@ -45,8 +45,8 @@ import types
 
 import _dynrec
 
-from .definitions import (code_name, config_allowed, definitions, factory, future_flags,
-                          module_name, option_allowed)
+from .definitions import (code_name, config_allowed, dataclass_options, definitions, factory,
+                          future_flags, local_class_tree, module_name, option_allowed)
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
@@ -195,34 +195,6 @@ def _apply_state(no, sources, modules, notes):
 
 # ---- the user's modules, definitions only ---------------------------------------
 
-def _dataclass_options(decorators):
-    """The keyword arguments of a @dataclass / @dataclasses.dataclass among
-    decorators (literals only), or None when there is none."""
-    for d in decorators:
-        call = d if isinstance(d, ast.Call) else None
-        f = call.func if call else d
-        if (isinstance(f, ast.Name) and f.id == "dataclass") or (
-                isinstance(f, ast.Attribute) and f.attr == "dataclass"
-                and isinstance(f.value, ast.Name) and f.value.id == "dataclasses"):
-            if call is None:
-                return {}
-            if call.args:
-                return None
-            try:
-                return {k.arg: ast.literal_eval(k.value) for k in call.keywords
-                        if isinstance(k.arg, str)}
-            except ValueError:
-                return None
-    return None
-
-
-def _class_body(body):
-    """A class body rebuilt here: its definitions (definitions.py), no
-    imports, no factory calls."""
-    return [st for st in definitions(body) if not isinstance(
-        st, (ast.Import, ast.ImportFrom)) and factory(st) is None] or [ast.Pass()]
-
-
 class _Sources:
     def __init__(self, meta):
         self.cwd = meta.get("cwd") or "/"
@@ -324,57 +296,10 @@ class _Sources:
                 tree = self.trees[path] = ast.parse(self.text[path], path)
             except SyntaxError as exc:
                 raise NotReplayable("%s does not parse: %s" % (path, exc))
-        parts = [p for p in qualname.split(".") if p != "<locals>"]
-        chain, body = [], tree.body
-        for name in parts:
-            node = next((st for st in body if isinstance(st, (
-                ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and st.name == name), None)
-            if node is None:
-                raise NotReplayable("%s: no definition of %s in the stored source" % (
-                    qualname, name))
-            chain.append(node)
-            body = node.body
-        if len(chain) < 2 or not isinstance(chain[-1], ast.ClassDef) or any(
-                isinstance(n, ast.AsyncFunctionDef) for n in chain):
-            raise NotReplayable("%s is not a class inside a function" % qualname)
-        inner = chain[-1]
-        made = ast.ClassDef(name=inner.name, bases=inner.bases, keywords=inner.keywords,
-                            body=_class_body(inner.body),
-                            decorator_list=[], type_params=[])
-        ast.copy_location(made, inner)
-        for outer in reversed(chain[:-1]):
-            child = made
-            if isinstance(outer, ast.ClassDef):
-                made = ast.ClassDef(name=outer.name, bases=[], keywords=[], body=[child],
-                                    decorator_list=[], type_params=[])
-            else:
-                # The names the function binds stay its locals (so that the
-                # class's methods see them as free variables, as recorded).
-                bound = sorted({a.arg for a in ast.walk(outer.args) if isinstance(a, ast.arg)} | {
-                    n.id for st in outer.body for n in ast.walk(st)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - {child.name})
-                pre = [ast.Assign(targets=[ast.Name(id=b, ctx=ast.Store())],
-                                  value=ast.Constant(value=None)) for b in bound]
-                # The classes defined before it there (a base class beside
-                # it: class B(A)), definitions only too.
-                inner = chain[chain.index(outer) + 1]
-                idx = next(i for i, st in enumerate(outer.body) if st is inner)
-                pre += [ast.copy_location(ast.ClassDef(
-                    name=st.name, bases=st.bases, keywords=st.keywords,
-                    body=_class_body(st.body),
-                    decorator_list=[], type_params=[]), st)
-                    for st in outer.body[:idx] if isinstance(st, ast.ClassDef)]
-                made = ast.FunctionDef(
-                    name=outer.name, args=ast.arguments(posonlyargs=[], args=[], vararg=None,
-                                                        kwonlyargs=[], kw_defaults=[], kwarg=None,
-                                                        defaults=[]),
-                    body=pre + [child, ast.Return(value=ast.Name(id=child.name, ctx=ast.Load()))],
-                    decorator_list=[], returns=None, type_params=[])
-            ast.copy_location(made, outer)
-            for n in ast.walk(made):
-                if not hasattr(n, "lineno") or n.lineno is None:
-                    ast.copy_location(n, outer)
-        ast.fix_missing_locations(made)
+        try:
+            made, chain = local_class_tree(tree, qualname)
+        except ValueError as exc:
+            raise NotReplayable(str(exc))
         try:
             code = compile(ast.Module(body=[made], type_ignores=[]), path, "exec")
         except (SyntaxError, ValueError, TypeError) as exc:
@@ -387,9 +312,8 @@ class _Sources:
             exec(code, ns)  # only the nesting and the class's definitions
             cur = ns[top]
             for outer, nxt in zip(chain[:-1], chain[1:]):
-                cur = getattr(cur, nxt.name) if isinstance(outer, ast.ClassDef) and not callable(
-                    getattr(cur, nxt.name, None)) else (
-                    cur() if isinstance(outer, ast.FunctionDef) else getattr(cur, nxt.name))
+                # A function of the nesting returns the next definition.
+                cur = cur() if isinstance(outer, ast.FunctionDef) else getattr(cur, nxt.name)
         except Exception as exc:
             raise NotReplayable("%s cannot be rebuilt from its source: %s: %s" % (
                 qualname, type(exc).__name__, exc))
@@ -401,7 +325,7 @@ class _Sources:
         if not isinstance(cur, type):
             raise NotReplayable("%s is not a class in the stored source" % qualname)
         cur.__qualname__ = qualname
-        dc = _dataclass_options(chain[-1].decorator_list)
+        dc = dataclass_options(chain[-1].decorator_list)
         if dc is not None:
             # @dataclass (a ModelOutput of a test): the real one, applied
             # here, never the name as the source binds it.

@@ -19,7 +19,8 @@ import types
 import _dynrec_repro
 
 from . import recorded as _trace
-from .definitions import SAFE_BUILTINS, code_name, definitions, factory, module_name, shadows
+from .definitions import (SAFE_BUILTINS, code_name, dataclass_options, definitions, factory,
+                          local_class_tree, module_name, shadows)
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
                            Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
@@ -318,6 +319,52 @@ class Generator:
         self.factories[where] = (fname, freevars, text)
         self.reserved.add(fname)
         return fname, freevars
+
+    def local_class(self, mod, qual):
+        """The script's name for a class defined inside a function of the
+        stored sources ("T.test_x.<locals>.Pair"), made once by a factory
+        that nests it as the source does (definitions.local_class_tree(),
+        the replay's rule), its qualname and @dataclass set as recorded;
+        or (None, why) when the sources do not define it."""
+        key = ("class", mod, qual)
+        if key in self.factories:
+            return self.factories[key][0], None
+        src = self.source_of(mod)
+        if src is None:
+            return None, "class %s.%s: its module's source is not in the trace" % (mod, qual)
+        try:
+            made, chain = local_class_tree(src.tree, qual)
+        except ValueError as exc:
+            return None, str(exc)
+        inner = chain[-1]
+        bound = {n.name for n in ast.walk(made) if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+        for name in _loaded_names(made) - bound:
+            self.need(src, name)
+        name = inner.name
+        while name in self.names or name in self.reserved or name in self.used:
+            name += "_"
+        make = "make_" + name
+        while make in self.names or make in self.reserved:
+            make += "_"
+        reach = chain[0].name
+        for outer, nxt in zip(chain[:-1], chain[1:]):
+            reach += "()" if isinstance(outer, ast.FunctionDef) else "." + nxt.name
+        text = ["# %s (%s:%d), its class bodies' definitions only, nested as in the source" % (
+                    comment(qual), comment(os.path.basename(src.path)), inner.lineno),
+                "def %s():" % make,
+                textwrap.indent(ast.unparse(made), "    "),
+                "    return %s" % reach,
+                "",
+                "%s = %s()" % (name, make),
+                "%s.__qualname__ = %r" % (name, qual)]
+        dc = dataclass_options(inner.decorator_list)
+        if dc is not None:
+            self.imports.add("dataclasses")
+            text.append("%s = dataclasses.dataclass(**%s)(%s)  # as recorded: @dataclass" % (
+                name, repr(dc), name))
+        self.factories[key] = (name, [], "\n".join(text))
+        self.reserved |= {name, make}
+        return name, None
 
     def definitions(self, frame_node):
         """The definition statements the script needs (by the names they

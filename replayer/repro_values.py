@@ -689,6 +689,13 @@ class Writer:
         mod, qual = d.get("module"), d.get("qualname")
         if not isinstance(mod, str) or not isinstance(qual, str):
             raise self.tree.fail(n, "a %s reference needs module and qualname" % what)
+        if ".<locals>." in qual and what == "class" and isinstance(d.get("local"), bool):
+            made, why = self.gen.local_class(mod, qual)
+            if made is not None:
+                return made
+            self.missing.append((qual, why))
+            self.emit("# NOT REBUILT: %s: None below" % comment(why))
+            return "None"
         if "<" in qual:
             self.missing.append((qual, "%s %s.%s is local to a function" % (what, mod, qual)))
             self.emit("# NOT REBUILT: %s %s is local to a function: None below" % (

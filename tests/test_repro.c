@@ -245,6 +245,21 @@ Test(repro, values_of_many_kinds) {
     cr_assert_not_null(strstr(s, "object.__setattr__(opts, 'scale', 1.5)"), "%s", s);
 }
 
+/* Classes defined inside a test method (a state object with a base class
+ * beside it, a frozen dataclass): the script makes each by a factory that
+ * nests it as the source does, its qualname and @dataclass as recorded,
+ * and the second call recompiles as recorded. */
+Test(repro, classes_defined_inside_functions) {
+    scenario("repro/local_classes.py");
+    char *s = reproduces("f", NULL, NULL);
+    cr_assert_null(strstr(s, "NOT REBUILT"), "%s", s);
+    cr_assert_not_null(strstr(s, "State.__qualname__ = 'T.test_x.<locals>.State'"), "%s", s);
+    cr_assert_not_null(strstr(s, "class State(Base):"), "%s", s);
+    cr_assert_not_null(strstr(s, "Pair = dataclasses.dataclass(**{'frozen': True})(Pair)"), "%s",
+                       s);
+    cr_assert_not_null(strstr(s, "st = State.__new__(State)"), "%s", s);
+}
+
 /* torch.compile's wrappers among the values are written as calls of
  * torch.compile with the recorded backend and options. */
 Test(repro, compiled_wrappers) {
