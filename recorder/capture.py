@@ -566,6 +566,17 @@ def _global_state():
     return st
 
 
+def _functorch_transforms():
+    """The torch.func transforms (functionalize, vmap, grad, ...) the compile
+    runs inside, outermost first: Dynamo traces their wrapped tensors and
+    guards on the stack (FUNCTORCH_STACK_MATCH)."""
+    try:
+        stack = torch._C._functorch.get_interpreter_stack()
+    except Exception:
+        return []
+    return [str(ci.key()).rsplit(".", 1)[-1] for ci in stack or ()]
+
+
 def _user_code(code):
     """Code the stored sources define (a resume function's code they do not)."""
     fn = code.co_filename
@@ -629,7 +640,7 @@ def _config_now():
     return {k: v for k, v in now.items() if start.get(k) != v}
 
 
-def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, cid):
+def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, export, cid):
     """Stores the inputs of the frame about to be compiled (see the top)."""
     _capture_count[0] += 1
     no = _capture_count[0]
@@ -680,6 +691,12 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
     if reason is None and c.opaque:
         path, tname = c.opaque[0]
         reason = "%s of type %s" % (path, tname)
+    transforms = _functorch_transforms()
+    if reason is None and transforms:
+        # Its tensors are the transform's wrappers; the replay would compile
+        # the frame on plain ones, outside any transform.
+        reason = "compiled inside torch.func's %s: the replay compiles outside any " \
+                 "torch.func transform" % " > ".join(transforms)
     c.rows[0] = (0, "frame", "frame", json.dumps(root), None)
     closure = root.get("closure")
     if reason is None and closure is not None and len(closure) != len(code.co_freevars):
@@ -698,6 +715,12 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ci
                      "flags": code.co_flags & 0x0C}}
     if reason is not None:
         data["reason"] = reason
+    if export is True:
+        # torch._dynamo.export (and strict torch.export): Dynamo guards and
+        # breaks otherwise; the replay compiles it for export too.
+        data["export"] = True
+    if transforms:
+        data["functorch"] = transforms
     if "torch_dynamo_resume_in_" in code.co_name:
         # Two resume functions (the branches of a data-dependent jump) share
         # a name and a line: replay tells them apart by their bytecode.

@@ -420,8 +420,9 @@ def _wrap_compile(orig):
         cache_entries = kwargs.get("cache_entries", args[10] if len(args) > 10 else None)
         if _capture._cap_guard.on and len(args) >= 6:
             # dynrec replay: the frame's inputs, before tracing changes anything.
+            export = args[6] if len(args) > 6 else kwargs.get("export")
             _capture._cap_guard(_capture.capture_frame, code, args[0], args[1], args[3], args[4],
-                                args[5], cid)
+                                args[5], export, cid)
         if _dist_unseen:
             _dist_meta()
         t0 = _now()

@@ -1231,6 +1231,13 @@ def _install_stub():
     cf.CatchErrorsWrapper.__call__ = __call__
 
     def _compile(code, *args, **kwargs):
+        if getattr(_top, "export", False) and code is getattr(_top, "code", None):
+            # A frame recorded under torch._dynamo.export: traced for export
+            # again (its guards and errors are export's), by whatever backend.
+            if len(args) > 6:
+                args = args[:6] + (True,) + args[7:]
+            else:
+                kwargs["export"] = True
         result = orig(code, *args, **kwargs)
         gc = getattr(result, "guarded_code", None)
         if gc is not None:
@@ -1871,6 +1878,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
             for no in states.get(cap["cid"], ()):
                 _apply_state(no, sources, modules, state_notes)
             _top.code = code
+            _top.export = cap["data"].get("export") is True
             try:
                 with _GlobalState(cap["data"].get("global_state")):
                     compiled(*pos, **kw)
@@ -1878,6 +1886,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                 pass  # the recorder has the error; the replay goes on
             finally:
                 _top.code = None
+                _top.export = False
 
         threads.run(tname, call)
         replayed += 1

@@ -168,6 +168,7 @@ static void scenario(const char *script) {
                                       "branch_after_break.py",
                                       "skip_fallback.py",
                                       "compiled_wrappers.py",
+                                      "export_and_transforms.py",
                                       "train_module.py",
                                       "shape_env_config.py",
                                       "random_and_nested_breaks.py"};
@@ -569,6 +570,40 @@ Test(replay, unsupported_argument_is_not_replayable) {
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname = 'plain'"), 1);
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname = 'with_lock'"), 0);
+}
+
+/* A frame torch._dynamo.export traced is traced for export again (its
+ * lambda guards on the sizes, not a TENSOR_MATCH); a frame compiled inside
+ * torch.func.functionalize is not replayable, and says why. */
+Test(replay, export_is_traced_for_export_and_transforms_are_named) {
+    scenario("export_and_transforms.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'capture' AND"
+                                " json_extract(data, '$.export')"),
+                 1);
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_guards WHERE guard LIKE"
+                                " 'LAMBDA_GUARD: L[''x''].size()[0] == 1%'"),
+                 0);
+    long long guards =
+        e2e_sql_int(a, "SELECT count(*) FROM v_guards g JOIN v_compiles c ON c.compile_id ="
+                       " g.compile_id WHERE c.qualname = 'Model.forward'");
+    e2e_close(a);
+    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/r.db", "replay/t.db", NULL});
+    cr_assert_eq(r->status, 3 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(
+        strstr(r->out.data, "reproduced 1/1 compile; 1 frame not replayable (1 recorded compile):"),
+        "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "fn (export_and_transforms.py:17): compiled inside "
+                                           "torch.func's Functionalize"),
+                       "%s", r->out.data);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guards g JOIN v_compiles c ON"
+                                " c.compile_id = g.compile_id WHERE c.qualname = 'Model.forward'"),
+                 guards);
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guards WHERE guard LIKE 'TENSOR_MATCH%'"),
+                 0);
+    e2e_close(b);
 }
 
 /* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */

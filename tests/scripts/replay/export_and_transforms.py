@@ -1,0 +1,23 @@
+"""torch._dynamo.export of a module, as PyTorch's own tests export one:
+Dynamo traces it for export, whose guards are not torch.compile's (the
+tensor's sizes as lambda guards, no TENSOR_MATCH); and a compiled function
+called inside torch.func.functionalize, whose tensors are the transform's
+wrappers."""
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+torch._dynamo.export(Model(), aten_graph=True)(torch.randn(1, 1, 2, 2))
+
+
+def fn(x, y):
+    return x * y + 1
+
+
+torch.func.functionalize(torch.compile(fn, backend="eager", fullgraph=True))(
+    torch.ones(5), torch.zeros(5))
+print("done")
