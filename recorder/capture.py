@@ -577,6 +577,17 @@ def _functorch_transforms():
     return [str(ci.key()).rsplit(".", 1)[-1] for ci in stack or ()]
 
 
+def _isolate_region():
+    """The region of torch.compile(..., isolate_recompiles=True) the compile
+    runs in (each such call has its own cache entries), or None: the shared
+    cache, or a torch without regions."""
+    try:
+        region = torch._C._dynamo.eval_frame.get_eval_frame_isolate_recompiles_id()
+    except Exception:
+        return None
+    return region if type(region) is int and region >= 0 else None
+
+
 def _user_code(code):
     """Code the stored sources define (a resume function's code they do not)."""
     fn = code.co_filename
@@ -721,6 +732,9 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
         data["export"] = True
     if transforms:
         data["functorch"] = transforms
+    region = _isolate_region()
+    if region is not None:
+        data["isolate_region"] = region
     if "torch_dynamo_resume_in_" in code.co_name:
         # Two resume functions (the branches of a data-dependent jump) share
         # a name and a line: replay tells them apart by their bytecode.

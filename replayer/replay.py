@@ -33,6 +33,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import inspect
+import itertools
 import json
 import linecache
 import marshal
@@ -1256,6 +1257,7 @@ class _Backends:
         self.modules = modules
         self.ctx = {}
         self.notes = []
+        self.regions = {}  # recorded isolate_recompiles region -> the replay's
 
     def instance(self, ref, name):
         """A backend object made as the recording's was: a new instance of
@@ -1316,10 +1318,40 @@ class _Backends:
             else:
                 self.notes.append("backend %s is not one of torch's; eager instead" % name)
                 backend = "eager"
-        made = lambda fn: torch.compile(fn, backend=backend, fullgraph=bool(fullgraph),  # noqa: E731,F821
-                                        dynamic=dyn, **kw)
+        def made(fn, isolate=False):
+            more = dict(kw, isolate_recompiles=True) if isolate else kw
+            return torch.compile(fn, backend=backend, fullgraph=bool(fullgraph),  # noqa: F821
+                                 dynamic=dyn, **more)
+
         self.ctx[key] = made
         return made
+
+
+    def in_region(self, made, fn, region):
+        """made(fn), compiled in the replay's region for the recorded
+        isolate_recompiles region (one torch.compile region, with its own
+        cache entries, per recorded one), or in the shared cache when the
+        capture names none."""
+        if type(region) is not int or region < 0:
+            return made(fn)
+        import torch._dynamo.eval_frame as ef
+
+        counter = getattr(ef, "_next_isolate_recompiles_id", None)
+        if counter is None:
+            note = ("compiles recorded in torch.compile(isolate_recompiles=True) regions: this "
+                    "torch has none, they share one cache here")
+            if note not in self.notes:
+                self.notes.append(note)
+            return made(fn)
+        mine = self.regions.get(region)
+        if mine is None:
+            mine = self.regions[region] = next(counter)
+        # torch.compile takes its region's number from this counter.
+        ef._next_isolate_recompiles_id = itertools.repeat(mine)
+        try:
+            return made(fn, isolate=True)
+        finally:
+            ef._next_isolate_recompiles_id = counter
 
 
 class _Threads:
@@ -1869,7 +1901,9 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
             if isinstance(k, str):
                 ns[k] = v
         fn = types.FunctionType(code, ns, code.co_name, None, frame["cells"] or None)
-        compiled = backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"))(fn)
+        compiled = backends.in_region(
+            backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph")), fn,
+            cap["data"].get("isolate_region"))
         tname = cap["data"].get("thread_name")
 
         def call(compiled=compiled, pos=pos, kw=kw, cap=cap, code=code):

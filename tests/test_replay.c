@@ -169,6 +169,7 @@ static void scenario(const char *script) {
                                       "skip_fallback.py",
                                       "compiled_wrappers.py",
                                       "export_and_transforms.py",
+                                      "isolate_regions.py",
                                       "train_module.py",
                                       "shape_env_config.py",
                                       "random_and_nested_breaks.py"};
@@ -604,6 +605,22 @@ Test(replay, export_is_traced_for_export_and_transforms_are_named) {
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guards WHERE guard LIKE 'TENSOR_MATCH%'"),
                  0);
     e2e_close(b);
+}
+
+/* torch.compile(isolate_recompiles=True): each recorded region is a region
+ * of its own in the replay, so the second region's compile is a first
+ * compile and the first region's next one a recompile, as recorded. */
+Test(replay, isolate_recompiles_regions_keep_their_own_caches) {
+    scenario("isolate_regions.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_str_eq(e2e_sql_lines(a, NULL,
+                                   "SELECT group_concat(json_extract(data, '$.isolate_region'))"
+                                   " FROM v_ev WHERE kind = 'capture'"),
+                     "0,1,0\n");
+    cr_assert_str_eq(e2e_sql_lines(a, NULL, "SELECT group_concat(recompile) FROM v_compiles"),
+                     "0,0,1\n");
+    e2e_close(a);
+    assert_reproduced("replay", "isolate_regions.py");
 }
 
 /* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */
