@@ -27,6 +27,7 @@ import re
 import sys
 import threading
 import types
+import weakref
 
 import torch
 
@@ -620,7 +621,7 @@ def _backend(compiler_fn):
     return d
 
 
-def _backend_ref(d, fn):
+def _backend_ref(d, fn, depth=0):
     """A backend function by reference; a backend object (CompileCounter,
     the backend of PyTorch's tests) by its class, for replay to make one."""
     r = _Capture(0).ref(fn)
@@ -630,6 +631,32 @@ def _backend_ref(d, fn):
         cls = _Capture(0).ref(type(fn))
         if cls is not None:
             d["instance_of"] = cls
+            # Which object: Dynamo guards on the backend's identity, so two
+            # objects of one class (a new CompileCounter per torch.compile)
+            # recompile where one object would not.
+            try:
+                d["instance"] = _backend_objects.setdefault(fn, len(_backend_objects))
+            except TypeError:
+                pass
+            # The backend it wraps: CompileCounterWithBackend("eager"), or
+            # of another backend object (EagerAndRecordGraphs()).
+            # (From the instance's own __dict__: never a property's code.)
+            try:
+                arg = vars(fn).get("backend")
+            except TypeError:
+                arg = None
+            if isinstance(arg, str) and len(arg) < 100:
+                d["backend_arg"] = arg
+            elif arg is not None and depth < 3:
+                inner = {}
+                _backend_ref(inner, arg, depth + 1)
+                if inner:
+                    d["backend_arg"] = inner
+
+
+# Backend objects seen, numbered by first sight; weak, so that recording
+# never keeps one alive.
+_backend_objects = weakref.WeakKeyDictionary()
 
 
 def _is_registered(name):

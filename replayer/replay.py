@@ -1259,12 +1259,13 @@ class _Backends:
         self.notes = []
         self.regions = {}  # recorded isolate_recompiles region -> the replay's
 
-    def instance(self, ref, name):
+    def instance(self, ref, name, arg=None, depth=0):
         """A backend object made as the recording's was: a new instance of
         its class, for a class of torch's testing backends (CompileCounter,
         EagerAndRecordGraphs, ...) or of the stored definitions, made without
-        arguments; else eager, with a note.  (Not any torch class: some make
-        files or threads when constructed.)"""
+        arguments, or with the name of a registered backend it wraps (arg:
+        CompileCounterWithBackend("eager")); else eager, with a note.  (Not
+        any torch class: some make files or threads when constructed.)"""
         mod = ref.get("module")
         if not isinstance(mod, str) or not (mod == "torch._dynamo.testing" or mod in self.modules):
             self.notes.append("backend %s is of a class outside torch._dynamo.testing and the "
@@ -1274,6 +1275,22 @@ class _Backends:
             cls = _ref(ref, self.modules)
             if not isinstance(cls, type):
                 raise NotReplayable("%s is not a class" % ref.get("qualname"))
+            if isinstance(arg, str):
+                from torch._dynamo.backends.registry import list_backends
+
+                if arg not in list_backends(exclude_tags=()) and arg != "inductor":
+                    raise NotReplayable("it wraps %s, not one of torch's backends" % arg)
+                return cls(arg)
+            if isinstance(arg, dict) and depth < 3:
+                # It wraps another backend: made the same way first.
+                if isinstance(arg.get("instance_of"), dict):
+                    inner = self.instance(arg["instance_of"], name, arg.get("backend_arg"),
+                                          depth + 1)
+                elif isinstance(arg.get("function"), dict):
+                    inner = _ref(arg["function"], self.modules)
+                else:
+                    raise NotReplayable("the backend it wraps is not recorded")
+                return cls(inner)
             return cls()
         except (NotReplayable, Refused, TypeError) as exc:
             self.notes.append("backend %s cannot be rebuilt (%s); eager instead" % (name, exc))
@@ -1303,7 +1320,7 @@ class _Backends:
                     self.notes.append("inductor option %s from the trace is not one dynrec "
                                       "passes: skipped" % k)
         elif isinstance(desc.get("instance_of"), dict):
-            backend = self.instance(desc["instance_of"], name)
+            backend = self.instance(desc["instance_of"], name, desc.get("backend_arg"))
         elif isinstance(desc.get("function"), dict):
             try:
                 backend = _ref(desc["function"], self.modules)

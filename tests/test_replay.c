@@ -170,6 +170,7 @@ static void scenario(const char *script) {
                                       "compiled_wrappers.py",
                                       "export_and_transforms.py",
                                       "isolate_regions.py",
+                                      "backend_objects.py",
                                       "train_module.py",
                                       "shape_env_config.py",
                                       "random_and_nested_breaks.py"};
@@ -621,6 +622,33 @@ Test(replay, isolate_recompiles_regions_keep_their_own_caches) {
                      "0,0,1\n");
     e2e_close(a);
     assert_reproduced("replay", "isolate_regions.py");
+}
+
+/* Backend objects (PyTorch's tests pass a CompileCounter per compile): each
+ * recorded object is an object of its own in the replay, made with the
+ * backend it wraps, so a second object's compile is a BACKEND_MATCH
+ * recompile as recorded and the wrapper of EagerAndRecordGraphs is made
+ * around one, never eager with a note. */
+Test(replay, backend_objects_are_rebuilt_one_per_recorded_object) {
+    scenario("backend_objects.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_str_eq(
+        e2e_sql_lines(a, NULL,
+                      "SELECT group_concat(json_extract(data, '$.backend.instance') || ':' ||"
+                      " coalesce(json_extract(data, '$.backend.backend_arg.instance_of.qualname'),"
+                      " json_extract(data, '$.backend.backend_arg')), ',') FROM v_ev"
+                      " WHERE kind = 'capture'"),
+        "0:eager,1:eager,2:EagerAndRecordGraphs\n");
+    cr_assert_str_eq(e2e_sql_lines(a, NULL, "SELECT group_concat(recompile) FROM v_compiles"),
+                     "0,1,1\n");
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"
+                                " '%BACKEND_MATCH%'"),
+                 0);
+    e2e_close(a);
+    assert_reproduced("replay", "backend_objects.py");
+    E2eProc *r =
+        dynrec((const char *[]){"replay", "--trust", "-o", "replay/r2.db", "replay/t.db", NULL});
+    cr_assert_null(strstr(r->out.data, "cannot be rebuilt"), "%s", r->out.data);
 }
 
 /* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */
