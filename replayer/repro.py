@@ -743,6 +743,10 @@ def generate(opts):
             w.emit("repro_fn = repro_library_function(%s, %r, %d)" % (owner, qualname, line))
         cargs = _args(code, f_locals, w)
         kw, note = backend_kwargs(cap["data"].get("backend"), gen)
+        # A backend object of its own (a new CompileCounter): a torch.compile
+        # of its own, whose cache entries the earlier ones' are not.
+        inst = cap["data"].get("backend")
+        inst = inst.get("instance") if isinstance(inst, dict) else None
         if cap["data"].get("fullgraph") is True:
             kw.append("fullgraph=True")
         if note:
@@ -768,7 +772,7 @@ def generate(opts):
             head += " (%s%s)" % (comment(rec["outcome"]), ", a recompile" if rec["recompile"]
                                  else "")
         body = w.lines + ["repro_compiled = torch.compile(%s, %s)" % (fn_expr, ", ".join(kw))] \
-            if (nested or i == 0 or kw != calls[-1][2]) else list(w.lines)
+            if (nested or i == 0 or (kw, inst) != calls[-1][2]) else list(w.lines)
         callexpr = "repro_call(%r, repro_compiled%s)" % (
             "call %d" % (i + 1), "".join(", " + a for a in cargs))
         if ctx:
@@ -779,7 +783,7 @@ def generate(opts):
         if rec is not None:
             for r in reversed(rec["guard_failures"]):
                 body.insert(0, "#   guard failed: %s" % comment((r.splitlines() or [""])[0]))
-        calls.append((head, lines + body, kw))
+        calls.append((head, lines + body, (kw, inst)))
         missing.extend(w.missing)
 
     # The script.

@@ -27,6 +27,7 @@ import io
 import json
 import keyword
 import math
+import re
 import struct
 import tokenize
 
@@ -233,15 +234,13 @@ def backend_kwargs(desc, gen):
         note = "the recorded backend %s cannot be named here; eager instead" % name
     elif isinstance(desc.get("instance_of"), dict):
         # A backend object (CompileCounter): a new one of a torch class.
-        cls = desc["instance_of"]
-        mod, qual = cls.get("module"), cls.get("qualname")
-        if mod == "torch._dynamo.testing" and isinstance(qual, str) and "<" not in qual:
-            try:
-                kw.append("backend=%s()" % gen.global_ref(dotted(mod, "a backend module"),
-                                                          dotted(qual, "a backend class")))
-            except Refused:
-                kw.append("backend='eager'")
-                note = "the recorded backend %s is not a name; eager instead" % name
+        made = _backend_object(gen, desc)
+        if made is not None:
+            kw.append("backend=%s" % made)
+        elif isinstance(desc["instance_of"], dict) and \
+                desc["instance_of"].get("module") == "torch._dynamo.testing":
+            kw.append("backend='eager'")
+            note = "the recorded backend %s is not a name; eager instead" % name
         else:
             kw.append("backend='eager'")
             note = ("the recorded backend %s is not one of torch._dynamo.testing's; eager instead"
@@ -260,6 +259,30 @@ def backend_kwargs(desc, gen):
     if dyn in (True, False):
         kw.append("dynamic=%r" % dyn)
     return kw, note
+
+
+def _backend_object(gen, desc, depth=0):
+    """The expression making a backend object of a torch._dynamo.testing
+    class, with the backend it wraps (a registered name, or another such
+    object: CompileCounterWithBackend(EagerAndRecordGraphs())); None when
+    it cannot be named."""
+    cls = desc.get("instance_of") if isinstance(desc, dict) else None
+    if not isinstance(cls, dict) or depth > 3:
+        return None
+    mod, qual = cls.get("module"), cls.get("qualname")
+    if mod != "torch._dynamo.testing" or not isinstance(qual, str) or "<" in qual:
+        return None
+    try:
+        ref = gen.global_ref(dotted(mod, "a backend module"), dotted(qual, "a backend class"))
+    except Refused:
+        return None
+    arg = desc.get("backend_arg")
+    if arg is None:
+        return "%s()" % ref
+    if isinstance(arg, str):
+        return "%s(%r)" % (ref, arg) if re.fullmatch(r"[A-Za-z0-9_.]{1,64}", arg) else None
+    inner = _backend_object(gen, arg, depth + 1)
+    return None if inner is None else "%s(%s)" % (ref, inner)
 
 
 def _wrap(line, indent="    "):

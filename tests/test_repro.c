@@ -269,6 +269,20 @@ Test(repro, compiled_wrappers) {
     cr_assert_not_null(strstr(s, "backend='eager', dynamic=False)"), "%s", s);
 }
 
+/* Backend objects: a new torch.compile per recorded object (the second
+ * CompileCounter's compile is a BACKEND_MATCH recompile), each made with
+ * the backend it wraps. */
+Test(repro, backend_objects) {
+    scenario("replay/backend_objects.py");
+    char *s = reproduces("f", NULL, NULL);
+    cr_assert_not_null(strstr(s, "backend=torch._dynamo.testing.CompileCounterWithBackend("
+                                 "'eager'))"),
+                       "%s", s);
+    cr_assert_not_null(strstr(s, "CompileCounterWithBackend(torch._dynamo.testing."
+                                 "EagerAndRecordGraphs()))"),
+                       "%s", s);
+}
+
 /* random.Random objects (Random itself and a subclass with an attribute)
  * are made through random.Random.__new__ and setstate, the recorded state. */
 Test(repro, random_objects) {
