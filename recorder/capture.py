@@ -96,6 +96,7 @@ class _Capture:
         self.depth = 0
         self.soft = False  # capturing a value the frame does not read directly
         self.global_of = {}  # id(value) -> (module, name): the frame's globals
+        self.classes_seen = set()  # local classes whose attributes are captured
 
     def node(self, obj, path):
         n = self.memo.get(id(obj))
@@ -134,6 +135,34 @@ class _Capture:
             raise _TooBig("%s holds %d items (at most %d are captured)"
                           % (path, len(seq), _MAX_ITEMS))
         return [self.node(x, "%s[%d]" % (path, i)) for i, x in enumerate(seq)]
+
+    def class_attrs(self, t, value, path):
+        """The data attributes of the classes defined inside functions of
+        the user's files in t's MRO (class Holder: y = torch.ones(4) inside
+        a test), as value["class_attrs"] ("QUALNAME.NAME" -> node): the
+        replay makes such a class from its definitions only, never running
+        y = torch.ones(4), and sets these instead.  Once per class and
+        capture; what cannot be captured is left out, never blocking the
+        replay."""
+        out = {}
+        for b in t.__mro__:
+            q, m = getattr(b, "__qualname__", None), getattr(b, "__module__", None)
+            if (b in self.classes_seen or not isinstance(q, str) or ".<locals>." not in q
+                    or not isinstance(m, str) or not _user_module(m)):
+                continue
+            self.classes_seen.add(b)
+            soft, self.soft = self.soft, True
+            try:
+                for name, v in list(vars(b).items())[:_MAX_ITEMS]:
+                    if (not isinstance(name, str) or name.startswith("__") or callable(v)
+                            or hasattr(type(v), "__get__")
+                            or isinstance(v, (type, types.ModuleType))):
+                        continue
+                    out["%s.%s" % (q, name)] = self.node(v, "%s.%s" % (q, name))
+            finally:
+                self.soft = soft
+        if out:
+            value["class_attrs"] = out
 
     def ref(self, obj):
         """module + qualname of a function or class, when that names it."""
@@ -233,7 +262,9 @@ class _Capture:
             cls = self.ref(t)
             if cls is not None:
                 state = self.node(obj.__dict__, path + ".__dict__")
-                return "module", {"class": cls, "dict": state}, None
+                value = {"class": cls, "dict": state}
+                self.class_attrs(t, value, path)
+                return "module", value, None
         if t is types.ModuleType:
             return "pymodule", obj.__name__, None
         if isinstance(obj, type):
@@ -300,6 +331,7 @@ class _Capture:
                     slots[name] = self.node(v, "%s.%s" % (path, name))
                 if slots:
                     value["slots"] = slots
+                self.class_attrs(t, value, path)
                 return "object", value, None
         return "opaque", None, None
 

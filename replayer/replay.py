@@ -676,6 +676,30 @@ class _Builder:
             return Refused("capture %d: %s" % (self.no, msg))
         return Refused("capture %d node %d: %s" % (self.no, n, msg))
 
+    def class_attrs(self, n, cls, attrs):
+        """The recorded data attributes of the classes defined inside
+        functions in cls's MRO (capture's class_attrs: class Holder:
+        y = torch.ones(4)), set on the rebuilt class that held each where its
+        definitions did not make it; one that cannot be made is left out.
+        Only on classes the replay made from the stored sources."""
+        if not attrs:
+            return
+        if not isinstance(attrs, dict):
+            raise self.fail(n, "class attributes are not a dict")
+        made = set(_SOURCES.local_classes.values()) if _SOURCES is not None else set()
+        for key, c in attrs.items():
+            q, _, name = key.rpartition(".") if isinstance(key, str) else ("", "", "")
+            if not name.isidentifier() or name.startswith("__"):
+                raise self.fail(n, "a class attribute whose name is not a name")
+            owner = next((b for b in cls.__mro__ if b in made and b.__qualname__ == q), None)
+            if owner is None or name in vars(owner):
+                continue
+            try:
+                value = self.child(n, c)
+            except NotReplayable:
+                continue
+            type.__setattr__(owner, name, value)
+
     def child(self, n, c):
         if type(c) is not int or c not in self.rows:
             raise self.fail(n, "refers to node %r, which is not there" % (c,))
@@ -851,6 +875,7 @@ class _Builder:
                 _no_finalizer(cls, typ, ("__del__",))
             obj = object.__new__(cls)
             self.built[n] = obj
+            self.class_attrs(n, cls, v.get("class_attrs"))
             d = kid(v.get("dict"))
             if not isinstance(d, dict) or not all(type(k) is str for k in d):
                 raise self.fail(n, "%s attributes are not a dict of names" % kind)

@@ -623,6 +623,7 @@ class Writer:
             if kk[0] != "str":
                 raise self.tree.fail(n, "%s attributes are not a dict of names" % kind)
             attrs.append((kk[2], c))
+        self.class_attrs(n, cls, v)
         if kind == "object":
             self.emit("%s = %s.__new__(%s)  # attributes set as recorded, without __init__"
                       % (name, cls, cls))
@@ -699,6 +700,22 @@ class Writer:
                       else "%s.%s = %s" % (name, a, value))
         else:
             self.emit("%s.__dict__[%r] = %s" % (name, a, value))
+
+    def class_attrs(self, n, cls, v):
+        """The recorded data attributes of the local classes in the MRO
+        (capture's class_attrs), which their class bodies made and the
+        definitions of those bodies do not: set on that class."""
+        attrs = v.get("class_attrs") or {}
+        if not isinstance(attrs, dict):
+            raise self.tree.fail(n, "class attributes are not a dict")
+        for key, c in attrs.items():
+            q, _, a = key.rpartition(".") if isinstance(key, str) else ("", "", "")
+            if not a.isidentifier() or a.startswith("__") or ".<locals>." not in q:
+                raise self.tree.fail(n, "a class attribute whose name is not a name")
+            if self.tree.rows.get(c, ("opaque",))[0] == "opaque":
+                continue
+            self.emit("type.__setattr__(next(b for b in %s.__mro__ if b.__qualname__ == %r), %r,"
+                      " %s)  # its class body made it" % (cls, q, a, self.expr(c, a)))
 
     def short_class(self, v):
         c = v.get("class") if isinstance(v, dict) else None

@@ -54,14 +54,15 @@ SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")
 # object name -> node for those in _DICT_FIELDS.
 OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra", "mapping"),
-    "module": ("dict",),
-    "object": ("dict", "slots"), "function": ("closure", "defaults", "kwdefaults"), "class": (),
+    "module": ("dict", "class_attrs"),
+    "object": ("dict", "slots", "class_attrs"),
+    "function": ("closure", "defaults", "kwdefaults"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
     "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",), "random": ("dict",),
 }
 _LIST_FIELDS = ("items", "closure")
-_DICT_FIELDS = ("fields", "slots")
+_DICT_FIELDS = ("fields", "slots", "class_attrs")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
 # and a cell (its content's node, or null when empty).
 KINDS = frozenset(SCALARS) | frozenset(SEQUENCES) | frozenset(OBJECTS) | {"dict", "cell"}

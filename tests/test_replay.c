@@ -171,6 +171,7 @@ static void scenario(const char *script) {
                                       "export_and_transforms.py",
                                       "isolate_regions.py",
                                       "backend_objects.py",
+                                      "class_attrs.py",
                                       "train_module.py",
                                       "shape_env_config.py",
                                       "random_and_nested_breaks.py"};
@@ -649,6 +650,24 @@ Test(replay, backend_objects_are_rebuilt_one_per_recorded_object) {
     E2eProc *r =
         dynrec((const char *[]){"replay", "--trust", "-o", "replay/r2.db", "replay/t.db", NULL});
     cr_assert_null(strstr(r->out.data, "cannot be rebuilt"), "%s", r->out.data);
+}
+
+/* Computed class attributes of a class defined inside a function (y =
+ * torch.ones(4) * 3, limit = max(NAMES)): its definitions do not make them,
+ * so the captured values are set on the rebuilt class (the replay failed
+ * with "Observed exception" without them); a module-level class body runs
+ * whole. */
+Test(replay, computed_attributes_of_local_classes) {
+    scenario("class_attrs.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_str_eq(
+        e2e_sql_lines(
+            a, NULL,
+            "SELECT group_concat(k.key, ',') FROM v_values v,"
+            " json_each(json_extract(v.value, '$.class_attrs')) k WHERE v.kind = 'object'"),
+        "test_case.<locals>.Holder.y,test_case.<locals>.Holder.limit\n");
+    e2e_close(a);
+    assert_reproduced("replay", "class_attrs.py");
 }
 
 /* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */

@@ -283,6 +283,13 @@ Test(repro, backend_objects) {
                        "%s", s);
 }
 
+/* A local class's computed class attributes: set on the class, as captured. */
+Test(repro, computed_attributes_of_local_classes) {
+    scenario("replay/class_attrs.py");
+    char *s = reproduces("fn", NULL, NULL);
+    cr_assert_not_null(strstr(s, "'limit', 'c')  # its class body made it"), "%s", s);
+}
+
 /* random.Random objects (Random itself and a subclass with an attribute)
  * are made through random.Random.__new__ and setstate, the recorded state. */
 Test(repro, random_objects) {
