@@ -19,6 +19,7 @@ and the Dynamo config names that differ from the config at start.
 import dataclasses
 import enum
 import inspect
+import itertools
 import json
 import logging
 import marshal
@@ -666,10 +667,9 @@ def _backend_ref(d, fn, depth=0):
             # Which object: Dynamo guards on the backend's identity, so two
             # objects of one class (a new CompileCounter per torch.compile)
             # recompile where one object would not.
-            try:
-                d["instance"] = _backend_objects.setdefault(fn, len(_backend_objects))
-            except TypeError:
-                pass
+            n = _backend_number(fn)
+            if n is not None:
+                d["instance"] = n
             # The backend it wraps: CompileCounterWithBackend("eager"), or
             # of another backend object (EagerAndRecordGraphs()).
             # (From the instance's own __dict__: never a property's code.)
@@ -686,9 +686,26 @@ def _backend_ref(d, fn, depth=0):
                     d["backend_arg"] = inner
 
 
-# Backend objects seen, numbered by first sight; weak, so that recording
-# never keeps one alive.
-_backend_objects = weakref.WeakKeyDictionary()
+# Backend objects seen, numbered by first sight: id -> (weak reference,
+# number); weak, so that recording never keeps one alive, and by id, so
+# that no __hash__ or __eq__ of the user's runs.
+_backend_objects = {}
+
+
+def _backend_number(fn):
+    hit = _backend_objects.get(id(fn))
+    if hit is not None and hit[0]() is fn:
+        return hit[1]
+    try:
+        ref = weakref.ref(fn)
+    except TypeError:
+        return None  # not weakly referable: left out
+    n = next(_backend_count)
+    _backend_objects[id(fn)] = (ref, n)
+    return n
+
+
+_backend_count = itertools.count()
 
 
 def _is_registered(name):
