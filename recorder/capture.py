@@ -622,6 +622,25 @@ def _isolate_region():
     return region if type(region) is int and region >= 0 else None
 
 
+def _recompile_limit():
+    """torch.compile(..., recompile_limit=N) of the compile, or None: the
+    ConvertFrameAssert calling _compile holds it (and patches
+    config.recompile_limit around the compile, which the config shows as
+    if the user had set it)."""
+    f = sys._getframe(1)
+    for _ in range(16):
+        if f is None:
+            return None
+        if f.f_code.co_name == "__call__" and f.f_code.co_filename.endswith(
+                os.path.join("_dynamo", "convert_frame.py")):
+            me = f.f_locals.get("self")
+            if type(me).__name__ == "ConvertFrameAssert":
+                n = getattr(me, "_recompile_limit", None)
+                return n if type(n) is int else None
+        f = f.f_back
+    return None
+
+
 def _user_code(code):
     """Code the stored sources define (a resume function's code they do not)."""
     fn = code.co_filename
@@ -811,6 +830,9 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
     region = _isolate_region()
     if region is not None:
         data["isolate_region"] = region
+    limit = _recompile_limit()
+    if limit is not None:
+        data["recompile_limit"] = limit
     if "torch_dynamo_resume_in_" in code.co_name:
         # Two resume functions (the branches of a data-dependent jump) share
         # a name and a line: replay tells them apart by their bytecode.

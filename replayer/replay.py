@@ -1321,10 +1321,11 @@ class _Backends:
             self.notes.append("backend %s cannot be rebuilt (%s); eager instead" % (name, exc))
             return "eager"
 
-    def get(self, desc, fullgraph):
+    def get(self, desc, fullgraph, recompile_limit=None):
         if not isinstance(desc, dict):
             desc = {}
-        key = json.dumps([desc, fullgraph], sort_keys=True, default=str)
+        limit = recompile_limit if type(recompile_limit) is int and recompile_limit >= 0 else None
+        key = json.dumps([desc, fullgraph, limit], sort_keys=True, default=str)
         c = self.ctx.get(key)
         if c is not None:
             return c
@@ -1332,6 +1333,13 @@ class _Backends:
         dyn = dyn if dyn in (True, False) else None
         name = desc.get("name") if isinstance(desc.get("name"), str) else "eager"
         kw = {}
+        if limit is not None:
+            # torch.compile(..., recompile_limit=N), as recorded.
+            if "recompile_limit" in inspect.signature(torch.compile).parameters:
+                kw["recompile_limit"] = limit
+            else:
+                self.notes.append("torch.compile(recompile_limit=%d) recorded: this torch has "
+                                  "no such argument; config.recompile_limit instead" % limit)
         if self.choice == "eager":
             backend = "eager"
         elif self.choice not in (None, "recorded"):
@@ -1486,7 +1494,12 @@ def _config(cap, applied, start):
     start: Dynamo's and the ShapeEnv's, value_kinds.CONFIG_MODULES); names
     set for an earlier compile go back."""
     want = cap["data"].get("config")
-    want = want if isinstance(want, dict) else {}
+    want = dict(want) if isinstance(want, dict) else {}
+    limit = cap["data"].get("recompile_limit")
+    if type(limit) is int and want.get("recompile_limit") == str(limit) and (
+            "recompile_limit" in inspect.signature(torch.compile).parameters):
+        # torch.compile(..., recompile_limit=N) sets it around the compile.
+        del want["recompile_limit"]
     for name in list(applied):
         if name not in want and name in start:
             try:
@@ -1944,7 +1957,8 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                 ns[k] = v
         fn = types.FunctionType(code, ns, code.co_name, None, frame["cells"] or None)
         compiled = backends.in_region(
-            backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph")), fn,
+            backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"),
+                         cap["data"].get("recompile_limit")), fn,
             cap["data"].get("isolate_region"))
         tname = cap["data"].get("thread_name")
 

@@ -172,6 +172,7 @@ static void scenario(const char *script) {
                                       "isolate_regions.py",
                                       "backend_objects.py",
                                       "class_attrs.py",
+                                      "recompile_limit.py",
                                       "train_module.py",
                                       "shape_env_config.py",
                                       "random_and_nested_breaks.py"};
@@ -668,6 +669,24 @@ Test(replay, computed_attributes_of_local_classes) {
         "test_case.<locals>.Holder.y,test_case.<locals>.Holder.limit\n");
     e2e_close(a);
     assert_reproduced("replay", "class_attrs.py");
+}
+
+/* torch.compile(recompile_limit=2) is recorded as such (capture data
+ * recompile_limit) and passed to torch.compile again, so the config
+ * changes when the recording's did (setting config.recompile_limit at the
+ * start instead made the replay differ in config) and the third compile
+ * hits the limit. */
+Test(replay, recompile_limit_of_torch_compile) {
+    scenario("recompile_limit.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_str_eq(e2e_sql_lines(a, NULL,
+                                   "SELECT group_concat(json_extract(data, '$.recompile_limit'))"
+                                   " FROM v_ev WHERE kind = 'capture'"),
+                     "2,2,2\n");
+    cr_assert_str_eq(e2e_sql_lines(a, NULL, "SELECT group_concat(outcome) FROM v_compiles"),
+                     "compiled,compiled,error\n");
+    e2e_close(a);
+    assert_reproduced("replay", "recompile_limit.py");
 }
 
 /* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */
