@@ -115,10 +115,25 @@ class _Capture:
                 kind, value, data = "opaque", {"why": "nested deeper than %d" % _MAX_DEPTH}, None
             else:
                 kind, value, data = self.describe(obj, path)
+        except (_TooBig, RecursionError):
+            raise
+        except Exception as exc:
+            # A value that fails to be read (a tensor inside a torch.func
+            # transform has no storage): opaque, with why, never the end
+            # of capture for the rest of the run.
+            try:
+                msg = str(exc).splitlines()[0] if str(exc) else ""
+            except Exception:
+                msg = ""
+            kind, value, data = "opaque", {"why": ("%s: %s" % (
+                type(exc).__name__, msg))[:200], "failed": True}, None
         finally:
             self.depth -= 1
         if kind == "opaque" and not self.soft:
-            self.opaque.append((path, _type_name(type(obj))))
+            tname = _type_name(type(obj))
+            if isinstance(value, dict) and value.get("failed"):
+                tname += " (%s)" % value["why"]
+            self.opaque.append((path, tname))
         self.rows[n] = (n, kind, _type_name(type(obj)), json.dumps(value), data)
         return n
 
@@ -798,9 +813,10 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
         path, tname = c.opaque[0]
         reason = "%s of type %s" % (path, tname)
     transforms = _functorch_transforms()
-    if reason is None and transforms:
-        # Its tensors are the transform's wrappers; the replay would compile
-        # the frame on plain ones, outside any transform.
+    if transforms:
+        # Its tensors are the transform's wrappers (which a capture may not
+        # read); the replay would compile the frame on plain ones, outside
+        # any transform.
         reason = "compiled inside torch.func's %s: the replay compiles outside any " \
                  "torch.func transform" % " > ".join(transforms)
     c.rows[0] = (0, "frame", "frame", json.dumps(root), None)

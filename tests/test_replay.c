@@ -173,6 +173,7 @@ static void scenario(const char *script) {
                                       "backend_objects.py",
                                       "class_attrs.py",
                                       "recompile_limit.py",
+                                      "grad_then_plain.py",
                                       "train_module.py",
                                       "shape_env_config.py",
                                       "random_and_nested_breaks.py"};
@@ -687,6 +688,31 @@ Test(replay, recompile_limit_of_torch_compile) {
                      "compiled,compiled,error\n");
     e2e_close(a);
     assert_reproduced("replay", "recompile_limit.py");
+}
+
+/* A value the capture cannot read (grad's wrapper tensor has no storage)
+ * is opaque, never an error that ends capture for the rest of the run: the
+ * later compiles are captured and replay (PyTorch's test_input_attr_tracking
+ * replayed 9/20 compiles: one vmap test turned capture off); the frame
+ * inside the transform is named not replayable for the transform. */
+Test(replay, unreadable_values_never_end_capture) {
+    scenario("grad_then_plain.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'capture'"), 3);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'recorder_error'"), 0);
+    cr_assert_str_eq(e2e_meta(a, "hook.capture"), "active");
+    e2e_close(a);
+    E2eProc *r =
+        dynrec((const char *[]){"replay", "--trust", "-o", "replay/r.db", "replay/t.db", NULL});
+    cr_assert_eq(r->status, 3 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(
+        strstr(r->out.data,
+               "reproduced 2/2 compiles; 1 frame not replayable (1 recorded compile):"),
+        "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "inner (grad_then_plain.py:8): compiled inside "
+                                           "torch.func's Grad"),
+                       "%s", r->out.data);
 }
 
 /* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */
