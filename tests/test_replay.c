@@ -174,6 +174,7 @@ static void scenario(const char *script) {
                                       "class_attrs.py",
                                       "recompile_limit.py",
                                       "grad_then_plain.py",
+                                      "test_case_state.py",
                                       "train_module.py",
                                       "shape_env_config.py",
                                       "random_and_nested_breaks.py"};
@@ -713,6 +714,28 @@ Test(replay, unreadable_values_never_end_capture) {
     cr_assert_not_null(strstr(r->out.data, "inner (grad_then_plain.py:8): compiled inside "
                                            "torch.func's Grad"),
                        "%s", r->out.data);
+}
+
+/* A TestCase's private runner state that cannot be captured (unittest's
+ * _outcome reaches sys.stdout; a lock) is left out, and the test method
+ * bound to the object as its own attribute through a wrapper is bound
+ * again: the frame replays (it was "argument 'self'.__dict__['_outcome']...
+ * of type _io.TextIOWrapper"; PyTorch's make_dynamo_test tests in
+ * test_exceptions, 18 compiles, the same). */
+Test(replay, test_case_runner_state_is_left_out) {
+    scenario("test_case_state.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'capture' AND"
+                                " json_extract(data, '$.replayable')"),
+                 1);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values v JOIN v_values k ON"
+                                " k.capture = v.capture AND k.kind = 'str' AND k.value IN"
+                                " ('\"_outcome\"', '\"_lock\"') WHERE v.kind = 'dict' AND"
+                                " EXISTS (SELECT 1 FROM json_each(v.value) p WHERE"
+                                " json_extract(p.value, '$[0]') = k.node)"),
+                 0);
+    e2e_close(a);
+    assert_reproduced("replay", "test_case_state.py");
 }
 
 /* Sources gone and no --trust: exit 77 and nothing ran (no replay trace). */
