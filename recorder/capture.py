@@ -165,6 +165,7 @@ class _Capture:
         pairs = []
         for k, v in list(d.items()):
             mark, opaque, seen = len(self.rows), len(self.opaque), set(self.classes_seen)
+            data_bytes = self.data_bytes
             try:
                 pair = [self.node(k, "name"), self.node(v, "%s[%r]" % (path, k))]
                 ok = len(self.opaque) == opaque
@@ -179,6 +180,7 @@ class _Capture:
             del self.opaque[opaque:]
             self.memo = {i: m for i, m in self.memo.items() if m < mark}
             self.classes_seen = seen
+            self.data_bytes = data_bytes
         self.rows[n] = (n, "dict", "builtins.dict", json.dumps(pairs), None)
         return n
 

@@ -32,6 +32,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import functools
 import inspect
 import itertools
 import json
@@ -51,7 +52,8 @@ from .definitions import (code_name, config_allowed, dataclass_options, definiti
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import KINDS, MAX_CODE, MAX_DEPTH, check_tree, config_of, config_snapshot
+from .value_kinds import (KINDS, MAX_CODE, MAX_DEPTH, check_tree, class_attr_key, config_of,
+                          config_snapshot)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
 _query = _dynrec.source_query
@@ -684,13 +686,9 @@ class _Builder:
         Only on classes the replay made from the stored sources."""
         if not attrs:
             return
-        if not isinstance(attrs, dict):
-            raise self.fail(n, "class attributes are not a dict")
         made = set(_SOURCES.local_classes.values()) if _SOURCES is not None else set()
         for key, c in attrs.items():
-            q, _, name = key.rpartition(".") if isinstance(key, str) else ("", "", "")
-            if not name.isidentifier() or name.startswith("__"):
-                raise self.fail(n, "a class attribute whose name is not a name")
+            q, name = class_attr_key(key)  # checked with the tree
             owner = next((b for b in cls.__mro__ if b in made and b.__qualname__ == q), None)
             if owner is None or name in vars(owner):
                 continue
@@ -698,6 +696,9 @@ class _Builder:
                 value = self.child(n, c)
             except NotReplayable:
                 continue
+            if callable(value) or hasattr(type(value), "__get__"):
+                # Data only, as captured: never a method or a descriptor.
+                raise self.fail(n, "class attribute %s is not data" % key)
             type.__setattr__(owner, name, value)
 
     def child(self, n, c):
@@ -1340,7 +1341,7 @@ class _Backends:
         kw = {}
         if limit is not None:
             # torch.compile(..., recompile_limit=N), as recorded.
-            if "recompile_limit" in inspect.signature(torch.compile).parameters:
+            if _compile_takes_recompile_limit():
                 kw["recompile_limit"] = limit
             else:
                 self.notes.append("torch.compile(recompile_limit=%d) recorded: this torch has "
@@ -1485,6 +1486,12 @@ def _args(code, f_locals):
     return pos, kw
 
 
+@functools.lru_cache(maxsize=None)
+def _compile_takes_recompile_limit():
+    """Whether this torch's torch.compile takes recompile_limit (2.13 on)."""
+    return "recompile_limit" in inspect.signature(torch.compile).parameters
+
+
 _config_skipped = set()
 _config_notes = []
 
@@ -1502,7 +1509,7 @@ def _config(cap, applied, start):
     want = dict(want) if isinstance(want, dict) else {}
     limit = cap["data"].get("recompile_limit")
     if type(limit) is int and want.get("recompile_limit") == str(limit) and (
-            "recompile_limit" in inspect.signature(torch.compile).parameters):
+            _compile_takes_recompile_limit()):
         # torch.compile(..., recompile_limit=N) sets it around the compile.
         del want["recompile_limit"]
     for name in list(applied):

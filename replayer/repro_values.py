@@ -35,7 +35,7 @@ import _dynrec_repro
 
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import MAX_DEPTH, check_tree, children
+from .value_kinds import MAX_DEPTH, check_tree, children, class_attr_key
 
 _query = _dynrec_repro.query
 _blob = _dynrec_repro.blob
@@ -705,13 +705,8 @@ class Writer:
         """The recorded data attributes of the local classes in the MRO
         (capture's class_attrs), which their class bodies made and the
         definitions of those bodies do not: set on that class."""
-        attrs = v.get("class_attrs") or {}
-        if not isinstance(attrs, dict):
-            raise self.tree.fail(n, "class attributes are not a dict")
-        for key, c in attrs.items():
-            q, _, a = key.rpartition(".") if isinstance(key, str) else ("", "", "")
-            if not a.isidentifier() or a.startswith("__") or ".<locals>." not in q:
-                raise self.tree.fail(n, "a class attribute whose name is not a name")
+        for key, c in (v.get("class_attrs") or {}).items():
+            q, a = class_attr_key(key)  # checked with the tree
             if self.tree.rows.get(c, ("opaque",))[0] == "opaque":
                 continue
             self.emit("type.__setattr__(next(b for b in %s.__mro__ if b.__qualname__ == %r), %r,"

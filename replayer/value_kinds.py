@@ -90,6 +90,18 @@ def children(kind, v):
     return out
 
 
+def class_attr_key(key):
+    """(class qualname, attribute name) of a key of an object's class_attrs
+    ("T.test_x.<locals>.Holder.y"), or None for one that is not a class
+    defined inside a function and a plain name (no dunder)."""
+    if not isinstance(key, str):
+        return None
+    q, _, a = key.rpartition(".")
+    if not a.isidentifier() or a.startswith("__") or ".<locals>." not in q:
+        return None
+    return q, a
+
+
 def _form(kind, v):
     """Why the value v is not of its kind's form; None when it is."""
     if kind in SCALARS:
@@ -124,6 +136,10 @@ def _form(kind, v):
                 and _ints(st[1], 1000, 0, 1 << 32) and (st[2] is None or (
                     isinstance(st[2], str) and len(st[2]) < 40))):
             return "random without a state"
+        ca = v.get("class_attrs")
+        if kind in ("object", "module") and ca is not None and not (
+                isinstance(ca, dict) and all(class_attr_key(k) for k in ca)):
+            return "%s with a class attribute that is not a local class's plain name" % kind
     elif kind != "cell":
         return "unknown kind %r" % (kind,)
     return None

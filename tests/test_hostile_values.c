@@ -303,6 +303,32 @@ Test(hostile_values, compiled_wrapper_of_a_string_is_malformed) {
     cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
 }
 
+static E2eProc *repro(const char *trace);
+
+/* 4d. An object's class_attrs naming a dunder (__init_subclass__) or a
+ * class that is not local to a function: malformed for replay and repro
+ * alike (the one check of the tree), nothing set on any class. */
+Test(hostile_values, class_attribute_that_is_not_a_local_plain_name_is_malformed) {
+    static const char *const keys[] = {"T.f.<locals>.C.__init_subclass__", "Module.y"};
+    for (int i = 0; i < 2; i++) {
+        char *t = hostile(e2e_fmt("cattr%d.db", i),
+                          "UPDATE value_nodes SET value = json_set(value, '$.class_attrs',"
+                          " json_object(%Q, " NODE("kind_id = " STR("str")) "))"
+                          " WHERE kind_id = " STR("object") ";",
+                          keys[i]);
+        E2eProc *r = replay(t);
+        cr_assert_eq(r->status, 65 << 8, "%s: exit %s:\n%s%s", keys[i],
+                     e2e_status_text(r->status), r->out.data, r->err.data);
+        cr_assert_not_null(strstr(r->err.data, "not a local class's plain name"), "%s",
+                           r->err.data);
+        cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+        E2eProc *x = repro(t);
+        cr_assert_eq(x->status, 65 << 8, "repro %s: exit %s:\n%s%s", keys[i],
+                     e2e_status_text(x->status), x->out.data, x->err.data);
+        cr_assert_null(strstr(x->err.data, "Traceback"), "%s", x->err.data);
+    }
+}
+
 static E2eProc *repro(const char *trace) {
     return sh(e2e_fmt("cd '%s' && '%s' repro '%s' -o x.py", e2e_dir, e2e_bin, trace));
 }
