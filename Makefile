@@ -63,7 +63,7 @@ HEADERS      := $(wildcard cli/*.h common/*.h schema/*.h recorder/*.h viewer/*.h
 # Never with $(SAN): the venv's python is not instrumented.
 EXT_SUFFIX = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 PKG        := $(BUILD)/pkg/dynrec
-INPROC_SRC := recorder/inproc.c recorder/session.c recorder/writer.c recorder/hook.c recorder/around.c \
+INPROC_SRC := recorder/inproc.c recorder/session.c recorder/writer.c recorder/hook.c recorder/around.c recorder/pycompat.c \
               recorder/embed.c \
               $(SCHEMA_SRC)
 PKG_FILES  := $(wildcard python/dynrec/*.py python/dynrec/*.pyi) python/dynrec/py.typed

@@ -19,14 +19,23 @@
  * (KeyboardInterrupt from a Ctrl-C that landed in them, SystemExit) is the
  * program's and goes on as it would have.  An around object
  * is a method descriptor like a function, so it can replace a method on a
- * class (CatchErrorsWrapper.__call__) and get the instance as first argument. */
+ * class (CatchErrorsWrapper.__call__) and get the instance as first argument.
+ *
+ * before and after run with the cyclic collector held (pycompat.h): what
+ * they allocate does not move the program's collections; with held=True
+ * orig too (torch's trace_structured, which builds its records only
+ * because dynrec listens).  held(fn, *args) is the same for the adapter's
+ * other entry points (the structured-trace handler). */
 #include "around.h"
 
 #include <stddef.h>
 
+#include "pycompat.h"
+
 typedef struct {
     PyObject_HEAD PyObject *orig, *before, *after; /* before and after may be Py_None */
     PyObject *dict; /* __dict__, for attributes such as __wrapped__ */
+    int held;       /* orig itself runs with the collector held */
 } Around;
 
 static PyObject *around_call(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -35,14 +44,25 @@ static PyObject *around_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     int call_after = a->after != Py_None;
     if (a->before != Py_None) {
         Py_DECREF(state);
+        DrGcHold gc;
+        dr_py_gc_hold(&gc);
         state = PyObject_Call(a->before, args, kwargs);
+        dr_py_gc_release(&gc);
         if (!state) {
             if (!PyErr_ExceptionMatches(PyExc_Exception)) return NULL;
             PyErr_Clear();
         }
         if (!state || state == Py_None) call_after = 0;
     }
-    PyObject *res = PyObject_Call(a->orig, args, kwargs);
+    PyObject *res;
+    if (a->held) {
+        DrGcHold gc;
+        dr_py_gc_hold(&gc);
+        res = PyObject_Call(a->orig, args, kwargs);
+        dr_py_gc_release(&gc);
+    } else {
+        res = PyObject_Call(a->orig, args, kwargs);
+    }
     if (call_after) {
         PyObject *et = NULL, *ev = NULL, *tb = NULL;
         if (!res) {
@@ -50,8 +70,11 @@ static PyObject *around_call(PyObject *self, PyObject *args, PyObject *kwargs) {
             PyErr_NormalizeException(&et, &ev, &tb);
             if (ev && tb) PyException_SetTraceback(ev, tb);
         }
+        DrGcHold gc;
+        dr_py_gc_hold(&gc);
         PyObject *r = PyObject_CallFunctionObjArgs(a->after, state, res ? res : Py_None,
                                                    ev ? ev : Py_None, NULL);
+        dr_py_gc_release(&gc);
         if (!r && !PyErr_ExceptionMatches(PyExc_Exception)) {
             /* An interrupt in the adapter: the program's, over the result. */
             Py_XDECREF(et), Py_XDECREF(ev), Py_XDECREF(tb);
@@ -99,9 +122,11 @@ static void around_dealloc(PyObject *self) {
 }
 
 static PyObject *around_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"orig", "before", "after", NULL};
+    static char *kw[] = {"orig", "before", "after", "held", NULL};
     PyObject *orig, *before = Py_None, *after = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:around", kw, &orig, &before, &after))
+    int held = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOp:around", kw, &orig, &before, &after,
+                                     &held))
         return NULL;
     if (!PyCallable_Check(orig) || (before != Py_None && !PyCallable_Check(before)) ||
         (after != Py_None && !PyCallable_Check(after))) {
@@ -113,6 +138,7 @@ static PyObject *around_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     a->orig = Py_NewRef(orig);
     a->before = Py_NewRef(before);
     a->after = Py_NewRef(after);
+    a->held = held;
     a->dict = PyDict_New();
     if (!a->dict || PyDict_SetItemString(a->dict, "__wrapped__", orig) < 0) {
         Py_DECREF(a);
@@ -122,9 +148,9 @@ static PyObject *around_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 }
 
 PyDoc_STRVAR(around_doc,
-             "around(orig, before=None, after=None): calls orig with no frame of its own; "
-             "before(*args, **kwargs) first (None: no after), then "
-             "after(state, result, exc).");
+             "around(orig, before=None, after=None, held=False): calls orig with no frame of "
+             "its own; before(*args, **kwargs) first (None: no after), then "
+             "after(state, result, exc); held: orig too runs with the collector held.");
 
 static PyTypeObject around_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_dynrec.around",
@@ -140,7 +166,30 @@ static PyTypeObject around_type = {
     .tp_dictoffset = offsetof(Around, dict),
 };
 
+/* held(fn, *args): fn(*args) with the collector held.  Ownership: a new
+ * reference, or NULL with fn's exception. */
+static PyObject *m_held(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "held(fn, *args) takes a callable");
+        return NULL;
+    }
+    DrGcHold gc;
+    dr_py_gc_hold(&gc);
+    PyObject *r = PyObject_Vectorcall(args[0], args + 1, (size_t)(nargs - 1), NULL);
+    dr_py_gc_release(&gc);
+    return r;
+}
+
+static PyMethodDef held_def = {"held", (PyCFunction)(void (*)(void))m_held, METH_FASTCALL,
+                               "held(fn, *args): fn(*args) with the cyclic collector held."};
+
 int dr_around_add(PyObject *mod) {
+    PyObject *held = PyCFunction_NewEx(&held_def, NULL, NULL);
+    if (!held || PyModule_AddObject(mod, "held", held) < 0) {
+        Py_XDECREF(held);
+        return -1;
+    }
     if (PyType_Ready(&around_type) < 0) return -1;
     Py_INCREF(&around_type);
     if (PyModule_AddObject(mod, "around", (PyObject *)&around_type) < 0) {

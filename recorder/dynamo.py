@@ -68,6 +68,8 @@ _hooks = {}
 # traceback while it runs.  before(*args, **kwargs) returns the state that
 # after(state, result, exc) gets, or None for no after.
 _around = _dynrec.around
+# held(fn, *args): fn with the collector held, as around's before and after.
+_held = _dynrec.held
 # The script's own text is already stored (role "script") by the runner.
 _stored_files = {os.path.realpath(sys.argv[0])} if sys.argv and sys.argv[0] else set()
 # id -> compiled code object, weakly: a strong reference here would keep
@@ -731,8 +733,10 @@ class TraceHandler(logging.Handler):
         self.version = None  # None: not yet; True: the torch_version artifact is in
 
     def emit(self, record):
-        if not self.on:
-            return
+        if self.on:
+            _held(self._emit, record)
+
+    def _emit(self, record):
         self._record(record)
         if self.version is None:
             self._torch_version()
@@ -825,6 +829,32 @@ def attach_trace_handler():
                 log.handlers.insert(0, _trace_handler)
 
 
+def hold_structured_trace():
+    """torch builds each structured-trace record (its metadata, a graph's
+    text, a stack) only when the torch.__trace logger has a handler: with
+    dynrec's attached, that is the recorder's work done inside torch's
+    trace_structured.  It runs with the collector held (around.c), so its
+    allocations do not bring the program's collections forward: a full
+    collection on a process holding a model costs ~140 ms, and on a
+    program near that threshold the records alone added one
+    (bench/gc_clock.sh).  Set in torch._logging, where modules imported
+    later bind it, and in every loaded torch module that bound it already."""
+    internal = sys.modules.get("torch._logging._internal")
+    orig = getattr(internal, "trace_structured", None)
+    if orig is None:
+        _hooks["trace_structured"] = "missing: torch._logging._internal.trace_structured"
+        return
+    if isinstance(orig, _around):
+        return
+    held = _around(orig, None, None, held=True)
+    internal.trace_structured = held
+    for name, module in list(sys.modules.items()):
+        if (module is not None and name.startswith("torch")
+                and getattr(module, "trace_structured", None) is orig):
+            module.trace_structured = held
+    _hooks["trace_structured"] = "active"
+
+
 def _wrap_guard_code(orig):
     """CheckFunctionManager.__init__: tells the guard events their frame."""
 
@@ -887,6 +917,10 @@ def install():
     hook("transform_code_object", _cf, "transform_code_object", _wrap_transform_code_object)
     hook("fail_and_restart_analysis", _sc.SpeculationEntry, "fail_and_restart_analysis",
          _wrap_fail_and_restart)
+    try:
+        hold_structured_trace()
+    except Exception as exc:
+        _hooks["trace_structured"] = "failed: %s" % exc
     try:
         attach_trace_handler()
         _hooks["structured_trace"] = "active"

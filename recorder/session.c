@@ -6,6 +6,7 @@
 #include <Python.h>
 
 #include "session.h"
+#include "pycompat.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -379,11 +380,14 @@ static void load_dynamo_adapter(void) {
     PyErr_Fetch(&et, &ev, &tb);
     /* dynamo.py, then the parts it calls into (embed.h), then its install(). */
     static const char *const parts[] = {"value_kinds", "dynamo", "dynamo_spec", "capture"};
+    DrGcHold gc;
+    dr_py_gc_hold_keep(&gc);
     PyObject *mod = PyImport_ImportModule("_dynrec"), *dynamo = NULL, *res = NULL;
     if (mod && dr_embed_modules(mod, parts, sizeof parts / sizeof *parts) == 0 &&
         (dynamo = PyObject_GetAttrString(mod, "dynamo")))
         res = PyObject_CallMethod(dynamo, "install", NULL);
     if (!res) record_python_error("dynamo adapter", "hook.dynamo_adapter");
+    dr_py_gc_release_keep(&gc);
     Py_XDECREF(res);
     Py_XDECREF(dynamo);
     Py_XDECREF(mod);
@@ -709,8 +713,11 @@ void dr_session_run_adapter(void) {
         goto done;
     }
     ran = 1;
-    if (dr_embed_exec("adapter", PyModule_GetDict(mod)) < 0) goto error;
-    res = PyObject_CallMethod(mod, "install", NULL); /* adapter.py's entry point */
+    DrGcHold gc;
+    dr_py_gc_hold_keep(&gc);
+    if (dr_embed_exec("adapter", PyModule_GetDict(mod)) == 0)
+        res = PyObject_CallMethod(mod, "install", NULL); /* adapter.py's entry point */
+    dr_py_gc_release_keep(&gc);
     if (!res) goto error;
     goto done;
 error:

@@ -14,7 +14,11 @@
  *   ignored in ...ExactWeakKeyDictionary..." at exit (run this suite with
  *   DYNREC_PYTHON of a torch 2.14 venv to check that);
  * - inductor's generated code, in its cache directory, is library code for
- *   `dynrec show`, not "the script's own code".
+ *   `dynrec show`, not "the script's own code";
+ * - the cyclic collector runs as often as under python: what the recorder
+ *   allocates for each compile (and torch's structured-trace records it
+ *   asks for) once brought a full collection of a whole model's objects
+ *   forward, the largest part of a recording's cost.
  *
  * Uses e2e_util.c's fixture (DYNREC_BIN, DYNREC_PYTHON). */
 #include <criterion/criterion.h>
@@ -61,6 +65,14 @@ Test(identical, compiled_modules_exit_like_python) {
         e2e_same_as_python((const char *[]){"compile_module.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "compile_module.py");
     cr_assert_null(strstr(dr->err.data, "Exception ignored"), "stderr: %s", dr->err.data);
+}
+
+Test(identical, collector_runs_as_often_as_under_python) {
+    e2e_copy_script("gc_schedule.py");
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"gc_schedule.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(dr, 0, "gc_schedule.py");
+    cr_assert_not_null(strstr(dr->out.data, "collections by generation ["), "%s", dr->out.data);
 }
 
 Test(identical, inductor_generated_code_is_library_code) {
