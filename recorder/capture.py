@@ -35,7 +35,7 @@ import torch
 import _dynrec
 
 from . import dynamo as _dynamo
-from .dynamo import Guarded, _config_snapshot, _hooks, _qualname, code_digest, emit, store_source
+from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
 from .value_kinds import MAX_DEPTH
 
 _cap_guard = Guarded("capture")
@@ -797,16 +797,17 @@ def _is_registered(name):
         return False
 
 
-def _config_now():
+def _config_now(now):
+    """The config in force (now: dynamo.py's snapshot for this compile, None
+    if it could not be taken) where it differs from the start's."""
     start = getattr(_dynrec, "config_start_snapshot", None) or {}  # adapter.py
-    try:
-        now = _config_snapshot()
-    except Exception:
+    if now is None:
         return {}
     return {k: v for k, v in now.items() if start.get(k) != v}
 
 
-def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, export, cid):
+def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, export, cid,
+                  config=None):
     """Stores the inputs of the frame about to be compiled (see the top)."""
     _capture_count[0] += 1
     no = _capture_count[0]
@@ -871,7 +872,7 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
     user = _user_code(code)
     data = {"replayable": reason is None, "nodes": len(c.rows), "data_bytes": c.data_bytes,
             "backend": _backend(compiler_fn), "fullgraph": bool(one_graph),
-            "config": _config_now(), "user_code": user, "global_state": _global_state(),
+            "config": _config_now(config), "user_code": user, "global_state": _global_state(),
             "thread_name": threading.current_thread().name,
             # How the locals are passed, for a repro of a library's frame
             # (whose source the trace does not hold).

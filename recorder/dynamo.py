@@ -80,6 +80,7 @@ _stored_files = {os.path.realpath(sys.argv[0])} if sys.argv and sys.argv[0] else
 _linked_codes = weakref.WeakValueDictionary()
 _torch_dir = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
 _stdlib_dir = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
+_library_dirs = (_torch_dir, _stdlib_dir)
 
 
 # ---- canonical keys --------------------------------------------------------
@@ -115,12 +116,18 @@ def attempt_now():
     return tid.attempt if tid is not None else 0
 
 
+# json.dumps(obj, default=repr, sort_keys=True), with one encoder for the
+# run instead of one built per call (a record of the structured trace
+# writes its metadata with it).
+_dumps = json.JSONEncoder(default=repr, sort_keys=True).encode
+
+
 def emit(kind, *, code=None, code2=None, cid=None, num=0, text=None, data=None,
          payload=None, key=None, data_json=None):
     """key False: no stored key (the reader derives it, see v_canonical);
     data_json: data already written as JSON (sorted keys), instead of data."""
     if data is not None:
-        data_json = json.dumps(data, default=repr, sort_keys=True)
+        data_json = _dumps(data)
     _event(kind, code, code2, compile_key(cid), int(num), text, data_json, payload,
            None if key is False else key if key is not None else kind)
 
@@ -149,7 +156,18 @@ def is_library(filename):
     /tmp/torchinductor_<user> by default): the one rule, schema/ident.h."""
     if not filename or filename.startswith("<"):
         return True
-    return _is_library(os.path.realpath(filename), (_torch_dir, _stdlib_dir, _inductor_dir()))
+    lib = _library_names.get(filename)
+    if lib is None:
+        lib = _library_names[filename] = _is_library(
+            os.path.realpath(filename), (_torch_dir, _stdlib_dir, _inductor_dir()))
+    return lib
+
+
+# File name -> is_library, and the names store_source has handled with a
+# file on disk: realpath costs a stat per path component, and Dynamo and
+# its stacks name the same few files hundreds of times in a run.
+_library_names = {}
+_source_names = set()
 
 
 def _callable_name(obj):
@@ -205,7 +223,12 @@ def store_source(filename):
     """Stores the text of a user file Dynamo traced, once.  Code with no file
     on disk (an IPython or Jupyter cell, exec'd text that registered itself
     with linecache) is stored as linecache has it, under its own name."""
-    if not filename:
+    if not filename or filename in _source_names:
+        return
+    if filename.startswith(_library_dirs):
+        # Already under torch's or the standard library's real directory:
+        # library code by the one rule (schema/ident.h), never stored.
+        _source_names.add(filename)
         return
     if filename.startswith("<") or not os.path.exists(filename):
         if filename in _stored_files:
@@ -216,6 +239,7 @@ def store_source(filename):
             text = "".join(lines[2])
             _dynrec.file(filename, "source", text.encode("utf-8", "surrogateescape"))
         return
+    _source_names.add(filename)
     filename = os.path.realpath(filename)
     if filename in _stored_files or is_library(filename):
         return
@@ -388,7 +412,7 @@ def _record_compile(code, cid, cache_entries, result, exc, t0):
     emit("compile", code=code, cid=cid, num=graphs, text=reason, data=data,
          key="compile %s %s %s graphs=%d recompile=%d attempts=%d" % (
              cid, _qualname(code), outcome, graphs, recompile, data["attempts"]))
-    config_changes(cid)
+    config_changes(cid, st.get("config"))
 
 
 _name_guard = Guarded("frame_name")
@@ -420,15 +444,19 @@ def _wrap_compile(orig):
         cid = kwargs.get("compile_id")
         cid = str(cid) if cid is not None else None
         cache_entries = kwargs.get("cache_entries", args[10] if len(args) > 10 else None)
+        # The config this compile runs under: one snapshot, for the capture
+        # and for the config event after it (Dynamo's own patches are undone
+        # by then).
+        config = _config_now()
         if _capture._cap_guard.on and len(args) >= 6:
             # dynrec replay: the frame's inputs, before tracing changes anything.
             export = args[6] if len(args) > 6 else kwargs.get("export")
             _capture._cap_guard(_capture.capture_frame, code, args[0], args[1], args[3], args[4],
-                                args[5], export, cid)
+                                args[5], export, cid, config)
         if _dist_unseen:
             _dist_meta()
         t0 = _now()
-        st = {"graphs": 0, "attempts": 0}
+        st = {"graphs": 0, "attempts": 0, "config": config}
         if len(args) >= 4:
             st["display"] = _name_guard(frame_display, code, args[1], args[3])
         _tls.__dict__.setdefault("compiles", {})[cid] = st
@@ -661,11 +689,19 @@ def _config_snapshot():
     return _dynrec.config_snapshot()  # adapter.py
 
 
-def config_changes(cid):
-    global _config_last
+def _config_now():
+    """The config snapshot now, or None if it cannot be taken."""
     try:
-        now = _config_snapshot()
+        return _config_snapshot()
     except Exception:
+        return None
+
+
+def config_changes(cid, now):
+    """A config event for what changed since the last one (now: the
+    snapshot the compile cid ran under, None: not taken)."""
+    global _config_last
+    if now is None:
         return
     changed = {k: v for k, v in now.items() if _config_last.get(k) != v}
     if changed:
@@ -790,10 +826,10 @@ class TraceHandler(logging.Handler):
                 _guards_from_trace(cid, payload)
             # Large metadata (compilation_metrics carries ~40 KB) goes into the
             # compressed blob, as its first line, instead of the strings table.
-            mdj = json.dumps(md, default=repr, sort_keys=True)
+            mdj = _dumps(md)
             if len(mdj) > 128:
                 payload = mdj + "\n" + (payload or "")
-                mdj = json.dumps({"metadata_in_blob": True, "name": name}, sort_keys=True)
+                mdj = _dumps({"metadata_in_blob": True, "name": name})
             emit("trace", cid=cid, num=md.get("attempt", 0) or 0, text=name,
                  data_json=mdj, payload=payload,
                  key="trace %s %s" % (name, cid))
@@ -939,6 +975,7 @@ def begin_session():
     global _stored_files, _config_last, _dist_unseen
     _dist_unseen = True
     _stored_files = {os.path.realpath(sys.argv[0])} if sys.argv and sys.argv[0] else set()
+    _source_names.clear()
     _capture.begin_session()
     try:
         _config_last = _config_snapshot()
