@@ -132,9 +132,21 @@ $(BUILD)/train_dict: tools/train_dict.c $(SCHEMA_SRC)
 	@mkdir -p $(BUILD)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
+# The dynrec binary links SQLite, zstd, libseccomp and ncurses statically
+# where their archives are installed (Debian's -dev packages ship them):
+# every library the program loads later (torch's, a user's extension) looks
+# each of its symbols up in the executable's libraries first, so shared
+# ones would cost a recording ~20M instructions of symbol lookups while
+# torch loads, and would bind a user's extension to dynrec's copy of zstd
+# or SQLite.  Without the archives, the shared libraries.
+static_a = $(filter /%,$(shell $(CC) -print-file-name=lib$(1).a 2>/dev/null))
+STATIC_LIBS := -Wl,-Bstatic -lsqlite3 -lzstd -lseccomp -lncursesw -ltinfo -Wl,-Bdynamic -lpthread -lm -ldl
+DYNREC_LIBS = $(if $(and $(call static_a,sqlite3),$(call static_a,zstd),$(call static_a,seccomp),$(call static_a,ncursesw),$(call static_a,tinfo)),\
+              $(STATIC_LIBS),$(LIBS) $(VIEW_LIBS))
+
 $(BUILD)/dynrec: $(DYNREC_SRC) $(HEADERS)
 	@mkdir -p $(BUILD)
-	$(CC) $(ALL_CFLAGS) $(PY_CFLAGS) -o $@ $(DYNREC_SRC) $(PY_LDFLAGS) $(LIBS) $(VIEW_LIBS)
+	$(CC) $(ALL_CFLAGS) $(PY_CFLAGS) -o $@ $(DYNREC_SRC) $(PY_LDFLAGS) $(DYNREC_LIBS)
 
 pkg: $(PKG)/_dynrec$(EXT_SUFFIX) $(PKG)/_bin/dynrec $(addprefix $(PKG)/,$(notdir $(PKG_FILES)))
 
