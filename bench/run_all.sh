@@ -1,6 +1,7 @@
 #!/bin/sh
 # run_all.sh -- every dynrec benchmark, as `make bench` runs them.
 #   frame_hook.sh   the PEP 523 hook's cost per Python call, dynrec run vs python
+#   gc_clock.sh     whether recording moves the program's garbage collections
 #   writer_bench    the recorder's cost per event and bytes per event
 #   dict_bench      whether a trained zstd dictionary pays off for our payloads
 #   open_bench.sh   opening a 1M-event trace, and dynrec show on it
@@ -15,6 +16,7 @@ mkdir -p bench/out
 bench/frame_hook.sh
 bench/frame_hook_callgrind.sh
 bench/dynamo_bench.sh
+bench/gc_clock.sh
 "$BUILD/writer_bench" 1000000 bench/out
 bench/open_bench.sh
 bench/size_bench.sh
