@@ -39,7 +39,10 @@ int dr_py_unhandled_keyboard_interrupt(void) {
  * generation's count is put back afterwards: the program's collections
  * come when they would have without dynrec.  The count is a field of the
  * interpreter's collector state, Include/internal/pycore_gc.h, the same
- * from 3.10 to 3.13 (3.14 replaces it: support stops there). */
+ * from 3.10 to 3.13 (3.14 replaces it: support stops there).  Collection
+ * is off for the interpreter, not the thread: where the held work lets the
+ * GIL go (reading a source file), another thread sees gc.isenabled()
+ * False for that moment, and what it allocates then is not counted. */
 void dr_py_gc_hold(DrGcHold *h) {
     PyInterpreterState *is = PyInterpreterState_Get();
     h->count = is->gc.generations[0].count;
