@@ -38,31 +38,31 @@ typedef struct {
     int held;       /* orig itself runs with the collector held */
 } Around;
 
+/* fn(*args, **kwargs) with the collector held.  Ownership: a new reference,
+ * or NULL with fn's exception. */
+static PyObject *call_held(PyObject *fn, PyObject *args, PyObject *kwargs) {
+    DrGcHold gc;
+    dr_py_gc_hold(&gc);
+    PyObject *r = PyObject_Call(fn, args, kwargs);
+    dr_py_gc_release(&gc);
+    return r;
+}
+
 static PyObject *around_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     Around *a = (Around *)self;
     PyObject *state = Py_NewRef(Py_None);
     int call_after = a->after != Py_None;
     if (a->before != Py_None) {
         Py_DECREF(state);
-        DrGcHold gc;
-        dr_py_gc_hold(&gc);
-        state = PyObject_Call(a->before, args, kwargs);
-        dr_py_gc_release(&gc);
+        state = call_held(a->before, args, kwargs);
         if (!state) {
             if (!PyErr_ExceptionMatches(PyExc_Exception)) return NULL;
             PyErr_Clear();
         }
         if (!state || state == Py_None) call_after = 0;
     }
-    PyObject *res;
-    if (a->held) {
-        DrGcHold gc;
-        dr_py_gc_hold(&gc);
-        res = PyObject_Call(a->orig, args, kwargs);
-        dr_py_gc_release(&gc);
-    } else {
-        res = PyObject_Call(a->orig, args, kwargs);
-    }
+    PyObject *res =
+        a->held ? call_held(a->orig, args, kwargs) : PyObject_Call(a->orig, args, kwargs);
     if (call_after) {
         PyObject *et = NULL, *ev = NULL, *tb = NULL;
         if (!res) {
