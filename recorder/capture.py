@@ -73,6 +73,23 @@ def _type_name(t):
     return "%s.%s" % (mod, getattr(t, "__qualname__", getattr(t, "__name__", "?")))
 
 
+def module_attr(module, name, default=None):
+    """What module holds under name, read from its __dict__ and from the
+    dicts of a class's MRO: no module __getattr__ (PEP 562) and no
+    descriptor runs.  A lazy module's __getattr__ imports or builds what
+    is asked for (torch.utils.mkldnn compiles TorchScript classes and warns,
+    transformers' _LazyModule imports a model), which the program never
+    asked for: the recorder reads modules and classes only through here."""
+    if isinstance(module, type):
+        for k in module.__mro__:
+            d = k.__dict__
+            if name in d:
+                return d[name]
+        return default
+    d = getattr(module, "__dict__", None) if isinstance(module, types.ModuleType) else None
+    return d.get(name, default) if isinstance(d, dict) else default
+
+
 def _resolves(module, qualname, obj):
     """module.qualname names obj (looked up without importing anything)."""
     m = sys.modules.get(module) if isinstance(module, str) else None
@@ -80,7 +97,7 @@ def _resolves(module, qualname, obj):
         return False
     cur = m
     for part in qualname.split("."):
-        cur = getattr(cur, part, None)
+        cur = module_attr(cur, part)
         if cur is None:
             return False
     return cur is obj
@@ -395,7 +412,7 @@ class _Capture:
         (a torch._dynamo.disable wrapper is a function or a module)."""
         if isinstance(obj, torch.nn.Module):
             eval_frame = sys.modules.get("torch._dynamo.eval_frame")
-            if eval_frame is None or type(obj) is not getattr(eval_frame, "OptimizedModule", None):
+            if eval_frame is None or type(obj) is not module_attr(eval_frame, "OptimizedModule"):
                 return None
             orig, ctx, attr = obj.__dict__.get("_modules", {}).get("_orig_mod"), getattr(
                 obj, "dynamo_ctx", None), "._orig_mod"
@@ -439,7 +456,7 @@ class _Capture:
             cands.append(g)
         for mod, name in cands:
             m = sys.modules.get(mod)
-            if m is not None and getattr(m, name, None) is obj:
+            if m is not None and module_attr(m, name) is obj:
                 return {"module": mod, "name": name}
         return None
 
@@ -590,7 +607,7 @@ def _module_reach(g):
 
 def _user_module(name):
     """A module of the user's files (the script, a stored source)."""
-    f = getattr(sys.modules.get(name), "__file__", None)
+    f = module_attr(sys.modules.get(name), "__file__")
     return name == "__main__" or (isinstance(f, str) and
                                   os.path.realpath(f) in _dynamo._stored_files)
 

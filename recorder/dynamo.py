@@ -886,7 +886,7 @@ def hold_structured_trace():
     internal.trace_structured = held
     for name, module in list(sys.modules.items()):
         if (module is not None and name.startswith("torch")
-                and getattr(module, "trace_structured", None) is orig):
+                and _capture.module_attr(module, "trace_structured") is orig):
             module.trace_structured = held
     _hooks["trace_structured"] = "active"
 

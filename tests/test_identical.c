@@ -15,6 +15,10 @@
  *   DYNREC_PYTHON of a torch 2.14 venv to check that);
  * - inductor's generated code, in its cache directory, is library code for
  *   `dynrec show`, not "the script's own code";
+ * - a module with a module-level __getattr__ is never asked for a name the
+ *   program did not ask for (torch 2.14's torch.utils.mkldnn compiled
+ *   TorchScript classes and printed a FutureWarning when the recorder looked
+ *   for trace_structured in it);
  * - the cyclic collector runs as often as under python: what the recorder
  *   allocates for each compile (and torch's structured-trace records it
  *   asks for) once brought a full collection of a whole model's objects
@@ -73,6 +77,14 @@ Test(identical, collector_runs_as_often_as_under_python) {
         e2e_same_as_python((const char *[]){"gc_schedule.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
     e2e_assert_exit(dr, 0, "gc_schedule.py");
     cr_assert_not_null(strstr(dr->out.data, "collections by generation ["), "%s", dr->out.data);
+}
+
+Test(identical, lazy_modules_are_not_asked_for_names) {
+    e2e_copy_script("lazy_modules.py");
+    E2eProc *dr =
+        e2e_same_as_python((const char *[]){"lazy_modules.py", NULL}, NULL, E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(dr, 0, "lazy_modules.py");
+    cr_assert_not_null(strstr(dr->out.data, "lazy module lookups: []"), "%s", dr->out.data);
 }
 
 Test(identical, inductor_generated_code_is_library_code) {
