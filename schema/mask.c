@@ -200,6 +200,42 @@ static int check_obj_id_arg(const char *s, size_t i, size_t n, size_t *at, size_
     return 1;
 }
 
+/* Where `___dict_version(...)` at s[i] (its '(') is compared with a number
+ * (`___dict_version(G['x'].__dict__) == 843944`), that number's [*at,
+ * *end); 0 when it is not.  Dict versions come from a process-wide
+ * counter that every dict change moves, so the number is any run's own. */
+static int dict_version_arg(const char *s, size_t i, size_t n, size_t *at, size_t *end) {
+    size_t k;
+    int depth = 0;
+    char quote = 0;
+    for (k = i; k < n; k++) {
+        char c = s[k];
+        if (quote) {
+            if (c == '\\') k++;
+            else if (c == quote) quote = 0;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == '(' || c == '[' || c == '{') {
+            depth++;
+        } else if (c == ')' || c == ']' || c == '}') {
+            if (--depth == 0) break;
+        } else if (c == '\n') {
+            return 0;
+        }
+    }
+    if (k >= n) return 0;
+    size_t a = k + 1;
+    while (a < n && s[a] == ' ') a++;
+    if (a + 2 > n || s[a] != '=' || s[a + 1] != '=') return 0;
+    a += 2;
+    while (a < n && s[a] == ' ') a++;
+    size_t d = digits(s, a, n);
+    if (d == a || (d < n && is_word((unsigned char)s[d]))) return 0;
+    *at = a;
+    *end = d;
+    return 1;
+}
+
 /* How many of the first n bytes of s are c. */
 static size_t strspn_n(const char *s, size_t n, char c) {
     size_t k = 0;
@@ -233,7 +269,8 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
         int boundary = i == 0 || !is_word((unsigned char)s[i - 1]);
         size_t rank_end;
         if (i == id_at) {
-            /* The object id checked by ___check_obj_id, however short. */
+            /* The object id checked by ___check_obj_id, or the dict
+             * version ___dict_version is compared with, however short. */
             put_str(&o, "#");
             i = id_end;
         } else if ((i == 0 || s[i - 1] == '\n') && (j = log_prefix(s, i, n, &rank_end)) > i) {
@@ -313,6 +350,9 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
             if (j - i == 15 && memcmp(s + i, "___check_obj_id", 15) == 0 && j < n && s[j] == '(' &&
                 (id_at == SIZE_MAX || id_at < i))
                 check_obj_id_arg(s, j, n, &id_at, &id_end);
+            if (j - i == 15 && memcmp(s + i, "___dict_version", 15) == 0 && j < n && s[j] == '(' &&
+                (id_at == SIZE_MAX || id_at < i))
+                dict_version_arg(s, j, n, &id_at, &id_end);
             /* Names Dynamo makes with its process-wide counter (unique_id:
              * "__builtins_dict___38", "__resume_at_30_2", "__compiled_fn_5_"
              * and a uuid): the counter moves with every compile before, so

@@ -60,6 +60,11 @@ static const struct {
     {"ID_MATCH: ___check_obj_id(L['self'].f, 9404416)",
      "ID_MATCH: ___check_obj_id(L['self'].f, #)"},
     {"___check_obj_id(L['a'][(1, 2)], 77) and x", "___check_obj_id(L['a'][(1, 2)], #) and x"},
+    /* the number ___dict_version is compared with, a process-wide counter */
+    {"DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == 843944",
+     "DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == #"},
+    {"___dict_version(G['d'][(1, ')')]) == 7 and y", "___dict_version(G['d'][(1, ')')]) == # and y"},
+    {"___dict_version(G['d']) == 7x", "___dict_version(G['d']) == 7x"},
     /* object reprs */
     {"backend=<torch._dynamo.testing.CompileCounter object at 0x7f12ab34cd50>",
      "backend=<torch._dynamo.testing.CompileCounter object>"},
