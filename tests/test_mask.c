@@ -63,7 +63,8 @@ static const struct {
     /* the number ___dict_version is compared with, a process-wide counter */
     {"DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == 843944",
      "DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == #"},
-    {"___dict_version(G['d'][(1, ')')]) == 7 and y", "___dict_version(G['d'][(1, ')')]) == # and y"},
+    {"___dict_version(G['d'][(1, ')')]) == 7 and y",
+     "___dict_version(G['d'][(1, ')')]) == # and y"},
     {"___dict_version(G['d']) == 7x", "___dict_version(G['d']) == 7x"},
     /* object reprs */
     {"backend=<torch._dynamo.testing.CompileCounter object at 0x7f12ab34cd50>",
