@@ -164,12 +164,14 @@ static size_t log_prefix(const char *s, size_t i, size_t n, size_t *rank_end) {
     return e + 1;
 }
 
-/* Where `___check_obj_id(...)` at s[i] (its '(') ends with a decimal id
- * argument, that argument's [*at, *end); 0 when it does not. */
-static int check_obj_id_arg(const char *s, size_t i, size_t n, size_t *at, size_t *end) {
-    size_t comma = 0, k;
+/* The end of the bracketed call arguments that open at s[i] (its '('):
+ * the index of the matching ')', with *comma the last ',' at their own
+ * depth (0 when none); n when they do not close on this line. */
+static size_t call_end(const char *s, size_t i, size_t n, size_t *comma) {
+    size_t k;
     int depth = 0;
     char quote = 0;
+    *comma = 0;
     for (k = i; k < n; k++) {
         char c = s[k];
         if (quote) {
@@ -180,13 +182,20 @@ static int check_obj_id_arg(const char *s, size_t i, size_t n, size_t *at, size_
         } else if (c == '(' || c == '[' || c == '{') {
             depth++;
         } else if (c == ')' || c == ']' || c == '}') {
-            if (--depth == 0) break;
+            if (--depth == 0) return k;
         } else if (c == ',' && depth == 1) {
-            comma = k;
+            *comma = k;
         } else if (c == '\n') {
-            return 0;
+            return n;
         }
     }
+    return n;
+}
+
+/* Where `___check_obj_id(...)` at s[i] (its '(') ends with a decimal id
+ * argument, that argument's [*at, *end); 0 when it does not. */
+static int check_obj_id_arg(const char *s, size_t i, size_t n, size_t *at, size_t *end) {
+    size_t comma, k = call_end(s, i, n, &comma);
     if (k >= n || !comma) return 0;
     size_t a = comma + 1;
     while (a < k && s[a] == ' ') a++;
@@ -205,24 +214,7 @@ static int check_obj_id_arg(const char *s, size_t i, size_t n, size_t *at, size_
  * *end); 0 when it is not.  Dict versions come from a process-wide
  * counter that every dict change moves, so the number is any run's own. */
 static int dict_version_arg(const char *s, size_t i, size_t n, size_t *at, size_t *end) {
-    size_t k;
-    int depth = 0;
-    char quote = 0;
-    for (k = i; k < n; k++) {
-        char c = s[k];
-        if (quote) {
-            if (c == '\\') k++;
-            else if (c == quote) quote = 0;
-        } else if (c == '\'' || c == '"') {
-            quote = c;
-        } else if (c == '(' || c == '[' || c == '{') {
-            depth++;
-        } else if (c == ')' || c == ']' || c == '}') {
-            if (--depth == 0) break;
-        } else if (c == '\n') {
-            return 0;
-        }
-    }
+    size_t comma, k = call_end(s, i, n, &comma);
     if (k >= n) return 0;
     size_t a = k + 1;
     while (a < n && s[a] == ' ') a++;
