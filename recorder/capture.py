@@ -38,6 +38,7 @@ from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
 from .value_kinds import MAX_DEPTH
 
+_functorch = torch._C._functorch
 _cap_guard = Guarded("capture")
 _hooks["capture"] = "active"  # meta hook.capture
 _capture_bytes = int(getattr(_dynrec, "capture_values", 4096))
@@ -493,12 +494,37 @@ class _Capture:
                              for i, c in enumerate(fn.__closure__ or ())],
                  "defaults": self.node(fn.__defaults__, path + ".__defaults__"),
                  "kwdefaults": self.node(fn.__kwdefaults__, path + ".__kwdefaults__")}
+        cq = _qualname(fn.__code__)
+        if cq != fn.__qualname__ and sys.version_info >= (3, 11):
+            # The code's own qualname, where functools.wraps gave the
+            # function the wrapped one's (make_dynamo_test.<locals>.
+            # standard_test as ExceptionTests.test_x): replay finds the
+            # code by it.
+            value["code_qualname"] = cq
         if "torch_dynamo_resume_in_" in fn.__code__.co_name:
             # A resume function Dynamo made for a graph break inside a call
             # (the continuation an outer resume function is handed): replay
             # finds the one it makes by this, as for a resume frame.
             value["code_digest"] = code_digest(fn.__code__)
         return "function", value, marshal.dumps(fn.__code__)
+
+    def wrapped_tensor(self, t, path):
+        """A tensor a torch.func transform wrapped (vmap's batched tensor,
+        grad's tracking tensor, functionalize's): the transform, its level,
+        vmap's batch dim, and the tensor it wraps, which replay wraps again
+        inside the transforms it enters."""
+        F, level = _functorch, _functorch.maybe_get_level(t)
+        if F.is_batchedtensor(t):
+            value = {"transform": "Vmap", "bdim": int(F.maybe_get_bdim(t))}
+        elif F.is_functionaltensor(t):
+            value = {"transform": "Functionalize"}
+        elif F.is_gradtrackingtensor(t):
+            value = {"transform": "Grad", "requires_grad": bool(t.requires_grad)}
+        else:
+            return "opaque", {"why": "a torch.func wrapper of an unknown kind"}, None
+        value["level"] = int(level)
+        value["inner"] = self.node(F.get_unwrapped(t), path + ".<unwrapped>")
+        return "wrapped_tensor", value, None
 
     def cell(self, c, path):
         n = self.memo.get(id(c))
@@ -518,6 +544,8 @@ class _Capture:
 
     def tensor(self, t, path):
         cls = type(t)
+        if cls is torch.Tensor and _functorch.is_functorch_wrapped_tensor(t):
+            return self.wrapped_tensor(t, path)
         if cls not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided or (
                 t.is_quantized or t.is_nested):
             return "opaque", None, None
@@ -562,7 +590,9 @@ class _Capture:
         data = None
         nbytes = t.numel() * t.element_size()
         if nbytes <= self.limit and t.device.type in ("cpu", "cuda"):
-            with torch.no_grad():
+            # (outside any torch.func transform the compile runs in, whose
+            # layers would wrap the copies)
+            with torch.no_grad(), torch._C._DisableFuncTorch():
                 flat = t.detach().cpu().contiguous().reshape(-1)
                 data = ctypes.string_at(flat.data_ptr(), nbytes) if nbytes else b""
             value["data"] = nbytes
@@ -677,15 +707,37 @@ def _global_state():
     return st
 
 
+# The torch.func transforms replay enters again (its wrapped tensors are
+# rebuilt by _functorch's own wrapping calls); Jvp's dual tensors are not.
+FUNCTORCH_REPLAYED = ("Vmap", "Grad", "Functionalize")
+
+
 def _functorch_transforms():
     """The torch.func transforms (functionalize, vmap, grad, ...) the compile
-    runs inside, outermost first: Dynamo traces their wrapped tensors and
-    guards on the stack (FUNCTORCH_STACK_MATCH)."""
+    runs inside, outermost first, as [{"type", "level", and what entering
+    it again takes}]: Dynamo traces their wrapped tensors and guards on the
+    stack (FUNCTORCH_STACK_MATCH)."""
     try:
         stack = torch._C._functorch.get_interpreter_stack()
     except Exception:
         return []
-    return [str(ci.key()).rsplit(".", 1)[-1] for ci in stack or ()]
+    pf = sys.modules.get("torch._functorch.pyfunctorch")
+    coerce = module_attr(pf, "coerce_cinterpreter") if pf is not None else None
+    out = []
+    for ci in stack or ():
+        d = {"type": str(ci.key()).rsplit(".", 1)[-1], "level": int(ci.level())}
+        try:
+            i = coerce(ci) if coerce is not None else None
+            if d["type"] == "Vmap" and i is not None:
+                d["batch_size"], d["randomness"] = int(i.batch_size()), str(i.randomness())
+            elif d["type"] == "Grad" and i is not None:
+                d["prev_grad_mode"] = bool(i.prev_grad_mode())
+            elif d["type"] == "Functionalize" and i is not None:
+                d["add_back_views"] = bool(i.functionalize_add_back_views())
+        except Exception:
+            pass
+        out.append(d)
+    return out
 
 
 def _isolate_region():
@@ -875,13 +927,13 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
     if reason is None and c.opaque:
         path, tname = c.opaque[0]
         reason = "%s of type %s" % (path, tname)
-    transforms = _functorch_transforms()
-    if transforms:
-        # Its tensors are the transform's wrappers (which a capture may not
-        # read); the replay would compile the frame on plain ones, outside
-        # any transform.
-        reason = "compiled inside torch.func's %s: the replay compiles outside any " \
-                 "torch.func transform" % " > ".join(transforms)
+    stack = _functorch_transforms()
+    transforms = [d["type"] for d in stack]
+    if any(d["type"] not in FUNCTORCH_REPLAYED or len(d) == 2 for d in stack):
+        # The replay enters vmap, grad and functionalize again around the
+        # compile and wraps its tensors as they were; not jvp's duals.
+        reason = "compiled inside torch.func's %s: the replay enters %s only" % (
+            " > ".join(transforms), ", ".join(t.lower() for t in FUNCTORCH_REPLAYED))
     c.rows[0] = (0, "frame", "frame", json.dumps(root), None)
     closure = root.get("closure")
     if reason is None and closure is not None and len(closure) != len(code.co_freevars):
@@ -906,6 +958,7 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
         data["export"] = True
     if transforms:
         data["functorch"] = transforms
+        data["functorch_stack"] = stack
     region = _isolate_region()
     if region is not None:
         data["isolate_region"] = region

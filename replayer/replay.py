@@ -52,8 +52,9 @@ from .definitions import (code_name, config_allowed, dataclass_options, definiti
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import (KINDS, MAX_CODE, MAX_DEPTH, check_tree, class_attr_key, config_of,
-                          config_snapshot)
+from .value_kinds import (FUNCTORCH_WRAPPERS, KINDS, MAX_CODE, MAX_DEPTH,
+                          MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key, config_of,
+                          config_snapshot, function_where)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
 _query = _dynrec.source_query
@@ -631,17 +632,26 @@ def _library_code(module, path, filename, qualname, line):
     decorators there (__wrapped__): the code comes from the library on disk,
     never from the trace.  None when it is not there."""
     mod = sys.modules.get(module) if isinstance(module, str) else None
-    if mod is None or not isinstance(path, str) or "<" in path:
+    if mod is None or not isinstance(path, str):
+        return None
+    # A function defined inside another (make_dynamo_test.<locals>.
+    # standard_test.<locals>.dummy): its code is a constant of the
+    # outermost function's, which the module names.
+    outer, local, _ = path.partition(".<locals>.")
+    if "<" in outer:
         return None
     cur = mod
-    for part in path.split("."):
+    for part in outer.split("."):
         d = getattr(cur, "__dict__", None)
         cur = d.get(part) if isinstance(d, (dict, types.MappingProxyType)) else None
         if cur is None:
             return None
     for c in _unwrapped_codes(cur):
-        if _same_code(c, filename, qualname, line):
+        if not local and _same_code(c, filename, qualname, line):
             return c
+        for inner in _inner_codes(c) if local else ():
+            if _same_code(inner, filename, path, line):
+                return inner
     return None
 
 
@@ -997,6 +1007,8 @@ class _Builder:
             return cell
         if kind == "tensor":
             return self.tensor(n, v, blob)
+        if kind == "wrapped_tensor":
+            return self.wrapped_tensor(n, v)
         if kind == "opaque":
             raise NotReplayable("a value of type %s" % typ)
         if kind == "frame":
@@ -1060,7 +1072,7 @@ class _Builder:
             return _ref(v, self.modules)
         # A lambda or nested function: its code from the sources, else the
         # marshalled copy (only under --trust).
-        where = (v.get("filename"), v.get("qualname"), v.get("firstlineno"))
+        where = function_where(v)
         if not (isinstance(where[0], str) and isinstance(where[1], str) and
                 type(where[2]) is int and isinstance(v.get("name"), str)):
             raise self.fail(n, "function without a file, qualname, first line and name")
@@ -1068,7 +1080,8 @@ class _Builder:
         if code is None:
             # A library's function behind its decorators (functools.wraps
             # gave the wrapper its name): from the library itself.
-            code = _library_code(v.get("module"), where[1], where[0], None, where[2])
+            for m in (v.get("module"), v.get("globals_module")):
+                code = code or _library_code(m, where[1], where[0], None, where[2])
         # Its globals: those of the module its code ran in (recorded apart
         # from __module__, which functools.wraps overwrites), as before.
         gname = v.get("globals_module") if isinstance(v.get("globals_module"), str) else None
@@ -1107,6 +1120,13 @@ class _Builder:
         return fn
 
     def tensor(self, n, v, blob):
+        # A plain tensor, made outside the torch.func transforms the compile
+        # runs inside (_Transforms), whose layers would wrap it: a
+        # wrapped_tensor wraps it at its level.
+        with torch._C._DisableFuncTorch():
+            return self._tensor(n, v, blob)
+
+    def _tensor(self, n, v, blob):
         if not isinstance(v, dict):
             raise self.fail(n, "tensor without metadata")
         shape, stride, offset, dt, numel, elsize, extent = _tensor_bytes(self, n, v)
@@ -1184,6 +1204,125 @@ class _Builder:
             # Into the instance's __dict__: never a setter of Tensor's.
             t.__dict__.update(attrs)
         return t
+
+
+    def wrapped_tensor(self, n, v):
+        """A tensor of a torch.func transform, wrapped again by _functorch's
+        own calls around the tensor it wraps, at the level of the recorded
+        transform that _Transforms entered for this capture."""
+        F, level, how = torch._C._functorch, v["level"], v["transform"]
+        entered = _Transforms.entered
+        if level > len(entered) or entered[level - 1] != how:
+            raise NotReplayable("a tensor of torch.func's %s at level %d, which the compile "
+                                "did not run inside" % (how.lower(), level))
+        inner = self.child(n, v["inner"])
+        if not isinstance(inner, torch.Tensor):
+            raise self.fail(n, "a torch.func wrapper of something not a tensor")
+        inner_level = F.maybe_get_level(inner)
+        if inner_level is not None and inner_level >= level:
+            raise self.fail(n, "a torch.func wrapper at level %d around one at level %d" % (
+                level, inner_level))
+        try:
+            if how == "Vmap":
+                bdim = v["bdim"]
+                if bdim >= inner.dim() or inner.shape[bdim] != _Transforms.batch_size(level):
+                    raise self.fail(n, "a batch dim that is not one of the vmap's size")
+                t = F._add_batch_dim(inner, bdim, level)
+            elif how == "Grad":
+                t = F._wrap_for_grad(inner, level)
+                if v.get("requires_grad"):
+                    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+                        raise self.fail(n, "requires_grad on an integer tensor")
+                    # (as torch.func.grad makes its inputs differentiable)
+                    allowed = F.get_inplace_requires_grad_allowed()
+                    F.set_inplace_requires_grad_allowed(True)
+                    try:
+                        t.requires_grad_(True)
+                    finally:
+                        F.set_inplace_requires_grad_allowed(allowed)
+            else:
+                t = F._wrap_functional_tensor(inner, level)
+        except RuntimeError as exc:
+            raise NotReplayable("a tensor of torch.func's %s: %s" % (
+                how.lower(), str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+        self.built[n] = t
+        return t
+
+
+class _Transforms:
+    """The torch.func transforms a compile ran inside (a capture's
+    functorch_stack, outermost first), entered again around the building of
+    its values and its compile, on the thread that runs both, and left
+    after: Dynamo guards on the stack and traces the tensors wrapped at its
+    levels.  Levels are the stack's depth, so a stack entered from none
+    gets the recorded ones."""
+
+    entered = ()  # the types entered now, by level - 1
+    _sizes = {}   # level -> vmap batch size
+
+    def __init__(self, stack):
+        self.stack = stack if isinstance(stack, list) else []
+        self.done = []
+
+    @classmethod
+    def batch_size(cls, level):
+        return cls._sizes.get(level)
+
+    def enter(self):
+        F = torch._C._functorch
+        if not self.stack:
+            return
+        if F.get_dynamic_layer_stack_depth() != 0:
+            raise NotReplayable("a torch.func transform is already active in the replay")
+        if len(self.stack) > MAX_FUNCTORCH_LEVELS:
+            raise NotReplayable("more than %d torch.func transforms" % MAX_FUNCTORCH_LEVELS)
+        sizes = {}
+        grad = torch.is_grad_enabled()
+        try:
+            for i, d in enumerate(self.stack):
+                how = d.get("type") if isinstance(d, dict) else None
+                if how not in FUNCTORCH_WRAPPERS or d.get("level") != i + 1:
+                    raise NotReplayable("compiled inside torch.func's %s: the replay enters %s"
+                                        " only" % (how, ", ".join(
+                                            t.lower() for t in FUNCTORCH_WRAPPERS)))
+                if how == "Vmap":
+                    size, rnd = d.get("batch_size"), d.get("randomness")
+                    if type(size) is not int or not 0 <= size < 1 << 31 or rnd not in (
+                            "error", "same", "different"):
+                        raise NotReplayable("a vmap without its batch size and randomness")
+                    level = F._vmap_increment_nesting(size, rnd)
+                    sizes[level] = size
+                elif how == "Grad":
+                    if type(d.get("prev_grad_mode")) is not bool:
+                        raise NotReplayable("a grad transform without its grad mode")
+                    # The grad mode the transform restores: the one it was
+                    # entered in.
+                    torch.set_grad_enabled(d["prev_grad_mode"])
+                    level = F._grad_increment_nesting()
+                else:
+                    if type(d.get("add_back_views")) is not bool:
+                        raise NotReplayable("a functionalize without its view setting")
+                    level = F._func_increment_nesting(d["add_back_views"])
+                self.done.append(how)
+                if level != i + 1:
+                    raise NotReplayable("torch.func's %s entered at level %d, not %d" % (
+                        how.lower(), level, i + 1))
+        finally:
+            torch.set_grad_enabled(grad)
+            _Transforms.entered = tuple(self.done)
+            _Transforms._sizes = sizes
+
+    def close(self):
+        F = torch._C._functorch
+        leave = {"Vmap": F._vmap_decrement_nesting, "Grad": F._grad_decrement_nesting,
+                 "Functionalize": F._func_decrement_nesting}
+        while self.done:
+            try:
+                leave[self.done.pop()]()
+            except RuntimeError:
+                pass  # the compile left it already
+        _Transforms.entered = ()
+        _Transforms._sizes = {}
 
 
 def _unmarshal(blob, what):
@@ -1941,57 +2080,69 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                       "the trace has no compile of that frame to replay first" % cap["cid"])
         if reason is None and not cap["data"].get("replayable", False):
             reason = cap["reason"] or cap["data"].get("reason") or "not captured"
-        if reason is None:
-            try:
-                frame = _frame(cap, sources, modules)
-                code = _find_code(cap, frame, sources, modules)
-                if len(frame["cells"]) != len(code.co_freevars):
-                    raise NotReplayable("its closure has %d cells, its code %d" % (
-                        len(frame["cells"]), len(code.co_freevars)))
-                pos, kw = _args(code, frame["locals"])
-            except NotReplayable as exc:
-                reason = str(exc)
-            except KeyError as exc:
-                reason = "argument %s was not captured" % exc
-        if reason is not None:
-            if fkey not in skipped_frames:
-                skipped_frames[fkey] = reason
-                _event("replay_skip", cap["no"], reason,
-                       {"filename": cap["filename"], "qualname": cap["qualname"],
-                        "firstlineno": cap["line"], "compile_id": cap["cid"]}, cap["cid"])
-            continue
-        ns = frame["globals_ns"]
-        for k, v in frame["soft"].items():
-            if isinstance(k, str):
-                ns[k] = v
-        for k, v in frame["globals"].items():
-            if isinstance(k, str):
-                ns[k] = v
-        fn = types.FunctionType(code, ns, code.co_name, None, frame["cells"] or None)
-        compiled = backends.in_region(
-            backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"),
-                         cap["data"].get("recompile_limit")), fn,
-            cap["data"].get("isolate_region"))
         tname = cap["data"].get("thread_name")
+        transforms = _Transforms(cap["data"].get("functorch_stack"))
+        try:
+            if reason is None and transforms.stack and tname not in (None, "MainThread"):
+                reason = "compiled inside a torch.func transform on thread %s: the replay enters " \
+                         "transforms on its main thread only" % tname
+            if reason is None:
+                try:
+                    # Its values are made inside the transforms it ran in (a
+                    # vmap's batched tensors need the vmap).
+                    transforms.enter()
+                    frame = _frame(cap, sources, modules)
+                    code = _find_code(cap, frame, sources, modules)
+                    if len(frame["cells"]) != len(code.co_freevars):
+                        raise NotReplayable("its closure has %d cells, its code %d" % (
+                            len(frame["cells"]), len(code.co_freevars)))
+                    pos, kw = _args(code, frame["locals"])
+                except NotReplayable as exc:
+                    reason = str(exc)
+                except KeyError as exc:
+                    reason = "argument %s was not captured" % exc
+            if reason is not None:
+                if fkey not in skipped_frames:
+                    skipped_frames[fkey] = reason
+                    _event("replay_skip", cap["no"], reason,
+                           {"filename": cap["filename"], "qualname": cap["qualname"],
+                            "firstlineno": cap["line"], "compile_id": cap["cid"]}, cap["cid"])
+                continue
+            ns = frame["globals_ns"]
+            for k, v in frame["soft"].items():
+                if isinstance(k, str):
+                    ns[k] = v
+            for k, v in frame["globals"].items():
+                if isinstance(k, str):
+                    ns[k] = v
+            fn = types.FunctionType(code, ns, code.co_name, None, frame["cells"] or None)
+            compiled = backends.in_region(
+                backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"),
+                             cap["data"].get("recompile_limit")), fn,
+                cap["data"].get("isolate_region"))
 
-        def call(compiled=compiled, pos=pos, kw=kw, cap=cap, code=code):
-            # Dynamo's config is per thread: set where the compile runs.
-            _config(cap, applied.setdefault(tname, set()), start)
-            for no in states.get(cap["cid"], ()):
-                _apply_state(no, sources, modules, state_notes)
-            _top.code = code
-            _top.export = cap["data"].get("export") is True
-            try:
-                with _GlobalState(cap["data"].get("global_state")):
-                    compiled(*pos, **kw)
-            except (Exception, _NotRun):
-                pass  # the recorder has the error; the replay goes on
-            finally:
-                _top.code = None
-                _top.export = False
+            def call(compiled=compiled, pos=pos, kw=kw, cap=cap, code=code):
+                # Dynamo's config is per thread: set where the compile runs.
+                _config(cap, applied.setdefault(tname, set()), start)
+                for no in states.get(cap["cid"], ()):
+                    _apply_state(no, sources, modules, state_notes)
+                _top.code = code
+                _top.export = cap["data"].get("export") is True
+                try:
+                    with _GlobalState(cap["data"].get("global_state")):
+                        compiled(*pos, **kw)
+                except (Exception, _NotRun):
+                    pass  # the recorder has the error; the replay goes on
+                finally:
+                    _top.code = None
+                    _top.export = False
 
-        threads.run(tname, call)
-        replayed += 1
+            threads.run(tname, call)
+            replayed += 1
+        finally:
+            # (also when the trace is refused: a transform left entered
+            # breaks the interpreter's exit)
+            transforms.close()
     threads.stop()
     if tty:
         sys.stderr.write("\r\033[K")

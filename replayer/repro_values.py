@@ -35,7 +35,7 @@ import _dynrec_repro
 
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import MAX_DEPTH, check_tree, children, class_attr_key
+from .value_kinds import MAX_DEPTH, check_tree, children, class_attr_key, function_where
 
 _query = _dynrec_repro.query
 _blob = _dynrec_repro.blob
@@ -503,6 +503,13 @@ class Writer:
             if note:
                 self.emit("# %s" % comment(note))
             return "torch.compile(%s, %s)" % (x(v["orig"]), ", ".join(kw))
+        if kind == "wrapped_tensor":
+            # A tensor of a torch.func transform (vmap, grad, functionalize)
+            # exists only inside it; a script calls the frame outside any.
+            why = "a tensor inside torch.func's %s" % v["transform"].lower()
+            self.missing.append((hint, why))
+            self.emit("# NOT REBUILT: %s, %s: None below" % (comment(hint), why))
+            return "None"
         if kind == "opaque":
             self.missing.append((hint, "a value of type %s" % typ))
             self.emit("# NOT CAPTURED: %s, a value of type %s: None below" % (
@@ -743,7 +750,7 @@ class Writer:
             return self.ref(n, v, "function")
         # A lambda or a nested function: its definition from the sources,
         # made by a factory that takes its closure variables.
-        where = (v.get("filename"), v.get("qualname"), v.get("firstlineno"))
+        where = function_where(v)
         if not (isinstance(where[0], str) and isinstance(where[1], str) and
                 type(where[2]) is int):
             raise self.tree.fail(n, "function without a file, qualname and first line")

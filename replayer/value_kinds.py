@@ -60,7 +60,12 @@ OBJECTS = {
     "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
     "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",), "random": ("dict",),
+    "wrapped_tensor": ("inner",),
 }
+# The torch.func transforms whose wrapped tensors replay makes again (a
+# wrapped_tensor's transform), and the levels a transform stack may have.
+FUNCTORCH_WRAPPERS = ("Vmap", "Grad", "Functionalize")
+MAX_FUNCTORCH_LEVELS = 64
 _LIST_FIELDS = ("items", "closure")
 _DICT_FIELDS = ("fields", "slots", "class_attrs")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
@@ -88,6 +93,16 @@ def children(kind, v):
             elif c is not None:
                 out.append(c)
     return out
+
+
+def function_where(v):
+    """(filename, qualname, first line) of the code of a function node's
+    value: the code's own qualname where functools.wraps gave the function
+    the wrapped one's (code_qualname; traces of 0.7.3 and older hold only
+    the function's __qualname__).  Replay and repro find the code by it."""
+    cq = v.get("code_qualname")
+    return (v.get("filename"), cq if isinstance(cq, str) else v.get("qualname"),
+            v.get("firstlineno"))
 
 
 def class_attr_key(key):
@@ -127,6 +142,13 @@ def _form(kind, v):
                 and v.get("dynamic") in (None, True, False)
                 and type(v.get("module", False)) is bool):
             return "compiled without what it wraps and how"
+        if kind == "wrapped_tensor" and not (
+                v.get("transform") in FUNCTORCH_WRAPPERS and type(v.get("inner")) is int
+                and type(v.get("level")) is int and 1 <= v["level"] <= MAX_FUNCTORCH_LEVELS
+                and (v["transform"] != "Vmap" or (
+                    type(v.get("bdim")) is int and 0 <= v["bdim"] < 64))
+                and type(v.get("requires_grad", False)) is bool):
+            return "wrapped_tensor without its transform, level and wrapped tensor"
         if kind == "method" and "builtin" in v and not (
                 isinstance(v["builtin"], str) and v["builtin"].isidentifier()):
             return "method with a C method name that is not a name"

@@ -419,3 +419,56 @@ Test(hostile_values, module_state_of_sys_is_never_set) {
                        "%s", notes);
     e2e_close(b);
 }
+
+/* The tensor x made a torch.func wrapper, in a capture that says it ran
+ * inside a functionalize: FUNC_STACK sets the stack, WRAP(n, inner) makes
+ * node n a functionalize wrapper at level 1 around node inner. */
+#define FUNC_STACK                                                                             \
+    ADD_STR("wrapped_tensor")                                                                  \
+    "UPDATE strings SET text = json_set(text, '$.functorch', json('[\"Functionalize\"]'),"     \
+    " '$.functorch_stack', json('[{\"type\": \"Functionalize\", \"level\": 1,"                \
+    " \"add_back_views\": true}]'))"                                                           \
+    " WHERE id = (SELECT data_id FROM events WHERE kind_id = " STR("capture") ");"
+#define COPY_TENSOR(n)                                                                         \
+    "INSERT INTO value_nodes SELECT capture, " #n ", kind_id, type_id, value, blob_id"         \
+    " FROM value_nodes WHERE capture = 1 AND node < 100 AND kind_id = " STR("tensor") ";"
+#define WRAP(n, inner)                                                                         \
+    "UPDATE value_nodes SET kind_id = " STR("wrapped_tensor") ", value = '{\"transform\":"    \
+    " \"Functionalize\", \"level\": 1, \"inner\": " #inner "}', blob_id = NULL WHERE"          \
+    " capture = 1 AND node = " #n ";"
+
+/* A wrapper around a wrapper of the same level (a functionalize tensor of
+ * a functionalize tensor) is malformed; the transforms the replay entered
+ * are left as the replay stops, and it exits 65, never crashing at exit. */
+Test(hostile_values, torch_func_wrapper_at_its_own_level_is_malformed) {
+    char *t = hostile("ft.db", FUNC_STACK COPY_TENSOR(100) COPY_TENSOR(101) WRAP(100, 101)
+                      "UPDATE value_nodes SET kind_id = " STR("wrapped_tensor") ", value ="
+                      " '{\"transform\": \"Functionalize\", \"level\": 1, \"inner\": 100}',"
+                      " blob_id = NULL WHERE capture = 1 AND kind_id = " STR("tensor")
+                      " AND node < 100;");
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "a torch.func wrapper at level 1 around one at"
+                                           " level 1"),
+                       "%s", r->err.data);
+}
+
+/* A wrapped tensor in a capture that ran inside no transform, and a
+ * transform stack naming one replay does not enter: not replayable, with
+ * why. */
+Test(hostile_values, torch_func_wrapper_outside_its_transform_is_refused) {
+    char *t = hostile("ft1.db", ADD_STR("wrapped_tensor") COPY_TENSOR(100)
+                      "UPDATE value_nodes SET kind_id = " STR("wrapped_tensor") ", value ="
+                      " '{\"transform\": \"Vmap\", \"bdim\": 0, \"level\": 1, \"inner\": 100}',"
+                      " blob_id = NULL WHERE capture = 1 AND kind_id = " STR("tensor")
+                      " AND node < 100;");
+    assert_not_replayable(replay(t), "a tensor of torch.func's vmap at level 1, which the"
+                                     " compile did not run inside");
+    t = hostile("ft2.db",
+                "UPDATE strings SET text = json_set(text, '$.functorch_stack', json('[{\"type\":"
+                " \"Jvp\", \"level\": 1}]')) WHERE id = (SELECT data_id FROM events WHERE"
+                " kind_id = " STR("capture") ");");
+    assert_not_replayable(replay(t), "compiled inside torch.func's Jvp: the replay enters vmap,"
+                                     " grad, functionalize only");
+}

@@ -173,11 +173,13 @@ static void scenario(const char *script) {
                                       "backend_objects.py",
                                       "class_attrs.py",
                                       "recompile_limit.py",
-                                      "grad_then_plain.py",
+                                      "unreadable_then_plain.py",
                                       "test_case_state.py",
                                       "train_module.py",
                                       "shape_env_config.py",
-                                      "random_and_nested_breaks.py"};
+                                      "random_and_nested_breaks.py",
+                                      "library_test_decorator.py",
+                                      "transforms.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -409,6 +411,30 @@ Test(replay, wraps_wrapper_keeps_its_globals) {
                      "__main__ wrapmod");
 }
 
+/* A function defined inside a library function (torch's make_dynamo_test,
+ * which PyTorch's own Dynamo tests use) and the functools.wraps wrapper it
+ * returns: their code comes from the installed library, found by the code's
+ * own qualname (code_qualname where wraps gave the function another), so
+ * the confined replay reproduces every compile without --trust. */
+Test(replay, library_nested_functions_replay_confined) {
+    scenario("library_test_decorator.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_str_eq(e2e_sql(a, "SELECT json_extract(value, '$.code_qualname') FROM v_values"
+                                " WHERE kind = 'function' AND json_extract(value, '$.qualname')"
+                                " = 'Case.check' AND json_extract(value, '$.code_qualname')"
+                                " IS NOT NULL LIMIT 1"),
+                     "make_dynamo_test.<locals>.test_fn");
+    long long n = e2e_sql_int(a, "SELECT count(*) FROM v_compiles");
+    cr_assert_geq(n, 2);
+    e2e_close(a);
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+    cr_assert_eq(u->status, 0, "confined replay: %s%s", u->out.data, u->err.data);
+    char *want = e2e_fmt("reproduced %lld/%lld compiles", n, n);
+    cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
+    cr_assert_null(strstr(u->out.data, "stored compiled"), "%s", u->out.data);
+    assert_reproduced("replay", "library_test_decorator.py");
+}
+
 /* A dataclass with an attribute outside its fields and a plain object of a
  * library class: captured (not opaque), and each recompile on one of their
  * attributes recurs. */
@@ -580,7 +606,7 @@ Test(replay, unsupported_argument_is_not_replayable) {
 
 /* A frame torch._dynamo.export traced is traced for export again (its
  * lambda guards on the sizes, not a TENSOR_MATCH); a frame compiled inside
- * torch.func.functionalize is not replayable, and says why. */
+ * torch.func.jvp is not replayable, and says why. */
 Test(replay, export_is_traced_for_export_and_transforms_are_named) {
     scenario("export_and_transforms.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
@@ -601,7 +627,8 @@ Test(replay, export_is_traced_for_export_and_transforms_are_named) {
         strstr(r->out.data, "reproduced 1/1 compile; 1 frame not replayable (1 recorded compile):"),
         "%s", r->out.data);
     cr_assert_not_null(strstr(r->out.data, "fn (export_and_transforms.py:17): compiled inside "
-                                           "torch.func's Functionalize"),
+                                           "torch.func's Jvp: the replay enters vmap, grad,"
+                                           " functionalize only"),
                        "%s", r->out.data);
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guards g JOIN v_compiles c ON"
@@ -691,13 +718,13 @@ Test(replay, recompile_limit_of_torch_compile) {
     assert_reproduced("replay", "recompile_limit.py");
 }
 
-/* A value the capture cannot read (grad's wrapper tensor has no storage)
- * is opaque, never an error that ends capture for the rest of the run: the
- * later compiles are captured and replay (PyTorch's test_input_attr_tracking
- * replayed 9/20 compiles: one vmap test turned capture off); the frame
- * inside the transform is named not replayable for the transform. */
+/* A value the capture cannot read (reading its state raises) is opaque,
+ * never an error that ends capture for the rest of the run: the later
+ * compiles are captured and replay (PyTorch's test_input_attr_tracking
+ * replayed 9/20 compiles when a vmap test turned capture off); the frame is
+ * named not replayable with the error. */
 Test(replay, unreadable_values_never_end_capture) {
-    scenario("grad_then_plain.py");
+    scenario("unreadable_then_plain.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'capture'"), 3);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'recorder_error'"), 0);
@@ -711,9 +738,42 @@ Test(replay, unreadable_values_never_end_capture) {
         strstr(r->out.data,
                "reproduced 2/2 compiles; 1 frame not replayable (1 recorded compile):"),
         "%s", r->out.data);
-    cr_assert_not_null(strstr(r->out.data, "inner (grad_then_plain.py:8): compiled inside "
-                                           "torch.func's Grad"),
+    cr_assert_not_null(strstr(r->out.data, "inner (unreadable_then_plain.py:16): argument 'obj'"
+                                           " of type __main__.Fragile (RuntimeError: no state"
+                                           " to read)"),
                        "%s", r->out.data);
+}
+
+/* Compiles inside torch.func transforms (vmap with a recompile, grad, vmap
+ * over grad, functionalize, grad's nesting): the capture keeps the
+ * transform stack and each wrapped tensor as the tensor it wraps, its
+ * transform and level; the replay enters the same transforms, wraps the
+ * tensors again and reproduces every compile, confined (they were named
+ * "compiled inside torch.func's Vmap": PyTorch's test_input_attr_tracking,
+ * 5 compiles). */
+Test(replay, compiles_inside_torch_func_transforms) {
+    scenario("transforms.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    long long n = e2e_sql_int(a, "SELECT count(*) FROM v_captures");
+    cr_assert_eq(n, 6);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
+    cr_assert_str_eq(e2e_sql(a, "SELECT group_concat(DISTINCT json_extract(value, '$.transform'))"
+                                " FROM (SELECT value FROM v_values WHERE kind = 'wrapped_tensor'"
+                                " ORDER BY json_extract(value, '$.transform'))"),
+                     "Functionalize,Grad,Vmap");
+    /* vmap over grad: a grad wrapper at level 2 around a batched tensor. */
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values w JOIN v_values i ON"
+                                " i.capture = w.capture AND i.node = json_extract(w.value,"
+                                " '$.inner') WHERE w.kind = 'wrapped_tensor' AND"
+                                " json_extract(w.value, '$.level') = 2 AND i.kind ="
+                                " 'wrapped_tensor'"),
+                 0);
+    e2e_close(a);
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+    cr_assert_eq(u->status, 0, "confined replay: %s%s", u->out.data, u->err.data);
+    char *want = e2e_fmt("reproduced %lld/%lld compiles", n, n);
+    cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
+    assert_reproduced("replay", "transforms.py");
 }
 
 /* A TestCase's private runner state that cannot be captured (unittest's

@@ -1,8 +1,8 @@
 """torch._dynamo.export of a module, as PyTorch's own tests export one:
 Dynamo traces it for export, whose guards are not torch.compile's (the
 tensor's sizes as lambda guards, no TENSOR_MATCH); and a compiled function
-called inside torch.func.functionalize, whose tensors are the transform's
-wrappers."""
+called inside torch.func.jvp, whose tensors are the transform's dual
+tensors, which the replay does not make."""
 import torch
 
 
@@ -18,6 +18,6 @@ def fn(x, y):
     return x * y + 1
 
 
-torch.func.functionalize(torch.compile(fn, backend="eager", fullgraph=True))(
-    torch.ones(5), torch.zeros(5))
+torch.func.jvp(torch.compile(fn, backend="eager"),
+               (torch.ones(5), torch.zeros(5)), (torch.ones(5), torch.ones(5)))
 print("done")
