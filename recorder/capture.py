@@ -36,7 +36,7 @@ import _dynrec
 
 from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
-from .value_kinds import MAX_DEPTH
+from .value_kinds import FX_GRAPH_ATTRS, MAX_DEPTH, torch_op
 
 _functorch = torch._C._functorch
 _cap_guard = Guarded("capture")
@@ -280,6 +280,8 @@ class _Capture:
             state = obj.get_state()
             data = ctypes.string_at(state.data_ptr(), state.numel())
             return "generator", {"device": str(obj.device), "nbytes": len(data)}, data
+        if t is _FxNode:
+            return "fx_node", obj.name, None
         if t is torch.dtype:
             return "dtype", str(obj), None
         if t is torch.device:
@@ -324,6 +326,8 @@ class _Capture:
             c = self.compiled(obj, path)
             if c is not None:
                 return c
+        if isinstance(obj, torch.nn.Module) and _is_graph_module(obj):
+            return self.graph_module(obj, path)
         if isinstance(obj, torch.nn.Module):
             cls = self.ref(t)
             if cls is not None:
@@ -369,6 +373,9 @@ class _Capture:
         ref = self.singleton(obj)
         if ref is not None:
             return "singleton", ref, None
+        op = _torch_op_name(obj)
+        if op is not None:
+            return "torch_op", op, None
         rnd = sys.modules.get("random")
         if rnd is not None and isinstance(obj, rnd.Random):
             # A random.Random (or a subclass): its class, the state
@@ -436,6 +443,78 @@ class _Capture:
                             "fullgraph": getattr(ctx, "fullgraph", False) is True,
                             "dynamic": dynamic if dynamic in (True, False) else None,
                             "module": isinstance(obj, torch.nn.Module)}, None
+
+    def graph_module(self, gm, path):
+        """An fx GraphModule (make_fx's, symbolic_trace's, one a test builds
+        and compiles): its graph as data -- each node's op, name, target
+        (an operator, a function or a module attribute's name) and
+        arguments, referring to earlier nodes by name -- its code
+        generator's pytree specs, the co_fields that name its code, and its
+        other attributes (submodules, parameters, constants).  The replay
+        builds the graph again and lets torch.fx generate the code; no code
+        is stored.  The file name of its generated forward tells the replay
+        which recorded GraphModules were one."""
+        fxg = sys.modules.get("torch.fx.graph")
+        t = type(gm)
+        base = next((b for b in t.__mro__ if b.__name__ != "GraphModuleImpl"
+                     and "GraphModuleImpl" not in b.__qualname__), None)
+        cls = self.ref(base) if base is not None else None
+        graph = gm.__dict__.get("_graph")
+        if cls is None or fxg is None or not isinstance(graph, fxg.Graph):
+            return "opaque", {"why": "an fx GraphModule of a class that is not importable"}, None
+        codegen = graph._codegen
+        extra = {k: v for k, v in vars(codegen).items() if k != "pytree_info"}
+        if extra != {"_body_transformer": None, "_func_name": "forward"} or type(codegen) not in (
+                fxg.CodeGen, fxg._PyTreeCodeGen):
+            return "opaque", {"why": "an fx GraphModule whose code generator is %s" % (
+                _type_name(type(codegen)))}, None
+        pytree = None
+        if type(codegen) is fxg._PyTreeCodeGen:
+            info = codegen.pytree_info
+            pytree = self.node((list(info.orig_args), info.in_spec, info.out_spec),
+                               path + ".graph._codegen.pytree_info")
+        nodes = list(graph.nodes)
+        if len(nodes) > _MAX_ITEMS:
+            raise _TooBig("%s: an fx graph of %d nodes" % (path, len(nodes)))
+        fxn = sys.modules["torch.fx.node"]
+        mark = {node: _FxNode(node.name) for node in nodes}
+
+        def data(a, depth=0):
+            # fx's immutable lists and dicts as plain ones, nodes by name
+            if depth > 50:
+                raise _TooBig("%s: fx arguments nested deeper than 50" % path)
+            if isinstance(a, fxn.Node):
+                m = mark.get(a)
+                if m is None:
+                    raise ValueError("an argument is a node of another graph")
+                return m
+            if type(a) is tuple:
+                return tuple(data(x, depth + 1) for x in a)
+            if isinstance(a, list):
+                return [data(x, depth + 1) for x in a]
+            if isinstance(a, dict):
+                return {k: data(x, depth + 1) for k, x in a.items()}
+            if type(a) is slice:
+                return slice(data(a.start, depth + 1), data(a.stop, depth + 1),
+                             data(a.step, depth + 1))
+            return a
+
+        entries = []
+        for node in nodes:
+            typ = node.type if isinstance(node.type, type) else None
+            entries.append((node.op, node.name, node.target, data(node.args),
+                            data(dict(node.kwargs)), typ))
+        self.keep.append((mark, entries))
+        state = {k: v for k, v in gm.__dict__.items() if k not in FX_GRAPH_ATTRS}
+        fwd = getattr(t.__dict__.get("forward"), "__code__", None)
+        return "graph_module", {
+            "class": cls, "class_name": t.__name__,
+            "nodes": self.items(entries, path + ".graph.nodes"),
+            "codegen": pytree,
+            "co_fields": self.node(dict(getattr(graph, "_co_fields", None) or {}),
+                                   path + ".graph._co_fields"),
+            "dict": self.node(state, path + ".__dict__"),
+            "forward_file": fwd.co_filename if isinstance(fwd, types.CodeType) else None}, None
 
     def singleton(self, obj):
         """A module-level object by reference (module, name): one that *is*
@@ -601,6 +680,35 @@ class _Capture:
 
 
 import ctypes  # noqa: E402
+
+
+class _FxNode:
+    """An fx graph's node where another node's arguments refer to it
+    (value kind fx_node)."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _is_graph_module(obj):
+    gm = sys.modules.get("torch.fx.graph_module")
+    return gm is not None and isinstance(obj, gm.GraphModule)
+
+
+def _torch_op_name(obj):
+    """The name of a torch operator under torch.ops (torch_op), when obj is
+    one that the name finds again; None for anything else."""
+    ops = sys.modules.get("torch._ops")
+    if ops is None:
+        return None
+    if isinstance(obj, (ops.OpOverload, ops.OpOverloadPacket)):
+        name = str(obj)
+    elif isinstance(obj, ops.HigherOrderOperator):
+        name = "higher_order.%s" % obj.name()
+    else:
+        return None
+    return name if torch_op(name) is obj else None
 
 
 def _code_names(code, out, seen):

@@ -34,7 +34,10 @@ char *dr_model_mask(const DrModel *m, DrArena *a, const char *s, size_t limit) {
 
 char *dr_model_relname(const DrModel *m, DrArena *a, const char *path) {
     if (!path || !*path) return dr_arena_strdup(a, "?");
-    if (path[0] == '<') return dr_arena_strdup(a, path);
+    /* A name in angle brackets ("<eval_with_key>.3 from /venv/.../x.py:7 in
+     * f", "<string>"): masked as any text, whose rules cover the fx
+     * counter and the path inside. */
+    if (path[0] == '<') return dr_model_mask(m, a, path, 0);
     char *abs = dr_path_normalize(a, m->cwd, path);
     if (!abs) return NULL;
     /* Under the root (and not in a library directory, which the masking

@@ -36,6 +36,7 @@ import functools
 import inspect
 import itertools
 import json
+import keyword
 import linecache
 import marshal
 import math
@@ -52,9 +53,9 @@ from .definitions import (code_name, config_allowed, dataclass_options, definiti
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import (FUNCTORCH_WRAPPERS, KINDS, MAX_CODE, MAX_DEPTH,
-                          MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key, config_of,
-                          config_snapshot, function_where)
+from .value_kinds import (FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS, FX_OPS, KINDS, MAX_CODE,
+                          MAX_DEPTH, MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key,
+                          config_of, config_snapshot, function_where, torch_op)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
 _query = _dynrec.source_query
@@ -68,6 +69,8 @@ _TRUST = os.environ.get("DYNREC_REPLAY_TRUST") == "1"
 # rebuilt too; outside it only under --trust.
 _LOOSE = _TRUST or os.environ.get("DYNREC_REPLAY_SANDBOXED") == "1"
 _SOURCES = None  # the trace's sources, once read (local classes are made from them)
+_FX_PLAIN = (bool, int, float, complex, str, bytes)  # and torch's own below
+_FX_CLASSES = {}  # recorded fx forward file name -> (the class made for it, its code)
 _MAX_BYTES = 1 << 30
 try:
     _MAX_BYTES = max(1, int(os.environ.get("DYNREC_REPLAY_MAX_BYTES", _MAX_BYTES)))
@@ -602,6 +605,11 @@ def _same_code(c, filename, qualname, line):
                                           _qualname(c) == code_name(qualname)))
 
 
+def _is_graph_module(obj):
+    gm = sys.modules.get("torch.fx.graph_module")
+    return gm is not None and isinstance(obj, gm.GraphModule)
+
+
 def _inner_codes(code, depth=0):
     """The code objects of the functions code defines (its constants), and
     theirs, at most 4 deep."""
@@ -666,6 +674,7 @@ class _Builder:
         self.busy = set()
         self.total = 0
         self.frame_ns = None  # the globals of the frame being rebuilt (_frame)
+        self.fx_env = []  # {name: fx node} of each fx graph being built (graph_module)
         rows = _query("SELECT node, kind, type, value, blob_id FROM v_values WHERE capture = %d"
                       " ORDER BY node LIMIT %d" % (self.no, _MAX_NODES + 1))
         if len(rows) > _MAX_NODES:
@@ -1009,11 +1018,145 @@ class _Builder:
             return self.tensor(n, v, blob)
         if kind == "wrapped_tensor":
             return self.wrapped_tensor(n, v)
+        if kind == "torch_op":
+            op = torch_op(v)
+            if op is None:
+                raise NotReplayable("torch has no operator torch.ops.%s here" % v)
+            return op
+        if kind == "fx_node":
+            node = self.fx_env[-1].get(v) if self.fx_env else None
+            if node is None:
+                raise self.fail(n, "fx node %r outside its graph or before it is made" % v)
+            return node
+        if kind == "graph_module":
+            return self.graph_module(n, v)
         if kind == "opaque":
             raise NotReplayable("a value of type %s" % typ)
         if kind == "frame":
             raise self.fail(n, "a frame inside a value")
         raise self.fail(n, "unknown kind %r" % (kind,))
+
+    def graph_module(self, n, v):
+        """An fx GraphModule from its graph's nodes: torch.fx builds the
+        graph and generates its code, as it did for the recording; nothing
+        of the trace is run.  GraphModules that were one in the recording
+        (the same generated forward) share their class here, so Dynamo's
+        guards on the module's type hold across compiles as they did."""
+        import torch.fx
+        from torch.fx.graph import _PyTreeCodeGen, _PyTreeInfo
+
+        base = self.cls(n, v)
+        lazy = sys.modules.get("torch.fx._lazy_graph_module")
+        if base is not torch.fx.GraphModule and (
+                lazy is None or base is not getattr(lazy, "_LazyGraphModule", None)):
+            raise NotReplayable("an fx GraphModule of class %s" % _name_of(base))
+        graph = torch.fx.Graph()
+        if v.get("codegen") is not None:
+            info = self.child(n, v["codegen"])
+            spec = torch.utils._pytree.TreeSpec
+            if not (isinstance(info, tuple) and len(info) == 3 and isinstance(info[0], list)
+                    and all(isinstance(a, str) and a.isidentifier() for a in info[0])
+                    and isinstance(info[1], spec) and isinstance(info[2], (spec, type(None)))):
+                raise self.fail(n, "graph_module codegen is not (argument names, in_spec, "
+                                   "out_spec)")
+            graph._codegen = _PyTreeCodeGen(_PyTreeInfo(*info))
+        env = {}
+        self.fx_env.append(env)
+        try:
+            for c in v["nodes"]:
+                e = self.child(n, c)
+                if not (isinstance(e, tuple) and len(e) == 6 and e[0] in FX_OPS
+                        and isinstance(e[1], str) and e[1].isidentifier() and e[1] not in env
+                        and isinstance(e[3], tuple) and isinstance(e[4], dict)
+                        and all(isinstance(k, str) for k in e[4])
+                        and (isinstance(e[5], type) or e[5] is None)):
+                    raise self.fail(n, "an fx node that is not (op, name, target, args, "
+                                       "kwargs, type)")
+                op, name, target, args, kwargs, typ = e
+                if not all(k.isidentifier() and not keyword.iskeyword(k) for k in kwargs):
+                    raise self.fail(n, "fx node %s: a keyword argument that is not a name" % name)
+                self._fx_plain(n, name, (args, kwargs), graph)
+                # An annotation fx writes into the code: only torch's and
+                # Python's own types; none changes what Dynamo traces.
+                typ = typ if typ in (torch.Tensor, int, float, bool, str) else None
+                if op == "call_function" and not callable(target):
+                    raise self.fail(n, "fx node %s calls something not callable" % name)
+                if op != "call_function" and not (isinstance(target, str) and re.fullmatch(
+                        r"\w+(\.\w+)*", target, re.ASCII)):
+                    raise self.fail(n, "fx node %s: its target is not a name" % name)
+                try:
+                    env[name] = graph.create_node(op, target, args, kwargs, name=name,
+                                                  type_expr=typ)
+                except Exception as exc:
+                    raise self.fail(n, "fx node %s: torch.fx refuses it: %s" % (
+                        name, (str(exc).splitlines() or [""])[0][:200]))
+        finally:
+            self.fx_env.pop()
+        try:
+            graph.lint()
+        except Exception as exc:
+            raise self.fail(n, "an fx graph torch.fx refuses: %s" % (
+                str(exc).splitlines() or [""])[0][:200])
+        co = self.child(n, v["co_fields"])
+        want = {"co_filename": str, "co_firstlineno": int, "co_name": str}
+        if not isinstance(co, dict) or not all(k in want and type(x) is want[k]
+                                               for k, x in co.items()):
+            raise self.fail(n, "graph_module co_fields is not a file, line and name")
+        graph._co_fields = co
+        state = self.child(n, v["dict"])
+        if not isinstance(state, dict) or not all(
+                type(k) is str and k not in FX_GRAPH_ATTRS for k in state):
+            raise self.fail(n, "graph_module attributes are not a dict of names")
+        # torch's own constructor on an empty graph, then the recorded
+        # attributes, then the graph: its setter generates the code.
+        gm = base(torch.nn.Module(), torch.fx.Graph(), v["class_name"])
+        self.built[n] = gm
+        gm.__dict__.update(state)
+        try:
+            gm.graph = graph
+            if hasattr(gm, "real_recompile"):
+                gm.real_recompile()
+        except Exception as exc:
+            raise NotReplayable("torch.fx generates no code for the recorded graph here: %s" % (
+                (str(exc).splitlines() or [""])[0][:200]))
+        key = v.get("forward_file")
+        one = _FX_CLASSES.get(key) if key else None
+        if one is not None and one[1] == gm.code and one[0].__bases__ == type(gm).__bases__:
+            gm.__class__ = one[0]
+        elif key:
+            _FX_CLASSES[key] = (type(gm), gm.code)
+        return gm
+
+    def _fx_plain(self, n, name, a, graph, depth=0):
+        """torch.fx writes a node's arguments into the code it generates,
+        each by its repr(): only values whose repr is their own plain text
+        (numbers, strings, dtypes, devices, containers of them), operators,
+        and this graph's nodes -- never an object whose repr a trace's
+        source could write, or run."""
+        import torch._ops as ops
+
+        t = type(a)
+        if depth > 50:
+            raise self.fail(n, "fx node %s: arguments nested deeper than 50" % name)
+        if t in (tuple, list):
+            for x in a:
+                self._fx_plain(n, name, x, graph, depth + 1)
+        elif t is dict:
+            for k, x in a.items():
+                self._fx_plain(n, name, k, graph, depth + 1)
+                self._fx_plain(n, name, x, graph, depth + 1)
+        elif t is slice:
+            self._fx_plain(n, name, (a.start, a.stop, a.step), graph, depth + 1)
+        elif t is torch.fx.Node:
+            if a.graph is not graph:
+                raise self.fail(n, "fx node %s refers to another graph's node %s" % (
+                    name, a.name))
+        elif not (a is None or a is Ellipsis or t in _FX_PLAIN or t in (
+                torch.Tensor, torch.dtype, torch.device, torch.layout, torch.memory_format)
+                  or isinstance(a, (ops.OpOverload, ops.OpOverloadPacket,
+                                    ops.HigherOrderOperator))):
+            raise NotReplayable("fx node %s has an argument of type %s, which torch.fx "
+                                "would write into its code as its repr()" % (name, _name_of(t)))
 
     def cls(self, n, v):
         if not isinstance(v, dict):
@@ -1765,6 +1908,19 @@ def _find_code(cap, frame, sources, modules):
         raise NotReplayable("its code is a library's (%s), not the stored sources'; a library "
                             "function named by a trace could run for real: --trust replays it"
                             % cap["qualname"])
+    loc = frame["locals"] if isinstance(frame["locals"], dict) else {}
+    if str(cap["filename"]).startswith("<eval_with_key>"):
+        # An fx GraphModule's generated forward: the code torch.fx generated
+        # here for the rebuilt `self`, when it is the recorded one (its file
+        # name's counter aside).
+        me = loc.get("self")
+        fwd = getattr(vars(type(me)).get("forward"), "__code__", None) if isinstance(
+            me, torch.nn.Module) and _is_graph_module(me) else None
+        if isinstance(fwd, types.CodeType) and _dynrec.mask(fwd.co_filename) == _dynrec.mask(
+                cap["filename"]) and _same_code(fwd, fwd.co_filename, *key[1:]):
+            return fwd
+        raise NotReplayable("its code is an fx GraphModule's generated forward, and its `self` "
+                            "is not a rebuilt GraphModule whose code is the recorded one")
     # Where: the module's functions and its classes' methods, and the class
     # of the frame's `self` (or of a wrapper's first *args), each behind its
     # decorators (transformers' can_return_tuple wraps forward).
@@ -1774,7 +1930,6 @@ def _find_code(cap, frame, sources, modules):
         if mod is not None:
             spaces.append(vars(mod))
             spaces.extend(vars(v) for v in list(vars(mod).values()) if isinstance(v, type))
-        loc = frame["locals"] if isinstance(frame["locals"], dict) else {}
         args = loc.get("args")
         for me in (loc.get("self"), args[0] if isinstance(args, tuple) and args else None):
             if me is not None:
@@ -1959,6 +2114,7 @@ def _fuzz(caps, n, sources, modules):
         b = _Builder.__new__(_Builder)
         b.cap, b.no, b.sources, b.modules = cap, cap["no"], sources, modules
         b.rows, b.built, b.busy, b.total = rows, {}, set(), 0
+        b.frame_ns, b.fx_env = None, []
         try:
             b.check()
             checked += 1

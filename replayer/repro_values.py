@@ -503,6 +503,13 @@ class Writer:
             if note:
                 self.emit("# %s" % comment(note))
             return "torch.compile(%s, %s)" % (x(v["orig"]), ", ".join(kw))
+        if kind == "torch_op":
+            return "torch.ops.%s" % dotted(v, "a torch operator")
+        if kind in ("graph_module", "fx_node"):
+            why = "an fx GraphModule (the replay builds its graph again; repro does not write it)"
+            self.missing.append((hint, why))
+            self.emit("# NOT REBUILT: %s, %s: None below" % (comment(hint), why))
+            return "None"
         if kind == "wrapped_tensor":
             # A tensor of a torch.func transform (vmap, grad, functionalize)
             # exists only inside it; a script calls the frame outside any.

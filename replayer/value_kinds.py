@@ -46,6 +46,12 @@ SCALARS = {
     "device": lambda v: isinstance(v, str) and len(v) < 64,
     "pymodule": lambda v: isinstance(v, str),
     "opaque": lambda v: v is None or isinstance(v, dict),
+    # A torch operator by its name under torch.ops ("aten.sin.default",
+    # "aten.sin", "higher_order.cond"): torch_op() resolves it.
+    "torch_op": lambda v: torch_op_parts(v) is not None,
+    # A node of the fx graph a graph_module is built from, by its name;
+    # only inside that graph's nodes.
+    "fx_node": lambda v: isinstance(v, str) and v.isidentifier() and len(v) < 256,
 }
 # Kinds whose value is a list of nodes.
 SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")
@@ -61,12 +67,20 @@ OBJECTS = {
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
     "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",), "random": ("dict",),
     "wrapped_tensor": ("inner",),
+    "graph_module": ("nodes", "codegen", "co_fields", "dict"),
 }
+# An fx GraphModule (graph_module): its graph's nodes in order, each a tuple
+# node (op, name, target, args, kwargs, type) whose args refer to earlier
+# nodes as fx_node; op one of these.
+FX_OPS = ("placeholder", "get_attr", "call_function", "call_module", "call_method", "output")
+# The attributes of a GraphModule that its graph makes (never captured,
+# never set from a trace).
+FX_GRAPH_ATTRS = ("_graph", "_code", "_lineno_map", "_prologue_start")
 # The torch.func transforms whose wrapped tensors replay makes again (a
 # wrapped_tensor's transform), and the levels a transform stack may have.
 FUNCTORCH_WRAPPERS = ("Vmap", "Grad", "Functionalize")
 MAX_FUNCTORCH_LEVELS = 64
-_LIST_FIELDS = ("items", "closure")
+_LIST_FIELDS = ("items", "closure", "nodes")
 _DICT_FIELDS = ("fields", "slots", "class_attrs")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
 # and a cell (its content's node, or null when empty).
@@ -103,6 +117,46 @@ def function_where(v):
     cq = v.get("code_qualname")
     return (v.get("filename"), cq if isinstance(cq, str) else v.get("qualname"),
             v.get("firstlineno"))
+
+
+def torch_op_parts(name):
+    """The parts of a torch_op's name (namespace, op[, overload]), each a
+    plain name, or None."""
+    if not isinstance(name, str) or len(name) > 300:
+        return None
+    parts = name.split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isidentifier() and not p.startswith("_")
+                                           for p in parts):
+        return None
+    return parts
+
+
+def torch_op(name):
+    """The torch operator a torch_op names (torch.ops.aten.sin.default, its
+    packet torch.ops.aten.sin, torch.ops.higher_order.cond), or None: found
+    through torch.ops's namespaces only, never another attribute of it
+    (load_library, import_module)."""
+    import torch
+    import torch._ops as ops
+
+    parts = torch_op_parts(name)
+    if parts is None:
+        return None
+    try:
+        space = getattr(torch.ops, parts[0])
+        if not isinstance(space, (ops._OpNamespace, ops._HigherOrderNamespace)):
+            return None
+        op = getattr(space, parts[1])
+        if isinstance(op, ops.HigherOrderOperator):
+            return op if len(parts) == 2 else None
+        if not isinstance(op, ops.OpOverloadPacket):
+            return None
+        if len(parts) == 3:
+            op = getattr(op, parts[2])
+            return op if isinstance(op, ops.OpOverload) else None
+        return op
+    except (AttributeError, RuntimeError):
+        return None
 
 
 def class_attr_key(key):
@@ -149,6 +203,12 @@ def _form(kind, v):
                     type(v.get("bdim")) is int and 0 <= v["bdim"] < 64))
                 and type(v.get("requires_grad", False)) is bool):
             return "wrapped_tensor without its transform, level and wrapped tensor"
+        if kind == "graph_module" and not (
+                isinstance(v.get("nodes"), list) and isinstance(v.get("class_name"), str)
+                and v["class_name"].isidentifier() and type(v.get("dict")) is int
+                and type(v.get("co_fields")) is int
+                and (v.get("forward_file") is None or isinstance(v["forward_file"], str))):
+            return "graph_module without its nodes, class name, co_fields and attributes"
         if kind == "method" and "builtin" in v and not (
                 isinstance(v["builtin"], str) and v["builtin"].isidentifier()):
             return "method with a C method name that is not a name"

@@ -271,6 +271,13 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
             put(&o, s + i, rank_end - i);
             put_str(&o, "<log>]");
             i = j;
+        } else if (c == '<' && n - i > 16 && memcmp(s + i, "<eval_with_key>.", 16) == 0 &&
+                   digits(s, i + 16, n) > i + 16) {
+            /* The file name torch.fx gives a GraphModule's generated code:
+             * its number is a process-wide counter every GraphModule made
+             * before moves (Dynamo makes one per compile). */
+            put_str(&o, "<eval_with_key>.#");
+            i = digits(s, i + 16, n);
         } else if (c == '/' && (i == 0 || path_end((unsigned char)s[i - 1]) || s[i - 1] == ':')) {
             /* An absolute path: its machine-specific prefix replaced. */
             j = i;

@@ -60,6 +60,12 @@ static const struct {
     {"ID_MATCH: ___check_obj_id(L['self'].f, 9404416)",
      "ID_MATCH: ___check_obj_id(L['self'].f, #)"},
     {"___check_obj_id(L['a'][(1, 2)], 77) and x", "___check_obj_id(L['a'][(1, 2)], #) and x"},
+    /* the counter in the file name torch.fx gives generated code, and the
+     * path inside it; a bare "<eval_with_key>" or one without digits stays */
+    {"<eval_with_key>.12 from /opt/venv/lib/python3.11/site-packages/torch/fx/x.py:5 in f",
+     "<eval_with_key>.# from <site>/torch/fx/x.py:5 in f"},
+    {"x  # <eval_with_key>.3:4 in forward", "x  # <eval_with_key>.#:4 in forward"},
+    {"<eval_with_key>.x <eval_with_key>", "<eval_with_key>.x <eval_with_key>"},
     /* the number ___dict_version is compared with, a process-wide counter */
     {"DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == 843944",
      "DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == #"},

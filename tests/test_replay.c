@@ -179,7 +179,8 @@ static void scenario(const char *script) {
                                       "shape_env_config.py",
                                       "random_and_nested_breaks.py",
                                       "library_test_decorator.py",
-                                      "transforms.py"};
+                                      "transforms.py",
+                                      "fx_graph_modules.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -776,6 +777,39 @@ Test(replay, compiles_inside_torch_func_transforms) {
     assert_reproduced("replay", "transforms.py");
 }
 
+/* fx GraphModules compiled as they are (make_fx's with aten operators and
+ * pytree inputs, symbolic_trace's with submodules and a buffer, one built
+ * node by node with a method call and keyword arguments): captured as
+ * graph data, built again by torch.fx in the replay, and the recompile of
+ * the same GraphModule is a recompile there too (it was "argument 'self'
+ * of type ...GraphModule.__new__.<locals>.GraphModuleImpl"). */
+Test(replay, fx_graph_modules_replay_from_their_graphs) {
+    scenario("fx_graph_modules.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    long long n = e2e_sql_int(a, "SELECT count(*) FROM v_captures");
+    cr_assert_eq(n, 5);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT capture) FROM v_values WHERE kind ="
+                                " 'graph_module'"),
+                 5);
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'torch_op' AND"
+                                " value = '\"aten.sin.default\"'"),
+                 0);
+    /* Its code is stored nowhere: no function node holds generated code. */
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'function' AND"
+                                " json_extract(value, '$.filename') LIKE '<eval_with_key>%%'"),
+                 0);
+    e2e_close(a);
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+    cr_assert_eq(u->status, 0, "confined replay: %s%s", u->out.data, u->err.data);
+    char *want = e2e_fmt("reproduced %lld/%lld compiles", n, n);
+    cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
+    assert_reproduced("replay", "fx_graph_modules.py");
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE compile_id = '0/1'"),
+                 1);
+}
+
 /* A TestCase's private runner state that cannot be captured (unittest's
  * _outcome reaches sys.stdout; a lock) is left out, and the test method
  * bound to the object as its own attribute through a wrapper is bound
@@ -873,6 +907,63 @@ Test(replay, malformed_value_trees_are_refused) {
                 "tuple") ", value = '[2]'"
                          " WHERE node = 2 AND capture = (SELECT max(capture) FROM value_nodes)",
             "a cycle through an immutable value", 1);
+}
+
+/* A GraphModule's graph from a stranger: a node referring to one made
+ * after it, a node of another graph or an attribute its graph makes is
+ * malformed (65); a class that is not torch.fx's GraphModule and an
+ * operator torch.ops does not have are not replayable (3), never called. */
+Test(replay, fx_graph_modules_from_bad_graphs_are_refused) {
+    mkdir(e2e_path("w"), 0755);
+    size_t len = 0;
+    char *src = e2e_slurp(e2e_fmt("%s/replay/fx_graph_modules.py", e2e_scripts), &len);
+    cr_assert_not_null(src);
+    e2e_write_file(e2e_path("w/fx_graph_modules.py"), src, len);
+    record_and_hide("w", "fx_graph_modules.py");
+    refused("UPDATE value_nodes SET value = '\"add\"' WHERE capture = 1 AND value = '\"sin\"'"
+            " AND kind_id = (SELECT id FROM strings WHERE text = 'fx_node')",
+            "outside its graph or before it is made", 0);
+    refused("UPDATE value_nodes SET value = '\"_code\"' WHERE capture = 1 AND value ="
+            " '\"training\"'",
+            "graph_module attributes are not a dict of names", 0);
+    refused("UPDATE value_nodes SET value = json_set(value, '$.co_fields', json_extract(value,"
+            " '$.dict')) WHERE capture = 1 AND kind_id = (SELECT id FROM strings WHERE text ="
+            " 'graph_module')",
+            "co_fields is not a file, line and name", 0);
+    static const struct {
+        const char *sql, *why;
+    } not_replayable[] = {
+        {"UPDATE value_nodes SET value = json_set(value, '$.class', json('{\"module\": \"os\","
+         " \"qualname\": \"system\"}')) WHERE kind_id = (SELECT id FROM strings WHERE text ="
+         " 'graph_module')",
+         "an fx GraphModule of class posix.system"},
+        {"UPDATE value_nodes SET value = '\"load_library.x\"' WHERE kind_id = (SELECT id FROM"
+         " strings WHERE text = 'torch_op')",
+         "torch has no operator torch.ops.load_library.x here"},
+        /* fx writes an argument's repr() into the code: a logger's is not
+         * its own plain text (nor is a user object's, which could run) */
+        {ADD_KIND("logger") "UPDATE value_nodes SET kind_id = " KIND(
+             "logger") ", value ="
+                       " '\"x\"' WHERE capture = 1 AND kind_id = " KIND("int") " AND value = '2'",
+         "fx node mul has an argument of type logging.Logger"},
+    };
+    for (size_t i = 0; i < sizeof not_replayable / sizeof *not_replayable; i++) {
+        const char *copy = e2e_fmt("w/nr%zu.db", i);
+        char *data = e2e_slurp(e2e_path("w/t.db"), &len);
+        e2e_write_file(e2e_path(copy), data, len);
+        sqlite3 *db = NULL;
+        cr_assert_eq(sqlite3_open(e2e_path(copy), &db), SQLITE_OK);
+        char *msg = NULL;
+        cr_assert_eq(sqlite3_exec(db, not_replayable[i].sql, NULL, NULL, &msg), SQLITE_OK, "%s",
+                     msg);
+        sqlite3_close(db);
+        E2eProc *r =
+            dynrec((const char *[]){"replay", "-o", e2e_fmt("w/nr%zu-r.db", i), copy, NULL});
+        cr_assert_eq(r->status, 3 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                     r->err.data);
+        cr_assert_not_null(strstr(r->out.data, not_replayable[i].why), "want '%s':\n%s",
+                           not_replayable[i].why, r->out.data);
+    }
 }
 
 Test(replay, other_python_and_old_traces_are_refused) {

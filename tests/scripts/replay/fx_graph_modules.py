@@ -1,0 +1,55 @@
+"""fx GraphModules compiled as PyTorch's own tests and compiler engineers
+compile them: make_fx's (aten operators, pytree inputs, lifted
+parameters), symbolic_trace's (submodules, methods, keyword arguments) and
+one built node by node; the first recompiles on a new shape."""
+import operator
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+torch.manual_seed(0)
+
+
+def f(x, y):
+    return torch.sin(x) + y * 2, x[0]
+
+
+gm = make_fx(f)(torch.randn(3), torch.randn(3))
+cf = torch.compile(gm, backend="eager")
+cf(torch.randn(3), torch.randn(3))
+cf(torch.randn(5), torch.randn(5))  # recompiles: the same GraphModule
+
+
+def g(inputs):
+    a, b = inputs["a"], inputs["b"]
+    return [a.cos() @ b, a.sum(dim=0, keepdim=True)]
+
+
+pt = make_fx(g)({"a": torch.randn(2, 2), "b": torch.randn(2, 2)})
+torch.compile(pt, backend="eager")({"a": torch.randn(2, 2), "b": torch.randn(2, 2)})
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+        self.register_buffer("scale", torch.tensor([0.5, 1.0, 2.0]))
+
+    def forward(self, x):
+        h = self.lin(x).relu()
+        return torch.clamp(h * self.scale, min=0.1).transpose(0, 1).sum(dim=-1)
+
+
+st = torch.fx.symbolic_trace(Net())
+torch.compile(st, backend="eager")(torch.randn(2, 4))
+
+graph = torch.fx.Graph()
+x = graph.placeholder("x")
+w = graph.get_attr("weight")
+mm = graph.call_function(torch.matmul, (x, w))
+item = graph.call_function(operator.getitem, (mm, (slice(None), slice(0, 2))))
+graph.output(graph.call_method("add", (item, 1.0), {"alpha": 2}))
+root = torch.nn.Module()
+root.weight = torch.nn.Parameter(torch.randn(3, 3))
+built = torch.fx.GraphModule(root, graph, "Built")
+print(torch.compile(built, backend="eager")(torch.randn(4, 3)).shape)
