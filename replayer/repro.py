@@ -34,7 +34,8 @@ _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
 # for the factories definitions.py admits; random and math compute on plain
 # data: a random.Random is rebuilt through random).
 _DATA_MODULES = frozenset(("argparse", "collections", "dataclasses", "enum", "typing", "types",
-                           "numbers", "fractions", "decimal", "datetime", "random", "math"))
+                           "numbers", "fractions", "decimal", "datetime", "random", "math",
+                           "operator", "_operator"))  # (fx graphs call operator.getitem)
 
 # ---- reading the trace ---------------------------------------------------------
 
@@ -170,6 +171,7 @@ class Source:
 
 class Generator:
     def __init__(self, meta, sources, key, caps, trace_name):
+        self.fx_classes = False  # repro_fx_classes is defined (repro_values)
         self.meta = meta
         self.sources = sources  # path -> Source
         self.key = key

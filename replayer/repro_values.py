@@ -35,7 +35,8 @@ import _dynrec_repro
 
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import MAX_DEPTH, check_tree, children, class_attr_key, function_where
+from .value_kinds import (FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key,
+                          function_where)
 
 _query = _dynrec_repro.query
 _blob = _dynrec_repro.blob
@@ -348,6 +349,7 @@ class Writer:
         self.busy = set()
         self.level = 0  # expr() calls under way: the depth in the tree
         self.missing = []  # (what, why): values that could not be rebuilt
+        self.fx_env = []  # {fx node name: variable} of each fx graph being written
 
     def emit(self, line):
         self.lines.extend(_wrap(line))
@@ -505,11 +507,13 @@ class Writer:
             return "torch.compile(%s, %s)" % (x(v["orig"]), ", ".join(kw))
         if kind == "torch_op":
             return "torch.ops.%s" % dotted(v, "a torch operator")
-        if kind in ("graph_module", "fx_node"):
-            why = "an fx GraphModule (the replay builds its graph again; repro does not write it)"
-            self.missing.append((hint, why))
-            self.emit("# NOT REBUILT: %s, %s: None below" % (comment(hint), why))
-            return "None"
+        if kind == "fx_node":
+            var = self.fx_env[-1].get(v) if self.fx_env else None
+            if var is None:
+                raise self.tree.fail(n, "fx node %r outside its graph or before it is made" % v)
+            return var
+        if kind == "graph_module":
+            return self.graph_module(n, v, hint)
         if kind == "wrapped_tensor":
             # A tensor of a torch.func transform (vmap, grad, functionalize)
             # exists only inside it; a script calls the frame outside any.
@@ -523,6 +527,54 @@ class Writer:
                 comment(hint), comment(typ)))
             return "None"
         raise self.tree.fail(n, "a %s where a value should be" % kind)
+
+    def graph_module(self, n, v, hint):
+        """An fx GraphModule written as torch.fx builds one: its graph node by
+        node, then the module with its attributes; torch.fx generates its
+        code when the script runs."""
+        rows = self.tree.rows
+        name = self.var("gm" if hint in ("self", "v") else hint)
+        self.names[n] = name
+        g = name + "_graph"
+        self.emit("%s = torch.fx.Graph()" % g)
+        if v.get("codegen") is not None:
+            self.emit("%s._codegen = torch.fx.graph._PyTreeCodeGen(torch.fx.graph._PyTreeInfo("
+                      "*%s))" % (g, self.expr(v["codegen"], "pytree_info")))
+        env = {}
+        self.fx_env.append(env)
+        try:
+            for c in v["nodes"]:
+                kind, _t, items, _b = rows[c]
+                parts = [rows[i][2] if rows[i][0] == "str" else None for i in items[:2]] if (
+                    kind == "tuple" and len(items) == 6) else []
+                if len(parts) != 2 or parts[0] not in FX_OPS or not isinstance(
+                        parts[1], str) or not parts[1].isidentifier() or parts[1] in env:
+                    raise self.tree.fail(n, "an fx node that is not (op, name, target, args, "
+                                            "kwargs, type)")
+                op, nm = parts
+                target, args, kwargs = (self.expr(i, nm) for i in items[2:5])
+                var = self.var("fx_" + nm)
+                self.emit("%s = %s.create_node(%r, %s, %s, %s, name=%r)" % (
+                    var, g, op, target, args, kwargs, nm))
+                env[nm] = var
+        finally:
+            self.fx_env.pop()
+        self.emit("%s._co_fields = %s" % (g, self.expr(v["co_fields"], "co_fields")))
+        cls = self.ref(n, v.get("class"), "class")
+        self.emit("%s = %s(torch.nn.Module(), torch.fx.Graph(), %r)" % (
+            name, cls, v["class_name"]))
+        self.emit("%s.__dict__.update(%s)" % (name, self.expr(v["dict"], name + "_attrs")))
+        self.emit("%s.graph = %s  # torch.fx generates its code" % (name, g))
+        key = v.get("forward_file")
+        if isinstance(key, str):
+            # One GraphModule in the recording (the same generated forward):
+            # one class, whose forward's cache holds the compiles.
+            if not self.gen.fx_classes:
+                self.gen.fx_classes = True
+                self.emit("repro_fx_classes = {}  # the class of each recorded GraphModule")
+            self.emit("%s.__class__ = repro_fx_classes.setdefault(%r, type(%s))" % (
+                name, key, name))
+        return name
 
     def hint_of(self, k, default):
         kind, typ, v, blob = self.tree.rows[k]

@@ -283,6 +283,19 @@ Test(repro, backend_objects) {
                        "%s", s);
 }
 
+/* An fx GraphModule compiled itself: the script builds its graph node by
+ * node and the module with its parameter, lets torch.fx generate the code,
+ * and gives the second call's GraphModule the first one's class (one
+ * GraphModule in the recording), so its recompile is one here too. */
+Test(repro, fx_graph_module) {
+    scenario("replay/fx_one_graph_module.py");
+    char *s = reproduces("forward", NULL, NULL);
+    cr_assert_not_null(strstr(s, ".create_node('call_function', _operator.getitem,"), "%s", s);
+    cr_assert_not_null(strstr(s, ".graph = gm_graph  # torch.fx generates its code"), "%s", s);
+    cr_assert_not_null(strstr(s, "gm.__class__ = repro_fx_classes.setdefault("), "%s", s);
+    cr_assert_null(strstr(s, "def forward"), "no generated code is written: %s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
