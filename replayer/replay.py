@@ -26,6 +26,7 @@ or a function the sources do not define) is used only under --trust.
 
 import ast
 import collections
+import contextlib
 import dataclasses
 import enum
 import importlib
@@ -603,6 +604,18 @@ def _same_code(c, filename, qualname, line):
     return (isinstance(c, types.CodeType) and c.co_filename == filename and
             c.co_firstlineno == line and (qualname is None or
                                           _qualname(c) == code_name(qualname)))
+
+
+@contextlib.contextmanager
+def _no_functorch():
+    """No torch.func transform active: its interpreter stack set aside (a
+    tensor that requires grad is made as outside any transform, where
+    requires_grad_() works) and its dispatch off."""
+    clear = getattr(sys.modules.get("torch._functorch.pyfunctorch"),
+                    "temporarily_clear_interpreter_stack", None)
+    with clear() if clear is not None else contextlib.nullcontext():
+        with torch._C._DisableFuncTorch():
+            yield
 
 
 def _is_graph_module(obj):
@@ -1266,7 +1279,7 @@ class _Builder:
         # A plain tensor, made outside the torch.func transforms the compile
         # runs inside (_Transforms), whose layers would wrap it: a
         # wrapped_tensor wraps it at its level.
-        with torch._C._DisableFuncTorch():
+        with _no_functorch():
             return self._tensor(n, v, blob)
 
     def _tensor(self, n, v, blob):
@@ -2257,6 +2270,13 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                     reason = str(exc)
                 except KeyError as exc:
                     reason = "argument %s was not captured" % exc
+                except Refused:
+                    raise
+                except Exception as exc:
+                    # torch refusing a value here (a call the recorded torch
+                    # allowed): this frame only, with torch's words.
+                    reason = "its inputs cannot be rebuilt here: %s: %s" % (
+                        type(exc).__name__, (str(exc).splitlines() or [""])[0][:200])
             if reason is not None:
                 if fkey not in skipped_frames:
                     skipped_frames[fkey] = reason

@@ -192,6 +192,67 @@ static size_t call_end(const char *s, size_t i, size_t n, size_t *comma) {
     return n;
 }
 
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* `frozenset({a, b, c})` whose '(' is at s[i]: its items masked and in
+ * sorted order, into o; the index after its ')', or 0 (nothing written)
+ * when s[i] does not start one on this line.  A frozenset's repr lists its
+ * items in hash order, and the hash of a function or a class is its
+ * address: the same set prints in another order in another process
+ * (Dynamo's EQUALS_MATCH on torch.utils._pytree.BUILTIN_TYPES). */
+static size_t frozenset_items(const DrMaskCtx *ctx, Out *o, const char *s, size_t i, size_t n) {
+    size_t comma, k = call_end(s, i, n, &comma);
+    if (i + 1 >= n || s[i + 1] != '{' || k >= n || s[k - 1] != '}' || k < i + 3) return 0;
+    size_t cap = 16, count = 0;
+    char **items = malloc(cap * sizeof *items);
+    if (!items) return 0;
+    size_t from = i + 2, end = k - 1, ok = 1;
+    int depth = 0;
+    char quote = 0;
+    for (size_t p = from; p <= end && ok; p++) {
+        char c = p < end ? s[p] : ',';
+        if (quote) {
+            if (c == '\\') p++;
+            else if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"') quote = c;
+        else if (c == '(' || c == '[' || c == '{') depth++;
+        else if (c == ')' || c == ']' || c == '}') depth--;
+        else if (c == ',' && depth == 0) {
+            size_t a = from;
+            while (a < p && s[a] == ' ') a++;
+            if (count == cap) {
+                char **more = cap < 4096 ? realloc(items, 2 * cap * sizeof *items) : NULL;
+                if (!more) {
+                    ok = 0;
+                    break;
+                }
+                items = more;
+                cap *= 2;
+            }
+            items[count] = dr_mask(ctx, s + a, p - a, NULL);
+            if (!items[count]) ok = 0;
+            else count++;
+            from = p + 1;
+        }
+    }
+    if (ok) {
+        qsort(items, count, sizeof *items, cmp_str);
+        put_str(o, "frozenset({");
+        for (size_t m = 0; m < count; m++) {
+            if (m) put_str(o, ", ");
+            put_str(o, items[m]);
+        }
+        put_str(o, "})");
+    }
+    for (size_t m = 0; m < count; m++) free(items[m]);
+    free(items);
+    return ok ? k + 1 : 0;
+}
+
 /* Where `___check_obj_id(...)` at s[i] (its '(') ends with a decimal id
  * argument, that argument's [*at, *end); 0 when it does not. */
 static int check_obj_id_arg(const char *s, size_t i, size_t n, size_t *at, size_t *end) {
@@ -345,6 +406,13 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
                 put_str(&o, "pid=?");
                 i = p;
                 continue;
+            }
+            if (j - i == 9 && memcmp(s + i, "frozenset", 9) == 0 && j < n && s[j] == '(') {
+                size_t after = frozenset_items(ctx, &o, s, j, n);
+                if (after) {
+                    i = after;
+                    continue;
+                }
             }
             if (j - i == 15 && memcmp(s + i, "___check_obj_id", 15) == 0 && j < n && s[j] == '(' &&
                 (id_at == SIZE_MAX || id_at < i))

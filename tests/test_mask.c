@@ -66,6 +66,12 @@ static const struct {
      "<eval_with_key>.# from <site>/torch/fx/x.py:5 in f"},
     {"x  # <eval_with_key>.3:4 in forward", "x  # <eval_with_key>.#:4 in forward"},
     {"<eval_with_key>.x <eval_with_key>", "<eval_with_key>.x <eval_with_key>"},
+    /* a frozenset's items, in hash order (a class's or function's hash is
+     * its address): sorted, each masked; a comma inside a string stays */
+    {"EQUALS_MATCH: B == frozenset({<function namedtuple>, <class 'list'>, <class 'collections.deque'>})",
+     "EQUALS_MATCH: B == frozenset({<class 'collections.deque'>, <class 'list'>, <function namedtuple>})"},
+    {"frozenset({2, 'a, b', (1, 0x7f00aa)}) and frozenset() and frozenset({1})",
+     "frozenset({'a, b', (1, 0x?), 2}) and frozenset() and frozenset({1})"},
     /* the number ___dict_version is compared with, a process-wide counter */
     {"DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == 843944",
      "DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == #"},
