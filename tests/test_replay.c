@@ -756,7 +756,7 @@ Test(replay, compiles_inside_torch_func_transforms) {
     scenario("transforms.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     long long n = e2e_sql_int(a, "SELECT count(*) FROM v_captures");
-    cr_assert_eq(n, 6);
+    cr_assert_eq(n, 7);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
     cr_assert_str_eq(e2e_sql(a, "SELECT group_concat(DISTINCT json_extract(value, '$.transform'))"
                                 " FROM (SELECT value FROM v_values WHERE kind = 'wrapped_tensor'"

@@ -1,6 +1,6 @@
 """Compiles inside torch.func transforms: vmap (with a recompile on other
 in_dims), grad, functionalize, grad's nesting around a compiled call, and
-vmap over grad.  Dynamo guards on the transform stack and traces the
+vmap over grad, and grad over a global that requires grad.  Dynamo guards on the transform stack and traces the
 tensors wrapped at its levels: the replay enters the same transforms and
 wraps the tensors again."""
 import torch
@@ -34,3 +34,14 @@ def h(x):
 print(torch.func.functionalize(torch.compile(h, backend="eager"))(torch.ones(2, 2)).tolist())
 with grad_increment_nesting():
     print(torch._C._functorch.get_unwrapped(c(torch.ones(2), torch.ones(2))).tolist())
+
+# A tensor that requires grad, made outside the transform and read inside
+# it: the replay makes it outside the transforms too.
+W = torch.full((3,), 0.5, requires_grad=True)
+
+
+def k(x):
+    return (x * W).sin().sum()
+
+
+print(torch.func.grad(torch.compile(k, backend="eager"))(torch.ones(3)).tolist())
