@@ -1059,9 +1059,11 @@ class _Builder:
         from torch.fx.graph import _PyTreeCodeGen, _PyTreeInfo
 
         base = self.cls(n, v)
-        lazy = sys.modules.get("torch.fx._lazy_graph_module")
-        if base is not torch.fx.GraphModule and (
-                lazy is None or base is not getattr(lazy, "_LazyGraphModule", None)):
+        # torch's GraphModule classes only (const folding's FoldedGraphModule,
+        # _LazyGraphModule): made by GraphModule's own __new__ and __init__,
+        # never a subclass's __init__.
+        if not (isinstance(base, type) and issubclass(base, torch.fx.GraphModule)
+                and str(getattr(base, "__module__", "")).split(".")[0] == "torch"):
             raise NotReplayable("an fx GraphModule of class %s" % _name_of(base))
         graph = torch.fx.Graph()
         if v.get("codegen") is not None:
@@ -1122,7 +1124,8 @@ class _Builder:
             raise self.fail(n, "graph_module attributes are not a dict of names")
         # torch's own constructor on an empty graph, then the recorded
         # attributes, then the graph: its setter generates the code.
-        gm = base(torch.nn.Module(), torch.fx.Graph(), v["class_name"])
+        gm = torch.fx.GraphModule.__new__(base)
+        torch.fx.GraphModule.__init__(gm, torch.nn.Module(), torch.fx.Graph(), v["class_name"])
         self.built[n] = gm
         gm.__dict__.update(state)
         try:

@@ -561,8 +561,11 @@ class Writer:
             self.fx_env.pop()
         self.emit("%s._co_fields = %s" % (g, self.expr(v["co_fields"], "co_fields")))
         cls = self.ref(n, v.get("class"), "class")
-        self.emit("%s = %s(torch.nn.Module(), torch.fx.Graph(), %r)" % (
-            name, cls, v["class_name"]))
+        # GraphModule's own __new__ and __init__ (a subclass's __init__, as
+        # const folding's, takes other arguments)
+        self.emit("%s = torch.fx.GraphModule.__new__(%s)" % (name, cls))
+        self.emit("torch.fx.GraphModule.__init__(%s, torch.nn.Module(), torch.fx.Graph(), %r)" % (
+            name, v["class_name"]))
         self.emit("%s.__dict__.update(%s)" % (name, self.expr(v["dict"], name + "_attrs")))
         self.emit("%s.graph = %s  # torch.fx generates its code" % (name, g))
         key = v.get("forward_file")

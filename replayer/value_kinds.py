@@ -125,7 +125,7 @@ def torch_op_parts(name):
     if not isinstance(name, str) or len(name) > 300:
         return None
     parts = name.split(".")
-    if not 2 <= len(parts) <= 3 or not all(p.isidentifier() and not p.startswith("_")
+    if not 2 <= len(parts) <= 3 or not all(p.isidentifier() and not p.startswith("__")
                                            for p in parts):
         return None
     return parts

@@ -779,7 +779,8 @@ Test(replay, compiles_inside_torch_func_transforms) {
 
 /* fx GraphModules compiled as they are (make_fx's with aten operators and
  * pytree inputs, symbolic_trace's with submodules and a buffer, one built
- * node by node with a method call and keyword arguments): captured as
+ * node by node with a method call and keyword arguments, const folding's
+ * FoldedGraphModule holding its folded subgraph): captured as
  * graph data, built again by torch.fx in the replay, and the recompile of
  * the same GraphModule is a recompile there too (it was "argument 'self'
  * of type ...GraphModule.__new__.<locals>.GraphModuleImpl"). */
@@ -787,11 +788,14 @@ Test(replay, fx_graph_modules_replay_from_their_graphs) {
     scenario("fx_graph_modules.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     long long n = e2e_sql_int(a, "SELECT count(*) FROM v_captures");
-    cr_assert_eq(n, 5);
+    cr_assert_eq(n, 7);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT capture) FROM v_values WHERE kind ="
                                 " 'graph_module'"),
-                 5);
+                 7);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'graph_module' AND"
+                                " json_extract(value, '$.class.qualname') = 'FoldedGraphModule'"),
+                 1);
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'torch_op' AND"
                                 " value = '\"aten.sin.default\"'"),
                  0);

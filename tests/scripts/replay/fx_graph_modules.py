@@ -1,7 +1,7 @@
 """fx GraphModules compiled as PyTorch's own tests and compiler engineers
 compile them: make_fx's (aten operators, pytree inputs, lifted
 parameters), symbolic_trace's (submodules, methods, keyword arguments) and
-one built node by node; the first recompiles on a new shape."""
+one built node by node, const folding's; the first recompiles on a new shape."""
 import operator
 
 import torch
@@ -53,3 +53,20 @@ root = torch.nn.Module()
 root.weight = torch.nn.Parameter(torch.randn(3, 3))
 built = torch.fx.GraphModule(root, graph, "Built")
 print(torch.compile(built, backend="eager")(torch.randn(4, 3)).shape)
+
+# const folding's GraphModule (torch.func.linearize makes one), holding the
+# folded subgraph as a GraphModule of its own.
+from torch.fx.experimental.const_fold import split_const_subgraphs  # noqa: E402
+
+
+class Folded(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(3))
+
+    def forward(self, x):
+        return x * (self.w + 1).cos()
+
+
+folded = split_const_subgraphs(Folded())
+print(tuple(torch.compile(folded, backend="eager")(torch.randn(3)).shape))
