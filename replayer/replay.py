@@ -1096,8 +1096,13 @@ class _Builder:
                 typ = typ if typ in (torch.Tensor, int, float, bool, str) else None
                 if op == "call_function" and not callable(target):
                     raise self.fail(n, "fx node %s calls something not callable" % name)
-                if op != "call_function" and not (isinstance(target, str) and re.fullmatch(
-                        r"\w+(\.\w+)*", target, re.ASCII)):
+                # An attribute path (get_attr, call_module: "layers.0.weight"),
+                # a method's name, an argument's: never a dunder, which fx
+                # would write as an attribute access into the code.
+                if op != "call_function" and not (
+                        isinstance(target, str) and re.fullmatch(
+                            r"\w+" if op == "call_method" else r"\w+(\.\w+)*", target, re.ASCII)
+                        and not any(p.startswith("__") for p in target.split("."))):
                     raise self.fail(n, "fx node %s: its target is not a name" % name)
                 try:
                     env[name] = graph.create_node(op, target, args, kwargs, name=name,

@@ -934,6 +934,13 @@ Test(replay, fx_graph_modules_from_bad_graphs_are_refused) {
             " '$.dict')) WHERE capture = 1 AND kind_id = (SELECT id FROM strings WHERE text ="
             " 'graph_module')",
             "co_fields is not a file, line and name", 0);
+    /* a method name fx would write as an attribute chain into the code */
+    refused("UPDATE value_nodes SET value = '\"add.__globals__\"' WHERE (capture, node) IN"
+            " (SELECT t.capture, json_extract(t.value, '$[2]') FROM value_nodes t JOIN"
+            " value_nodes o ON o.capture = t.capture AND o.node = json_extract(t.value, '$[0]')"
+            " WHERE o.value = '\"call_method\"' AND json_valid(t.value) AND"
+            " json_type(t.value) = 'array')",
+            ": its target is not a name", 1);
     static const struct {
         const char *sql, *why;
     } not_replayable[] = {
