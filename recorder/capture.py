@@ -456,8 +456,7 @@ class _Capture:
         which recorded GraphModules were one."""
         fxg = sys.modules.get("torch.fx.graph")
         t = type(gm)
-        base = next((b for b in t.__mro__ if b.__name__ != "GraphModuleImpl"
-                     and "GraphModuleImpl" not in b.__qualname__), None)
+        base = next((b for b in t.__mro__ if "GraphModuleImpl" not in b.__qualname__), None)
         cls = self.ref(base) if base is not None else None
         graph = gm.__dict__.get("_graph")
         if cls is None or fxg is None or not isinstance(graph, fxg.Graph):

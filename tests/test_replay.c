@@ -49,6 +49,15 @@ static void copy_example_to(const char *name, const char *dir) {
     e2e_write_file(e2e_path(e2e_fmt("%s/%s", dir, name)), src, len);
 }
 
+/* replay/t.db replayed confined (no --trust) into replay/u.db: all n of
+ * its compiles reproduced. */
+static void assert_confined_reproduces(long long n) {
+    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+    cr_assert_eq(u->status, 0, "confined replay: %s%s", u->out.data, u->err.data);
+    char *want = e2e_fmt("reproduced %lld/%lld compiles", n, n);
+    cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
+}
+
 /* One number per compile id of a view, as "0/0=12 0/1=3 ...". */
 static char *per_compile(DrTrace *t, const char *view) {
     int n = 0;
@@ -180,7 +189,8 @@ static void scenario(const char *script) {
                                       "random_and_nested_breaks.py",
                                       "library_test_decorator.py",
                                       "transforms.py",
-                                      "fx_graph_modules.py"};
+                                      "fx_graph_modules.py",
+                                      "fx_one_graph_module.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -770,10 +780,7 @@ Test(replay, compiles_inside_torch_func_transforms) {
                                 " 'wrapped_tensor'"),
                  0);
     e2e_close(a);
-    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
-    cr_assert_eq(u->status, 0, "confined replay: %s%s", u->out.data, u->err.data);
-    char *want = e2e_fmt("reproduced %lld/%lld compiles", n, n);
-    cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
+    assert_confined_reproduces(n);
     assert_reproduced("replay", "transforms.py");
 }
 
@@ -788,11 +795,11 @@ Test(replay, fx_graph_modules_replay_from_their_graphs) {
     scenario("fx_graph_modules.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     long long n = e2e_sql_int(a, "SELECT count(*) FROM v_captures");
-    cr_assert_eq(n, 7);
+    cr_assert_eq(n, 8);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE NOT replayable"), 0);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT capture) FROM v_values WHERE kind ="
                                 " 'graph_module'"),
-                 7);
+                 8);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'graph_module' AND"
                                 " json_extract(value, '$.class.qualname') = 'FoldedGraphModule'"),
                  1);
@@ -804,14 +811,11 @@ Test(replay, fx_graph_modules_replay_from_their_graphs) {
                                 " json_extract(value, '$.filename') LIKE '<eval_with_key>%%'"),
                  0);
     e2e_close(a);
-    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
-    cr_assert_eq(u->status, 0, "confined replay: %s%s", u->out.data, u->err.data);
-    char *want = e2e_fmt("reproduced %lld/%lld compiles", n, n);
-    cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
+    assert_confined_reproduces(n);
     assert_reproduced("replay", "fx_graph_modules.py");
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
-    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE compile_id = '0/1'"),
-                 1);
+    /* the make_fx one's and the hand-built one's recompiles */
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures"), 2);
 }
 
 /* A TestCase's private runner state that cannot be captured (unittest's
@@ -863,8 +867,9 @@ Test(replay, missing_sources_need_trust) {
 
 /* A copy of w/t.db with sql applied; the replay must refuse it (65) with a
  * message containing want, and no compile may have run when before is 0. */
-static void refused(const char *sql, const char *want, int any_before) {
-    const char *copy = e2e_fmt("w/f%d.db", (int)(strlen(sql) % 1000));
+/* A copy of w/t.db named copy (relative to the test's directory) with sql
+ * applied. */
+static void edited_copy(const char *copy, const char *sql) {
     size_t len = 0;
     char *data = e2e_slurp(e2e_path("w/t.db"), &len);
     e2e_write_file(e2e_path(copy), data, len);
@@ -873,6 +878,11 @@ static void refused(const char *sql, const char *want, int any_before) {
     char *msg = NULL;
     cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK, "%s: %s", sql, msg);
     sqlite3_close(db);
+}
+
+static void refused(const char *sql, const char *want, int any_before) {
+    const char *copy = e2e_fmt("w/f%d.db", (int)(strlen(sql) % 1000));
+    edited_copy(copy, sql);
     const char *out = e2e_fmt("%s-r.db", copy);
     E2eProc *r = dynrec((const char *[]){"replay", "--trust", "-o", out, copy, NULL});
     cr_assert_eq(r->status, 65 << 8, "%s: exit %s:\n%s%s", sql, e2e_status_text(r->status),
@@ -919,10 +929,13 @@ Test(replay, malformed_value_trees_are_refused) {
  * operator torch.ops does not have are not replayable (3), never called. */
 Test(replay, fx_graph_modules_from_bad_graphs_are_refused) {
     mkdir(e2e_path("w"), 0755);
-    size_t len = 0;
-    char *src = e2e_slurp(e2e_fmt("%s/replay/fx_graph_modules.py", e2e_scripts), &len);
-    cr_assert_not_null(src);
-    e2e_write_file(e2e_path("w/fx_graph_modules.py"), src, len);
+    static const char *const scripts[] = {"fx_graph_modules.py", "fx_one_graph_module.py"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t len = 0;
+        char *src = e2e_slurp(e2e_fmt("%s/replay/%s", e2e_scripts, scripts[i]), &len);
+        cr_assert_not_null(src);
+        e2e_write_file(e2e_path(e2e_fmt("w/%s", scripts[i])), src, len);
+    }
     record_and_hide("w", "fx_graph_modules.py");
     refused("UPDATE value_nodes SET value = '\"add\"' WHERE capture = 1 AND value = '\"sin\"'"
             " AND kind_id = (SELECT id FROM strings WHERE text = 'fx_node')",
@@ -960,14 +973,7 @@ Test(replay, fx_graph_modules_from_bad_graphs_are_refused) {
     };
     for (size_t i = 0; i < sizeof not_replayable / sizeof *not_replayable; i++) {
         const char *copy = e2e_fmt("w/nr%zu.db", i);
-        char *data = e2e_slurp(e2e_path("w/t.db"), &len);
-        e2e_write_file(e2e_path(copy), data, len);
-        sqlite3 *db = NULL;
-        cr_assert_eq(sqlite3_open(e2e_path(copy), &db), SQLITE_OK);
-        char *msg = NULL;
-        cr_assert_eq(sqlite3_exec(db, not_replayable[i].sql, NULL, NULL, &msg), SQLITE_OK, "%s",
-                     msg);
-        sqlite3_close(db);
+        edited_copy(copy, not_replayable[i].sql);
         E2eProc *r =
             dynrec((const char *[]){"replay", "-o", e2e_fmt("w/nr%zu-r.db", i), copy, NULL});
         cr_assert_eq(r->status, 3 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,

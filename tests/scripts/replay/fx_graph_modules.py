@@ -1,9 +1,8 @@
 """fx GraphModules compiled as PyTorch's own tests and compiler engineers
 compile them: make_fx's (aten operators, pytree inputs, lifted
 parameters), symbolic_trace's (submodules, methods, keyword arguments) and
-one built node by node, const folding's; the first recompiles on a new shape."""
-import operator
-
+one built node by node, const folding's; the first and the hand-built one
+recompile on a new shape."""
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -43,16 +42,9 @@ class Net(torch.nn.Module):
 st = torch.fx.symbolic_trace(Net())
 torch.compile(st, backend="eager")(torch.randn(2, 4))
 
-graph = torch.fx.Graph()
-x = graph.placeholder("x")
-w = graph.get_attr("weight")
-mm = graph.call_function(torch.matmul, (x, w))
-item = graph.call_function(operator.getitem, (mm, (slice(None), slice(0, 2))))
-graph.output(graph.call_method("add", (item, 1.0), {"alpha": 2}))
-root = torch.nn.Module()
-root.weight = torch.nn.Parameter(torch.randn(3, 3))
-built = torch.fx.GraphModule(root, graph, "Built")
-print(torch.compile(built, backend="eager")(torch.randn(4, 3)).shape)
+# one built node by node, compiled on two shapes (its own script, which
+# repro's test uses alone)
+import fx_one_graph_module  # noqa: E402, F401
 
 # const folding's GraphModule (torch.func.linearize makes one), holding the
 # folded subgraph as a GraphModule of its own.
