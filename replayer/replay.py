@@ -1310,6 +1310,8 @@ class _Builder:
                     raise self.fail(n, "a view of something other than a tensor of its dtype")
                 if b.untyped_storage().nbytes() < nbytes:
                     raise self.fail(n, "a view beyond its base's storage")
+                if rg and not b.requires_grad:
+                    raise self.fail(n, "a view that requires grad of a base that does not")
                 t = b.as_strided(shape, stride, offset)
             else:
                 storage = torch.zeros(extent, dtype=dt, device=dev).untyped_storage()
@@ -1323,7 +1325,12 @@ class _Builder:
                     raw = self.data(n, blob, want)
                     src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
                     t.copy_(src.view(dt).reshape(shape))
-        if base is None:
+        if base is not None and rg:
+            # A view that requires grad was made with grad mode on (a
+            # permute of a tensor that requires grad): made under no_grad it
+            # would be a no-grad view that in-place ops refuse.
+            t = b.as_strided(shape, stride, offset)
+        elif base is None:
             if rg and v.get("leaf") is False:
                 t = t.requires_grad_(True).clone()
             elif rg:

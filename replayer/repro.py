@@ -736,12 +736,24 @@ def generate(opts):
             w.emit("repro_fn = %s(%s)" % (fname, ", ".join(args)))
             fn_expr = "repro_fn"
         if library is not None:
-            first = code.co_varnames[0] if code.co_varnames else None
-            if first is None or first not in f_locals:
-                raise Usage("frame %s: a library's frame without a first argument" % qualname)
-            owner = w.expr(f_locals[first], first)
-            if code.co_argcount == 0:
-                owner += "[0]"  # a wrapper's first *args
+            # A module's own function (torch's map): found in its module, by
+            # its qualified name; a method or a decorator's wrapper: on the
+            # class of the frame's first argument.
+            # (By sys.modules: a package may hold a function of the module's
+            # name, as torch._higher_order_ops holds map.)
+            mod = tree_module(trees[0])
+            owner = "None"
+            if "<" not in qualname and isinstance(mod, str) and all(
+                    p.isidentifier() for p in mod.split(".")) and gen.module_ref(mod) != "None":
+                owner = "sys.modules[%r]" % mod
+            if owner == "None":
+                first = code.co_varnames[0] if code.co_varnames else None
+                if first is None or first not in f_locals:
+                    raise Usage("frame %s: a library's frame without a first argument"
+                                % qualname)
+                owner = w.expr(f_locals[first], first)
+                if code.co_argcount == 0:
+                    owner += "[0]"  # a wrapper's first *args
             w.emit("repro_fn = repro_library_function(%s, %r, %d)" % (owner, qualname, line))
         cargs = _args(code, f_locals, w)
         kw, note = backend_kwargs(cap["data"].get("backend"), gen)
@@ -855,8 +867,9 @@ def generate(opts):
         out.append(head)
         out += lines
         out.append("")
+    fullgraph = all(c["data"].get("fullgraph") is True for c in sel)
     out += _summary(recorded, breaks, nresume, nresume_re, qualname,
-                    fn_expr, len(sel))
+                    fn_expr, len(sel), fullgraph)
     notes = gen.notes + ["%s: %s" % (comment(a), comment(b)) for a, b in missing] + \
         not_replayable + [comment(r) for r in gen.refused]
     text = "\n".join(out) + "\n"
@@ -961,10 +974,18 @@ _LIBRARY_FUNCTION = '''\
 
 
 def repro_library_function(owner, qualname, firstlineno):
-    """The function of owner's class (or a base) whose code is the recorded
-    frame's, as the class holds it or behind its decorators (__wrapped__)."""
-    for cls in type(owner).__mro__:
-        for f in list(vars(cls).values()):
+    """The function whose code is the recorded frame's: owner's (a module's)
+    by its qualified name, or one of owner's class (or a base), as the
+    module or class holds it or behind its decorators (__wrapped__)."""
+    if type(owner) is type(sys):
+        found = owner
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        holders = [{qualname: found}]
+    else:
+        holders = [vars(cls) for cls in type(owner).__mro__]
+    for held in holders:
+        for f in list(held.values()):
             for _ in range(20):
                 c = getattr(f, "__code__", None)
                 if c is not None and getattr(c, "co_qualname", c.co_name) in (
@@ -974,7 +995,8 @@ def repro_library_function(owner, qualname, firstlineno):
                 if f is None:
                     break
     sys.exit("repro: no function of %s is %s (line %d): another version of the library?"
-             % (type(owner).__name__, qualname, firstlineno))'''
+             % (getattr(owner, "__name__", None) if type(owner) is type(sys)
+                else type(owner).__name__, qualname, firstlineno))'''
 
 
 _OBSERVE = '''\
@@ -1011,7 +1033,7 @@ def repro_call(label, compiled, *args, **kwargs):
         return None'''
 
 
-def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls):
+def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls, fullgraph):
     # Trace strings the script prints, escaped (comment()): no control
     # character of the trace reaches the terminal that runs it.
     summary = {"compiles": [comment(r["compile_id"]) for r in recorded],
@@ -1036,9 +1058,13 @@ def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls):
         " RECORDED['compiled']))",
         "print('  calls that raised: %d (recorded compile errors: %d)' % (len(repro_raised),"
         " RECORDED['errors']))",
+    ] + ([] if fullgraph else [
+        # (torch counts only the frames of torch.compile without fullgraph,
+        # which alone has resume functions)
         "print('  frames compiled, resume functions too: %d (recorded: %d)' % (",
         "    counters['frames']['ok'], RECORDED['compiled']"
         " + RECORDED['resume_function_compiles']))",
+    ]) + [
         "print('  recompiles, resume functions too: %d (recorded: %d)' % (",
         "    len(repro_seen.recompiles), RECORDED['recompiles']))",
         "print('  graph breaks: %d (recorded: %d)' % (sum(counters['graph_break'].values()),",

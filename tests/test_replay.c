@@ -190,7 +190,8 @@ static void scenario(const char *script) {
                                       "library_test_decorator.py",
                                       "transforms.py",
                                       "fx_graph_modules.py",
-                                      "fx_one_graph_module.py"};
+                                      "fx_one_graph_module.py",
+                                      "views.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -208,6 +209,15 @@ Test(replay, module_modes_int_global_grad) {
     cr_assert_not_null(strstr(reasons, "SCALE"), "%s", reasons);
     cr_assert_not_null(strstr(reasons, "k"), "%s", reasons);
     cr_assert_not_null(strstr(reasons, "GLOBAL_STATE"), "%s", reasons);
+}
+
+/* Views as inputs: one of a tensor that requires grad is made with grad
+ * mode on, as in the recording (made under no_grad, map's tracing failed on
+ * it: "A view was created in no_grad mode ..."). */
+Test(replay, tensor_views) {
+    scenario("views.py");
+    assert_reproduced("replay", "views.py");
+    assert_confined_reproduces(6);
 }
 
 /* The model class in a file of its own, whose main-program print never runs. */

@@ -296,6 +296,18 @@ Test(repro, fx_graph_module) {
     cr_assert_null(strstr(s, "def forward"), "no generated code is written: %s", s);
 }
 
+/* A library's function of a module (torch's map, compiled directly):
+ * found in that module by its qualified name, and compiled as recorded on
+ * tensor views, recompiles and all. */
+Test(repro, library_function_of_a_module) {
+    scenario("replay/views.py");
+    char *s = reproduces("map", "--frame", "map");
+    cr_assert_not_null(
+        strstr(s, "repro_library_function(sys.modules['torch._higher_order_ops.map'], 'map', "),
+        "%s", s);
+    cr_assert_not_null(strstr(s, "# a view, as recorded"), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");

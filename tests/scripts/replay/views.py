@@ -1,0 +1,31 @@
+"""Tensor views as inputs: views of tensors that require grad (made with
+grad mode on, so in-place ops on them are allowed), a detached view, slices
+and transposes of one base, and torch's map over each, whose tracing writes
+into its inputs' views."""
+import torch
+from functorch.experimental import control_flow
+
+
+def inner(x):
+    return x.sin(), x.cos() + 1, x.sin().view(-1)
+
+
+base = torch.randn(4, 4)
+inputs = [
+    torch.randn(3, 4, 5, requires_grad=True).permute((2, 0, 1)),
+    torch.randn(3, 4, 5, requires_grad=True).narrow(1, 1, 2),
+    torch.randn(3, 4, 5, requires_grad=True).detach(),
+    base.T,
+    base[1::3, 1::2].T,
+]
+for x in inputs:
+    out = torch.compile(control_flow.map, backend="eager", fullgraph=True)(inner, x)
+    print(tuple(out[0].shape), out[0].requires_grad)
+
+
+def f(x):
+    return (x * 2).sum()
+
+
+a = torch.randn(4, 4, requires_grad=True)
+print(torch.compile(f, backend="eager")(a.T[1:]).requires_grad)
