@@ -304,6 +304,11 @@ class _Capture:
             if cls is not None:
                 return "enum", {"class": cls, "name": obj.name}, None
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            # (a module's own instance, pytree's _LEAF_SPEC, is that one
+            # object: Dynamo guards it once when one source reaches it)
+            ref = self.singleton(obj)
+            if ref is not None:
+                return "singleton", ref, None
             cls = self.ref(t)
             if cls is not None:
                 names = [f.name for f in dataclasses.fields(obj)]
@@ -572,6 +577,13 @@ class _Capture:
                              for i, c in enumerate(fn.__closure__ or ())],
                  "defaults": self.node(fn.__defaults__, path + ".__defaults__"),
                  "kwdefaults": self.node(fn.__kwdefaults__, path + ".__kwdefaults__")}
+        d = getattr(fn, "__dict__", None)
+        d = {k: x for k, x in d.items() if isinstance(k, str) and not k.startswith(
+            "__")} if type(d) is dict else None
+        if d:
+            # Its own attributes (fn.pred = True), which Dynamo reads and
+            # guards; not functools.wraps's __wrapped__ and the like.
+            value["dict"] = self.node(d, path + ".__dict__")
         cq = _qualname(fn.__code__)
         if cq != fn.__qualname__ and sys.version_info >= (3, 11):
             # The code's own qualname, where functools.wraps gave the

@@ -685,6 +685,7 @@ class _Builder:
         self.rows = {}
         self.built = {}
         self.busy = set()
+        self.late_cells = []  # (cell, node): a cell of a function that holds itself
         self.total = 0
         self.frame_ns = None  # the globals of the frame being rebuilt (_frame)
         self.fx_env = []  # {name: fx node} of each fx graph being built (graph_module)
@@ -753,6 +754,10 @@ class _Builder:
         finally:
             self.busy.discard(n)
         self.built[n] = v
+        if self.late_cells:
+            for cell, m in [x for x in self.late_cells if x[1] == n]:
+                cell.cell_contents = v
+            self.late_cells = [x for x in self.late_cells if x[1] != n]
         return v
 
     def make(self, n, kind, typ, v, blob):
@@ -1024,7 +1029,11 @@ class _Builder:
         if kind == "cell":
             cell = types.CellType()
             self.built[n] = cell
-            if v is not None:
+            if v is not None and v in self.busy and self.rows.get(v, ("",))[0] == "function":
+                # A nested function's cell that holds the function itself
+                # (def fn(): ... fn.pred ...): filled once it is made.
+                self.late_cells.append((cell, v))
+            elif v is not None:
                 cell.cell_contents = kid(v)
             return cell
         if kind == "tensor":
@@ -1281,6 +1290,12 @@ class _Builder:
             raise self.fail(n, "keyword defaults are not a dict")
         fn.__kwdefaults__ = kd
         fn.__qualname__ = str(v.get("qualname"))
+        attrs = self.child(n, v["dict"]) if "dict" in v else None
+        if attrs is not None:
+            # Its own attributes (fn.pred = True), which Dynamo guards.
+            if not isinstance(attrs, dict) or not all(isinstance(k, str) for k in attrs):
+                raise self.fail(n, "a function's attributes are not a dict of names")
+            fn.__dict__.update(attrs)
         return fn
 
     def tensor(self, n, v, blob):

@@ -191,7 +191,8 @@ static void scenario(const char *script) {
                                       "transforms.py",
                                       "fx_graph_modules.py",
                                       "fx_one_graph_module.py",
-                                      "views.py"};
+                                      "views.py",
+                                      "function_attrs.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -213,11 +214,32 @@ Test(replay, module_modes_int_global_grad) {
 
 /* Views as inputs: one of a tensor that requires grad is made with grad
  * mode on, as in the recording (made under no_grad, map's tracing failed on
- * it: "A view was created in no_grad mode ..."). */
+ * it: "A view was created in no_grad mode ..."); a module's dataclass
+ * singleton in a closure. */
 Test(replay, tensor_views) {
     scenario("views.py");
     assert_reproduced("replay", "views.py");
-    assert_confined_reproduces(6);
+    assert_confined_reproduces(8);
+    /* pytree's _LEAF_SPEC (a frozen dataclass) is the module's object: a
+     * copy of it got 3 guards more than the recording. */
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'singleton' AND"
+                                " json_extract(value, '$.name') = '_LEAF_SPEC'"),
+                 0);
+}
+
+/* A nested function's own attributes, read through its closure (the cell
+ * holds the function itself: the replay stopped there, "a cycle through an
+ * immutable value"); the attribute's change is the recompile's guard
+ * failure. */
+Test(replay, function_attributes_and_self_reference) {
+    scenario("function_attrs.py");
+    assert_reproduced("replay", "function_attrs.py");
+    assert_confined_reproduces(2);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    char *reasons = e2e_sql(b, "SELECT group_concat(reason, ' | ') FROM v_guard_failures");
+    cr_assert_not_null(reasons);
+    cr_assert_not_null(strstr(reasons, "pred"), "%s", reasons);
 }
 
 /* The model class in a file of its own, whose main-program print never runs. */

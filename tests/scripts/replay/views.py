@@ -1,7 +1,8 @@
 """Tensor views as inputs: views of tensors that require grad (made with
 grad mode on, so in-place ops on them are allowed), a detached view, slices
 and transposes of one base, and torch's map over each, whose tracing writes
-into its inputs' views."""
+into its inputs' views; then map called outside a compile (pytree's
+_LEAF_SPEC in a closure)."""
 import torch
 from functorch.experimental import control_flow
 
@@ -29,3 +30,17 @@ def f(x):
 
 a = torch.randn(4, 4, requires_grad=True)
 print(torch.compile(f, backend="eager")(a.T[1:]).requires_grad)
+
+
+# map called outside a compile compiles its own run_flattened_map, whose
+# closure holds pytree's spec singleton _LEAF_SPEC: Dynamo guards it once,
+# through the closure, when the replay's is the same object.
+def g(x, y):
+    def body(x, y):
+        return torch.sin(x + y)
+
+    return control_flow.map(body, x, y.size(0))
+
+
+x, y = torch.randn(3, 1), torch.randn(3, 1)
+print(torch.allclose(torch.compile(g, backend="eager", fullgraph=True)(x, y), g(x, y)))
