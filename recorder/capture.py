@@ -596,6 +596,7 @@ class _Capture:
             # (the continuation an outer resume function is handed): replay
             # finds the one it makes by this, as for a resume frame.
             value["code_digest"] = code_digest(fn.__code__)
+            return "function", value, _marshalled(fn.__code__)
         return "function", value, marshal.dumps(fn.__code__)
 
     def wrapped_tensor(self, t, path):
@@ -889,6 +890,16 @@ def _recompile_limit():
     return None
 
 
+def _marshalled(code):
+    """The code's marshal bytes; None for one holding a constant marshal
+    refuses (Dynamo puts the dtype of `with torch.autocast(dtype=...)` into
+    the resume function it makes)."""
+    try:
+        return marshal.dumps(code)
+    except ValueError:
+        return None
+
+
 def _user_code(code):
     """Code the stored sources define (a resume function's code they do not)."""
     fn = code.co_filename
@@ -1090,9 +1101,10 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
         data["code_digest"] = code_digest(code)
     payload = None
     if not user:
-        try:
-            payload = marshal.dumps(code)
-        except Exception:
+        payload = _marshalled(code)
+        # (a resume function without it, whose code holds a dtype, is the
+        # one the replay's Dynamo makes for the earlier compile)
+        if payload is None and "torch_dynamo_resume_in_" not in code.co_name:
             data["replayable"] = False
             data["reason"] = reason = "its code object cannot be marshalled"
     # Also for a frame that is not replayable: what could be captured still

@@ -192,7 +192,8 @@ static void scenario(const char *script) {
                                       "fx_graph_modules.py",
                                       "fx_one_graph_module.py",
                                       "views.py",
-                                      "function_attrs.py"};
+                                      "function_attrs.py",
+                                      "autocast_breaks.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -240,6 +241,19 @@ Test(replay, function_attributes_and_self_reference) {
     char *reasons = e2e_sql(b, "SELECT group_concat(reason, ' | ') FROM v_guard_failures");
     cr_assert_not_null(reasons);
     cr_assert_not_null(strstr(reasons, "pred"), "%s", reasons);
+}
+
+/* Graph breaks inside torch.autocast: the resume functions' code holds a
+ * dtype, which marshal refuses; they were not replayable (3 frames, 4
+ * compiles), and replay now uses the ones its Dynamo makes, confined too. */
+Test(replay, resume_functions_inside_autocast) {
+    scenario("autocast_breaks.py");
+    assert_reproduced("replay", "autocast_breaks.py");
+    assert_confined_reproduces(8);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_compiles WHERE qualname LIKE"
+                                " '%torch_dynamo_resume_in_%'"),
+                 4);
 }
 
 /* The model class in a file of its own, whose main-program print never runs. */
