@@ -16,8 +16,10 @@ data, whether the frame is replayable, how the backend was given, fullgraph,
 and the Dynamo config names that differ from the config at start.
 """
 
+import collections
 import dataclasses
 import enum
+import functools
 import inspect
 import itertools
 import json
@@ -295,6 +297,17 @@ class _Capture:
                 raise _TooBig("%s holds %d items" % (path, len(obj)))
             return "dict", [[self.node(k, path + ".key"), self.node(v, "%s[%r]" % (path, k))]
                             for k, v in list(obj.items())], None
+        if t is functools.partial:
+            value = {"func": self.node(obj.func, path + ".func"),
+                     "args": self.node(obj.args, path + ".args"),
+                     "keywords": self.node(obj.keywords, path + ".keywords")}
+            if obj.__dict__:
+                value["dict"] = self.node(obj.__dict__, path + ".__dict__")
+            return "partial", value, None
+        if t is collections.defaultdict:
+            return "defaultdict", {"factory": self.node(obj.default_factory,
+                                                        path + ".default_factory"),
+                                   "entries": self.node(dict(obj), path)}, None
         if isinstance(obj, tuple) and hasattr(t, "_fields"):
             cls = self.ref(t)
             if cls is not None:

@@ -677,7 +677,7 @@ def _library_code(module, path, filename, qualname, line):
 
 
 class _Builder:
-    def __init__(self, cap, sources, modules):
+    def __init__(self, cap, sources, modules, rows=None):
         self.cap = cap
         self.no = cap["no"]
         self.sources = sources
@@ -689,6 +689,9 @@ class _Builder:
         self.total = 0
         self.frame_ns = None  # the globals of the frame being rebuilt (_frame)
         self.fx_env = []  # {name: fx node} of each fx graph being built (graph_module)
+        if rows is not None:  # given (the fuzzer's damaged copies)
+            self.rows = rows
+            return
         rows = _query("SELECT node, kind, type, value, blob_id FROM v_values WHERE capture = %d"
                       " ORDER BY node LIMIT %d" % (self.no, _MAX_NODES + 1))
         if len(rows) > _MAX_NODES:
@@ -847,6 +850,28 @@ class _Builder:
                     v[2] == 0):
                 raise self.fail(n, "range needs start, stop and a non-zero step")
             return range(*v)
+        if kind == "partial":
+            fn, args, kw = kid(v.get("func")), kid(v.get("args")), kid(v.get("keywords"))
+            if not callable(fn) or type(args) is not tuple or type(kw) is not dict or not all(
+                    isinstance(k, str) for k in kw):
+                raise self.fail(n, "a partial of something other than a callable, a tuple and "
+                                   "a dict of names")
+            out = functools.partial(fn, *args, **kw)
+            self.built[n] = out
+            d = kid(v["dict"]) if v.get("dict") is not None else {}
+            if type(d) is not dict or not all(isinstance(k, str) for k in d):
+                raise self.fail(n, "a partial's attributes are not a dict of names")
+            out.__dict__.update(d)
+            return out
+        if kind == "defaultdict":
+            out = collections.defaultdict()
+            self.built[n] = out  # before the items: they may hold it
+            factory, items = kid(v.get("factory")), kid(v.get("entries"))
+            if not (factory is None or callable(factory)) or type(items) is not dict:
+                raise self.fail(n, "a defaultdict of something other than a callable and a dict")
+            out.default_factory = factory
+            out.update(items)
+            return out
         if kind == "namedtuple":
             cls = self.cls(n, v)
             if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_make")):
@@ -2154,10 +2179,7 @@ def _fuzz(caps, n, sources, modules):
                 del rows[k]
                 continue
             rows[k] = (kind, typ, v, blob)
-        b = _Builder.__new__(_Builder)
-        b.cap, b.no, b.sources, b.modules = cap, cap["no"], sources, modules
-        b.rows, b.built, b.busy, b.total = rows, {}, set(), 0
-        b.frame_ns, b.fx_env = None, []
+        b = _Builder(cap, sources, modules, rows)
         try:
             b.check()
             checked += 1

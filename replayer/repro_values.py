@@ -433,6 +433,24 @@ class Writer:
             return "slice(%s)" % ", ".join(x(c) for c in v)
         if kind == "range":
             return "range(%d, %d, %d)" % tuple(v)
+        if kind == "partial":
+            self.gen.imports.add("functools")
+            parts = [x(v.get("func"), hint + "_func")]
+            args, kw = self.tree.rows.get(v.get("args")), self.tree.rows.get(v.get("keywords"))
+            if args is None or args[0] != "tuple" or kw is None or kw[0] != "dict":
+                raise self.tree.fail(n, "a partial without a tuple of arguments and a dict")
+            parts += [x(c, hint + "_arg") for c in args[2]]
+            for k, c in kw[2]:
+                key = self.tree.rows.get(k)
+                if key is None or key[0] != "str" or not isinstance(key[2], str):
+                    raise self.tree.fail(n, "a partial's keyword is not a string")
+                parts.append("**{%r: %s}" % (key[2], x(c, key[2])) if not key[2].isidentifier()
+                             or keyword.iskeyword(key[2]) else "%s=%s" % (key[2], x(c, key[2])))
+            return "functools.partial(%s)" % ", ".join(parts)
+        if kind == "defaultdict":
+            self.gen.imports.add("collections")
+            return "collections.defaultdict(%s, %s)" % (x(v.get("factory"), hint + "_factory"),
+                                                         x(v.get("entries"), hint))
         if kind == "namedtuple":
             cls = self.ref(n, v.get("class"), "class")
             items = v.get("items")

@@ -68,6 +68,9 @@ OBJECTS = {
     "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",), "random": ("dict",),
     "wrapped_tensor": ("inner",),
     "graph_module": ("nodes", "codegen", "co_fields", "dict"),
+    # functools.partial(func, *args, **keywords), and its __dict__;
+    # collections.defaultdict(factory, entries) (a dict node).
+    "partial": ("func", "args", "keywords", "dict"), "defaultdict": ("factory", "entries"),
 }
 # An fx GraphModule (graph_module): its graph's nodes in order, each a tuple
 # node (op, name, target, args, kwargs, type) whose args refer to earlier

@@ -193,7 +193,8 @@ static void scenario(const char *script) {
                                       "fx_one_graph_module.py",
                                       "views.py",
                                       "function_attrs.py",
-                                      "autocast_breaks.py"};
+                                      "autocast_breaks.py",
+                                      "partials.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -254,6 +255,20 @@ Test(replay, resume_functions_inside_autocast) {
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_compiles WHERE qualname LIKE"
                                 " '%torch_dynamo_resume_in_%'"),
                  4);
+}
+
+/* functools.partial objects (of a user function, of torch.clip, of an
+ * nn.Module with an attribute set, of a lambda) and a defaultdict: each a
+ * value kind of its own, once an opaque argument (12 frames of PyTorch's
+ * test_functions); a keyword's change is the recompile. */
+Test(replay, partials_and_defaultdict) {
+    scenario("partials.py");
+    assert_reproduced("replay", "partials.py");
+    assert_confined_reproduces(4);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'opaque'"), 0);
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'partial'"), 3);
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'defaultdict'"), 0);
 }
 
 /* The model class in a file of its own, whose main-program print never runs. */

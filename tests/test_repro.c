@@ -308,6 +308,15 @@ Test(repro, library_function_of_a_module) {
     cr_assert_not_null(strstr(s, "# a view, as recorded"), "%s", s);
 }
 
+/* functools.partial arguments and globals: written as functools.partial
+ * calls, with the recompile on a keyword's value. */
+Test(repro, partials) {
+    scenario("replay/partials.py");
+    char *s = reproduces("fn", "--frame", "fn");
+    cr_assert_not_null(strstr(s, "functools.partial(multiply, y=4)"), "%s", s);
+    cr_assert_not_null(strstr(s, "functools.partial(torch.clip, min=0.0, max=1.0)"), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
