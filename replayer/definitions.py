@@ -169,8 +169,9 @@ def local_class_tree(tree, qualname):
     parsed source tree, as one module-level statement that nests it as the
     source does: its enclosing classes and functions reduced to that
     nesting (a function takes no arguments, binds the names it binds in the
-    source to None, so the class's methods keep those free variables,
-    defines the classes before it there and returns the next definition),
+    source to None, so the class's methods keep those free variables, runs
+    the imports and defines the classes before it there and returns the next
+    definition),
     every class body reduced to its definitions, no decorators (see
     dataclass_options()).  Returns (statement, chain): chain is the source's
     definitions from the top-level one to the class, and the class is
@@ -206,10 +207,14 @@ def local_class_tree(tree, qualname):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - {child.name})
             pre = [ast.Assign(targets=[ast.Name(id=b, ctx=ast.Store())],
                               value=ast.Constant(value=None)) for b in bound]
-            # The classes defined before it there (a base class beside it:
-            # class B(A)), definitions only too.
+            # The imports before it there (from collections.abc import
+            # MutableMapping, a base of the class), as a module's are run.
             nxt = chain[chain.index(outer) + 1]
             idx = next(i for i, st in enumerate(outer.body) if st is nxt)
+            pre += [st for st in outer.body[:idx] if isinstance(st, ast.Import) or (
+                isinstance(st, ast.ImportFrom) and st.module != "__future__")]
+            # The classes defined before it there (a base class beside it:
+            # class B(A)), definitions only too.
             pre += [ast.copy_location(ast.ClassDef(
                 name=st.name, bases=st.bases, keywords=st.keywords, body=_class_body(st.body),
                 decorator_list=[], type_params=[]), st)

@@ -557,8 +557,9 @@ Test(replay, generators) {
 }
 
 /* Classes defined inside test methods (an nn.Module whose forward is
- * compiled, a plain state object): made from the stored source with the
- * recorded qualnames and free variables; every compile reproduces. */
+ * compiled, a plain state object, a mapping whose base the method imports):
+ * made from the stored source with the recorded qualnames and free
+ * variables; every compile reproduces. */
 Test(replay, classes_defined_inside_functions) {
     scenario("local_class.py");
     assert_reproduced("replay", "local_class.py");
@@ -569,7 +570,8 @@ Test(replay, classes_defined_inside_functions) {
                                    " FROM v_values WHERE kind IN ('module', 'object')"
                                    " AND json_extract(value, '$.class.local')"
                                    " ORDER BY 1"),
-                     "Case.test_module.<locals>.Block\nCase.test_state.<locals>.State\n");
+                     "Case.test_mapping.<locals>.TensorDict\nCase.test_module.<locals>.Block\n"
+                     "Case.test_state.<locals>.State\n");
     e2e_close(a);
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"

@@ -1,6 +1,7 @@
 """Classes defined inside functions, as PyTorch's own tests define them: an
 nn.Module whose forward is compiled (train/eval recompile), and a plain
-state object passed to a compiled function, both from a test method."""
+state object passed to a compiled function, both from a test method; a
+mapping whose base the test method imports itself."""
 import torch
 
 
@@ -36,7 +37,38 @@ class Case:
         cf(torch.ones(3), State(2))
         cf(torch.ones(3), State(3))
 
+    def test_mapping(self):
+        from collections.abc import MutableMapping
+
+        class TensorDict(MutableMapping):
+            def __init__(self):
+                self._dict = {}
+
+            def __getitem__(self, key):
+                return self._dict[key]
+
+            def __setitem__(self, key, value):
+                self._dict[key] = value
+
+            def __delitem__(self, key):
+                del self._dict[key]
+
+            def __iter__(self):
+                return iter(self._dict)
+
+            def __len__(self):
+                return len(self._dict)
+
+        d = TensorDict()
+        d["a"] = torch.ones(4) * 2
+
+        def f(x, d):
+            return x * d["a"] + len(d)
+
+        torch.compile(f, backend="eager")(torch.ones(4), d)
+
 
 Case().test_module()
 Case().test_state()
+Case().test_mapping()
 print("done")
