@@ -157,11 +157,57 @@ def dataclass_options(decorators):
     return None
 
 
+# The default_factory a dataclass field of a local class may name.
+FIELD_FACTORIES = ("dict", "list", "set", "tuple")
+
+
+def _field_call(st):
+    """For `name: T = field(...)` / `dataclasses.field(...)` whose keyword
+    arguments are literals, or a default_factory of FIELD_FACTORIES, in a
+    class body: (name, {keyword: literal value}); else None."""
+    if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.simple
+            and isinstance(st.value, ast.Call) and not st.value.args):
+        return None
+    f = st.value.func
+    if not ((isinstance(f, ast.Name) and f.id == "field") or (
+            isinstance(f, ast.Attribute) and f.attr == "field" and isinstance(f.value, ast.Name)
+            and f.value.id == "dataclasses")):
+        return None
+    kw = {}
+    for k in st.value.keywords:
+        if k.arg == "default_factory" and isinstance(k.value, ast.Name) and (
+                k.value.id in FIELD_FACTORIES):
+            kw[k.arg] = k.value.id
+        elif isinstance(k.arg, str) and k.arg != "default_factory" and _literal(k.value):
+            kw[k.arg] = ast.literal_eval(k.value)
+        else:
+            return None
+    return st.target.id, kw
+
+
+def dataclass_fields(body):
+    """The dataclass fields of a local class's body made with field() (see
+    _field_call()), in order: [(name, keywords)], default_factory as a name
+    of FIELD_FACTORIES.  The class is made with each as a bare annotation
+    (its text, never evaluated); the caller sets the real
+    dataclasses.field(...) before it applies the real @dataclass."""
+    return [f for f in (_field_call(st) for st in body) if f is not None]
+
+
 def _class_body(body):
     """A class body as a local class is made again: its definitions, no
-    imports, no factory calls."""
-    return [st for st in definitions(body) if not isinstance(
-        st, (ast.Import, ast.ImportFrom)) and factory(st) is None] or [ast.Pass()]
+    imports, no factory calls; a dataclass field made by field() as a bare
+    annotation in its place (dataclass_fields())."""
+    out = []
+    for st in body:
+        if _field_call(st) is not None:
+            out.append(ast.copy_location(ast.AnnAssign(
+                target=st.target, annotation=ast.Constant(value=ast.unparse(st.annotation)),
+                value=None, simple=1), st))
+        else:
+            out += [d for d in definitions([st]) if not isinstance(
+                d, (ast.Import, ast.ImportFrom)) and factory(d) is None]
+    return out or [ast.Pass()]
 
 
 def local_class_tree(tree, qualname):

@@ -25,6 +25,7 @@ or a function the sources do not define) is used only under --trust.
 """
 
 import ast
+import builtins
 import collections
 import contextlib
 import dataclasses
@@ -49,8 +50,9 @@ import types
 
 import _dynrec
 
-from .definitions import (code_name, config_allowed, dataclass_options, definitions, factory,
-                          future_flags, local_class_tree, module_name, option_allowed)
+from .definitions import (code_name, config_allowed, dataclass_fields, dataclass_options,
+                          definitions, factory, future_flags, local_class_tree, module_name,
+                          option_allowed)
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
@@ -338,6 +340,10 @@ class _Sources:
             # @dataclass (a ModelOutput of a test): the real one, applied
             # here, never the name as the source binds it.
             try:
+                for name, kw in dataclass_fields(chain[-1].body):
+                    if "default_factory" in kw:
+                        kw["default_factory"] = getattr(builtins, kw["default_factory"])
+                    setattr(cur, name, dataclasses.field(**kw))
                 cur = dataclasses.dataclass(**dc)(cur)
             except Exception as exc:
                 raise NotReplayable("%s: @dataclass fails here: %s: %s" % (

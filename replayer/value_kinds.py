@@ -62,7 +62,7 @@ OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra", "mapping"),
     "module": ("dict", "class_attrs"),
     "object": ("dict", "slots", "class_attrs"),
-    "function": ("closure", "defaults", "kwdefaults"), "class": (),
+    "function": ("closure", "defaults", "kwdefaults", "dict"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
     "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",), "random": ("dict",),

@@ -557,7 +557,8 @@ Test(replay, generators) {
 }
 
 /* Classes defined inside test methods (an nn.Module whose forward is
- * compiled, a plain state object, a mapping whose base the method imports):
+ * compiled, a plain state object, a mapping whose base the method imports,
+ * a dataclass with field(default_factory=dict) the compile constructs):
  * made from the stored source with the recorded qualnames and free
  * variables; every compile reproduces. */
 Test(replay, classes_defined_inside_functions) {

@@ -257,6 +257,10 @@ Test(repro, classes_defined_inside_functions) {
     cr_assert_not_null(strstr(s, "class State(Base):"), "%s", s);
     cr_assert_not_null(strstr(s, "Pair = dataclasses.dataclass(**{'frozen': True})(Pair)"), "%s",
                        s);
+    cr_assert_not_null(strstr(s, "tags: 'list'"), "%s", s);
+    cr_assert_not_null(
+        strstr(s, "Pair.tags = dataclasses.field(default_factory=list, repr=False)  # as recorded"),
+        "%s", s);
     cr_assert_not_null(strstr(s, "st = State.__new__(State)"), "%s", s);
 }
 

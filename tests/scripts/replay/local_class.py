@@ -1,7 +1,11 @@
 """Classes defined inside functions, as PyTorch's own tests define them: an
 nn.Module whose forward is compiled (train/eval recompile), and a plain
 state object passed to a compiled function, both from a test method; a
-mapping whose base the test method imports itself."""
+mapping whose base the test method imports itself; a dataclass with
+field(default_factory=...) that the compiled function constructs."""
+from dataclasses import dataclass, field
+from typing import Dict
+
 import torch
 
 
@@ -67,8 +71,24 @@ class Case:
 
         torch.compile(f, backend="eager")(torch.ones(4), d)
 
+    def test_output(self):
+        @dataclass
+        class Output:
+            scalar: int = 2
+            named: Dict[str, torch.Tensor] = field(default_factory=dict)
+
+        def fn(x):
+            a, b, c = Output(1), Output(5, named={"x": x}), Output()
+            c.named["y"] = x
+            if isinstance(a.named, dict) and not a.named:
+                x = torch.sin(x)
+            return x + a.scalar + b.scalar + c.scalar, c
+
+        print(torch.compile(fn, backend="eager")(torch.ones(2))[1].scalar)
+
 
 Case().test_module()
 Case().test_state()
 Case().test_mapping()
+Case().test_output()
 print("done")

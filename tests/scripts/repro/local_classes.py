@@ -1,7 +1,8 @@
 """Classes defined inside a test method, as PyTorch's own Dynamo tests
 define them: a plain state object whose base class is defined beside it,
-and a frozen dataclass with a default; the compiled function reads a
-variable of the method too.  The second call recompiles on both."""
+and a frozen dataclass with a default and a field(default_factory=...);
+the compiled function reads a variable of the method too.  The second
+call recompiles on both."""
 import dataclasses
 
 import torch
@@ -23,6 +24,7 @@ class T:
         class Pair:
             a: torch.Tensor
             b: float = 0.5
+            tags: list = dataclasses.field(default_factory=list, repr=False)
 
         def f(x, st, p):
             return x * st.scaled() + p.a * p.b + offset
