@@ -391,12 +391,19 @@ class _Sources:
                                            [ast.Constant(len(made_by) - 1)], []))]
             else:
                 inner = [st]
-            wrap = ast.Try(body=inner, handlers=[ast.ExceptHandler(
-                type=ast.Name("Exception", ast.Load()), name="__dynrec_exc__",
-                body=[ast.Expr(ast.Call(ast.Name("__dynrec_failed__", ast.Load()),
-                                        [ast.Constant(st.lineno),
-                                         ast.Name("__dynrec_exc__", ast.Load())], []))])],
-                orelse=[], finalbody=[])
+            def guarded(stmts):
+                return ast.Try(body=stmts, handlers=[ast.ExceptHandler(
+                    type=ast.Name("Exception", ast.Load()), name="__dynrec_exc__",
+                    body=[ast.Expr(ast.Call(ast.Name("__dynrec_failed__", ast.Load()),
+                                            [ast.Constant(st.lineno),
+                                             ast.Name("__dynrec_exc__", ast.Load())], []))])],
+                    orelse=[], finalbody=[])
+            wrap = guarded(inner)
+            if isinstance(st, ast.ImportFrom) and len(st.names) > 1:
+                # One name this torch lacks (a test file of a newer one):
+                # the others are imported one by one.
+                wrap.handlers[0].body = [guarded([ast.ImportFrom(
+                    module=st.module, names=[a], level=st.level)]) for a in st.names]
             body.append(ast.copy_location(wrap, st))
         ast.fix_missing_locations(body_mod := ast.Module(body=body, type_ignores=[]))
 
