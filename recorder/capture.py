@@ -383,6 +383,12 @@ class _Capture:
         np = sys.modules.get("numpy")
         if np is not None and isinstance(obj, (np.generic, np.ndarray)) and t.__module__ == "numpy":
             return self.numpy(obj, path)
+        if np is not None and isinstance(obj, np.dtype) and obj.kind in "biufc" and (
+                not obj.hasobject and obj.fields is None and obj.shape == ()):
+            return "npdtype", obj.str, None
+        if np is not None and t in (np.finfo, np.iinfo) and isinstance(
+                getattr(obj, "dtype", None), np.dtype):
+            return "npinfo", [t.__name__, obj.dtype.str], None
         if isinstance(obj, logging.Logger) and t in (logging.Logger, logging.RootLogger):
             # logging.getLogger(name) is the one logger of that name.
             return "logger", None if obj is logging.root else obj.name, None

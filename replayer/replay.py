@@ -984,6 +984,17 @@ class _Builder:
             return backends.get(desc, v.get("fullgraph", False))(orig)
         if kind in ("npscalar", "ndarray"):
             return self.numpy(n, kind, v, blob)
+        if kind in ("npdtype", "npinfo"):
+            np = _import("numpy")
+            try:
+                dt = np.dtype(v if kind == "npdtype" else v[1])
+            except TypeError:
+                raise self.fail(n, "a numpy dtype numpy does not know")
+            if kind == "npdtype":
+                return dt
+            if dt.kind not in ("fc" if v[0] == "finfo" else "iu"):
+                raise self.fail(n, "numpy.%s of a dtype of kind %s" % (v[0], dt.kind))
+            return np.finfo(dt) if v[0] == "finfo" else np.iinfo(dt)
         if kind == "generator":
             nbytes = v.get("nbytes")
             if type(nbytes) is not int or not 0 < nbytes <= 1 << 20:

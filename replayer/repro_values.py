@@ -487,6 +487,12 @@ class Writer:
             self.gen.imports.add("numpy")
             e = "numpy.frombuffer(bytearray(%r), dtype=%r)" % (self.data(n, blob, nbytes), dt)
             return "%s.reshape(%r)" % (e, tuple(shape)) if shape is not None else e + "[0]"
+        if kind == "npdtype":
+            self.gen.imports.add("numpy")
+            return "numpy.dtype(%r)" % v
+        if kind == "npinfo":
+            self.gen.imports.add("numpy")
+            return "numpy.%s(numpy.dtype(%r))" % (v[0], v[1])
         if kind == "logger":
             self.gen.imports.add("logging")
             return "logging.getLogger(%s)" % ("" if v is None else repr(v))

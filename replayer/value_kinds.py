@@ -24,6 +24,12 @@ def _ints(v, n, lo, hi):
                                                          for x in v)
 
 
+def numpy_dtype_str(v):
+    """Whether v is a numpy number dtype's str: byte order, kind, size."""
+    return isinstance(v, str) and 2 <= len(v) <= 4 and v[0] in "<>|=" and v[1] in "biufc" and (
+        v[2:].isdigit())
+
+
 def _dtype_name(v):
     return isinstance(v, str) and v.startswith("torch.") and len(v) < 40 and v[6:].isidentifier()
 
@@ -52,6 +58,10 @@ SCALARS = {
     # A node of the fx graph a graph_module is built from, by its name;
     # only inside that graph's nodes.
     "fx_node": lambda v: isinstance(v, str) and v.isidentifier() and len(v) < 256,
+    # A numpy dtype of numbers by its str ("<f2"); numpy.finfo / iinfo of one.
+    "npdtype": lambda v: numpy_dtype_str(v),
+    "npinfo": lambda v: isinstance(v, list) and len(v) == 2 and v[0] in ("finfo", "iinfo") and (
+        numpy_dtype_str(v[1])),
 }
 # Kinds whose value is a list of nodes.
 SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")

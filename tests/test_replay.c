@@ -556,9 +556,11 @@ Test(replay, numpy_values) {
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'opaque'"), 0);
     cr_assert_str_eq(e2e_sql_lines(a, NULL,
                                    "SELECT DISTINCT kind || ' ' || type FROM v_values"
-                                   " WHERE kind IN ('npscalar', 'ndarray')"
+                                   " WHERE kind IN ('npscalar', 'ndarray', 'npdtype', 'npinfo')"
                                    " ORDER BY 1"),
-                     "ndarray numpy.ndarray\nnpscalar numpy.float16\nnpscalar numpy.int64\n");
+                     "ndarray numpy.ndarray\nnpdtype numpy.dtypes.Float16DType\n"
+                     "npdtype numpy.dtypes.Float32DType\nnpinfo numpy.finfo\nnpinfo numpy.iinfo\n"
+                     "npscalar numpy.float16\nnpscalar numpy.int64\n");
 }
 
 Test(replay, generators) {

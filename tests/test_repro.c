@@ -321,6 +321,15 @@ Test(repro, partials) {
     cr_assert_not_null(strstr(s, "functools.partial(torch.clip, min=0.0, max=1.0)"), "%s", s);
 }
 
+/* numpy dtypes and finfo/iinfo objects, and the numpy module a frame's
+ * global names: the recompile on the dtype as recorded. */
+Test(repro, numpy_dtypes_and_info) {
+    scenario("replay/numpy_values.py");
+    char *s = reproduces("g", "--frame", "g");
+    cr_assert_not_null(strstr(s, "numpy.finfo(numpy.dtype('<f8'))"), "%s", s);
+    cr_assert_not_null(strstr(s, "np = numpy"), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
