@@ -246,6 +246,16 @@ class _Capture:
             # A builtin its module exports under its name, whose qualname
             # says otherwise (torch.sin: _VariableFunctionsClass.sin).
             return {"module": module, "qualname": name}
+        if isinstance(obj, type) and isinstance(module, str) and isinstance(qualname, str) and (
+                "<" not in qualname):
+            # A class its module binds under another name (torch.nn.attention
+            # exports pybind11's _SDPBackend as SDPBackend; a namedtuple
+            # made as Shape = namedtuple("Shape_", ...)).
+            ns = getattr(sys.modules.get(module), "__dict__", None)
+            if isinstance(ns, dict) and len(ns) <= 20000:
+                for k, v in list(ns.items()):
+                    if v is obj and isinstance(k, str) and k.isidentifier():
+                        return {"module": module, "qualname": k}
         if (isinstance(obj, type) and isinstance(qualname, str) and ".<locals>." in qualname
                 and isinstance(module, str) and _user_module(module)):
             # A class defined inside a function of the user's files: the
@@ -312,7 +322,7 @@ class _Capture:
             cls = self.ref(t)
             if cls is not None:
                 return "namedtuple", {"class": cls, "items": self.items(list(obj), path)}, None
-        if isinstance(obj, enum.Enum):
+        if isinstance(obj, enum.Enum) or _pybind_enum_member(obj):
             cls = self.ref(t)
             if cls is not None:
                 return "enum", {"class": cls, "name": obj.name}, None
@@ -813,6 +823,15 @@ def _private(name):
 def _is_test_case(t):
     ut = sys.modules.get("unittest")
     return ut is not None and isinstance(t, type) and issubclass(t, ut.TestCase)
+
+
+def _pybind_enum_member(obj):
+    """A member of a C++ enum torch binds with pybind11 (SDPBackend.MATH):
+    its class holds it in __members__ under its name."""
+    t = type(obj)
+    members = getattr(t, "__members__", None) if type(t).__name__ == "pybind11_type" else None
+    name = getattr(obj, "name", None)
+    return isinstance(members, dict) and isinstance(name, str) and members.get(name) is obj
 
 
 def _plain_class(t):

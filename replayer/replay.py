@@ -898,13 +898,15 @@ class _Builder:
                 raise self.fail(n, "namedtuple %s: %s" % (typ, exc))
         if kind == "enum":
             cls = self.cls(n, v)
-            if not (isinstance(cls, type) and issubclass(cls, enum.Enum)) or not isinstance(
+            # (an enum.Enum, or a C++ enum pybind11 binds: SDPBackend)
+            members = getattr(cls, "__members__", None) if isinstance(cls, type) and (
+                issubclass(cls, enum.Enum) or type(cls).__name__ == "pybind11_type") else None
+            if not isinstance(members, (dict, types.MappingProxyType)) or not isinstance(
                     v.get("name"), str):
                 raise self.fail(n, "%s is not an enum" % typ)
-            try:
-                return cls[v["name"]]
-            except KeyError:
+            if v["name"] not in members:
                 raise NotReplayable("%s has no member %s here" % (typ, v["name"]))
+            return members[v["name"]]
         if kind == "dataclass":
             cls = self.cls(n, v)
             if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):

@@ -470,7 +470,8 @@ Test(replay, random_objects_and_nested_resume_functions) {
 }
 
 /* A logger and torch's wrap higher-order op, by reference: the frame is
- * replayable (both were opaque values once) and reproduces. */
+ * replayable (both were opaque values once) and reproduces; a pybind11
+ * enum's member (SDPBackend.MATH) by its class and name. */
 Test(replay, module_singletons_by_reference) {
     scenario("singletons.py");
     assert_reproduced("replay", "singletons.py");
@@ -482,6 +483,9 @@ Test(replay, module_singletons_by_reference) {
                                 " json_extract(value, '$.name') FROM v_values"
                                 " WHERE kind = 'singleton'"),
                      "torch._higher_order_ops.wrap.wrap");
+    cr_assert_str_eq(e2e_sql(a, "SELECT type || ' ' || json_extract(value, '$.name') FROM v_values"
+                                " WHERE kind = 'enum'"),
+                     "torch.nn.attention._SDPBackend MATH");
 }
 
 /* A functools.wraps wrapper from another module, not reachable by name:
