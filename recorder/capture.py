@@ -862,6 +862,15 @@ def _global_state():
                               str(torch.get_autocast_dtype("cpu"))]
     except Exception:
         pass
+    try:
+        # Inside `with torch.autograd.graph.disable_saved_tensors_hooks(msg)`:
+        # Dynamo's graph restores msg when a nested one exits.
+        ag = torch._C._autograd
+        if not ag._saved_tensors_hooks_is_enabled():
+            msg = ag._saved_tensors_hooks_get_disabled_error_message()
+            st["saved_tensors_hooks_disabled"] = msg if isinstance(msg, str) else ""
+    except Exception:
+        pass
     return st
 
 

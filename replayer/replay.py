@@ -1936,6 +1936,13 @@ class _GlobalState:
         n = st.get("num_threads")
         if type(n) is int and 1 <= n <= 4096:
             t.set_num_threads(n)
+        ag = torch._C._autograd
+        self.hooks_off = None
+        msg = st.get("saved_tensors_hooks_disabled")
+        if isinstance(msg, str) and len(msg) <= 4096:
+            self.hooks_off = (ag._saved_tensors_hooks_is_enabled(),
+                              ag._saved_tensors_hooks_get_disabled_error_message())
+            ag._saved_tensors_hooks_disable(msg)
         self.autocast = None
         ac = st.get("autocast_cpu")
         if isinstance(ac, list) and len(ac) == 2 and ac[0] is True:
@@ -1947,6 +1954,12 @@ class _GlobalState:
         t, o = torch, self.old
         if self.autocast is not None:
             self.autocast.__exit__(*exc)
+        if self.hooks_off is not None:
+            ag = torch._C._autograd
+            if self.hooks_off[0]:
+                ag._saved_tensors_hooks_enable()
+            else:
+                ag._saved_tensors_hooks_disable(self.hooks_off[1] or "")
         t.set_grad_enabled(o["grad"])
         t.set_default_dtype(o["dtype"])
         t.use_deterministic_algorithms(o["det"][0], warn_only=o["det"][1])
