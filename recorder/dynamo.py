@@ -711,6 +711,16 @@ def config_changes(cid, now):
         _config_last = now
 
 
+def config_seen():
+    """The config now is what the next compile's changes count from: the
+    config a replay set for a recorded compile it could not replay (so the
+    changes of the compiles after it are the recorded ones)."""
+    global _config_last
+    now = _config_now()
+    if now is not None:
+        _config_last = now
+
+
 # ---- 8. the structured trace (torch.__trace) ---------------------------------
 
 _GUARD_LINE = re.compile(r"^((?:\| )*)\+- ([A-Za-z_]+): (.*)$")

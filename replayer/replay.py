@@ -2374,6 +2374,12 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                     _event("replay_skip", cap["no"], reason,
                            {"filename": cap["filename"], "qualname": cap["qualname"],
                             "firstlineno": cap["line"], "compile_id": cap["cid"]}, cap["cid"])
+                seen = getattr(getattr(_dynrec, "dynamo", None), "config_seen", None)
+                if tname in (None, "MainThread") and seen is not None:
+                    # Its config all the same, as if compiled: the config
+                    # changes of the compiles after it are the recorded ones.
+                    _config(cap, applied.setdefault(tname, set()), start)
+                    seen()
                 continue
             ns = frame["globals_ns"]
             for k, v in frame["soft"].items():

@@ -197,7 +197,8 @@ static void scenario(const char *script) {
                                       "partials.py",
                                       "missing_name.py",
                                       "missing_name_mod.py",
-                                      "saved_hooks_off.py"};
+                                      "saved_hooks_off.py",
+                                      "config_skip.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -298,6 +299,18 @@ Test(replay, saved_tensors_hooks_disabled_around_the_compile) {
     cr_assert_str_eq(e2e_sql(a, "SELECT json_extract(data, '$.global_state."
                                 "saved_tensors_hooks_disabled') FROM v_ev WHERE kind = 'capture'"),
                      "Previously disabled message");
+}
+
+/* The config of a compile that is not replayed is set all the same: the
+ * compile after it changes the config as recorded (the replay saw no
+ * change there, and the comparison reported one). */
+Test(replay, config_of_a_compile_not_replayed) {
+    scenario("config_skip.py");
+    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/r.db", "replay/t.db", NULL});
+    cr_assert_eq(r->status, 3 << 8, "one frame is not replayable: %s%s", r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 2/2 compiles"), "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "\nidentical: "), "%s", r->out.data);
 }
 
 /* The model class in a file of its own, whose main-program print never runs. */
