@@ -185,45 +185,59 @@ def _field_call(st):
     return st.target.id, kw
 
 
-def dataclass_fields(body):
-    """The dataclass fields of a local class's body made with field() (see
-    _field_call()), in order: [(name, keywords)], default_factory as a name
-    of FIELD_FACTORIES.  The class is made with each as a bare annotation
-    (its text, never evaluated); the caller sets the real
-    dataclasses.field(...) before it applies the real @dataclass."""
-    return [f for f in (_field_call(st) for st in body) if f is not None]
+def _dataclass_decorators(decorators, make):
+    """[@make(...)] with the literal keywords of the @dataclass among
+    decorators (dataclass_options()), else []."""
+    opts = dataclass_options(decorators)
+    if opts is None:
+        return []
+    return [ast.Call(func=ast.parse(make, mode="eval").body, args=[],
+                     keywords=[ast.keyword(arg=k, value=ast.parse(repr(v), mode="eval").body)
+                               for k, v in opts.items()])]
 
 
-def _class_body(body):
+def _class_body(body, field=None, factory_by_name=False):
     """A class body as a local class is made again: its definitions, no
-    imports, no factory calls; a dataclass field made by field() as a bare
-    annotation in its place (dataclass_fields())."""
+    imports, no factory calls; a dataclass field made by field() (see
+    _field_call()) as its annotation's text and a call of `field` (the real
+    dataclasses.field, under the name the caller gives) with its literal
+    keywords, default_factory as the text of FIELD_FACTORIES's name (the
+    name itself with factory_by_name), or the bare annotation without
+    `field`."""
     out = []
     for st in body:
-        if _field_call(st) is not None:
+        f = _field_call(st)
+        if f is not None:
+            value = None if field is None else ast.Call(
+                func=ast.parse(field, mode="eval").body, args=[], keywords=[
+                    ast.keyword(arg=k, value=ast.Name(id=v, ctx=ast.Load()) if (
+                        k == "default_factory" and factory_by_name) else ast.parse(
+                            repr(v), mode="eval").body) for k, v in f[1].items()])
             out.append(ast.copy_location(ast.AnnAssign(
                 target=st.target, annotation=ast.Constant(value=ast.unparse(st.annotation)),
-                value=None, simple=1), st))
+                value=value, simple=1), st))
         else:
             out += [d for d in definitions([st]) if not isinstance(
                 d, (ast.Import, ast.ImportFrom)) and factory(d) is None]
     return out or [ast.Pass()]
 
 
-def local_class_tree(tree, qualname):
+def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name=False):
     """A class defined inside a function ("T.test_x.<locals>.Mock") of the
     parsed source tree, as one module-level statement that nests it as the
     source does: its enclosing classes and functions reduced to that
     nesting (a function takes no arguments, binds the names it binds in the
     source to None, so the class's methods keep those free variables, runs
     the imports and defines the classes before it there and returns the next
-    definition),
-    every class body reduced to its definitions, no decorators (see
-    dataclass_options()).  Returns (statement, chain): chain is the source's
-    definitions from the top-level one to the class, and the class is
-    reached from the top-level name by an attribute for a class of the
-    chain and a call for a function.  Raises ValueError saying why there is
-    no such class.  The one rule of replay and repro for local classes."""
+    definition), every class body reduced to its definitions, no decorators
+    but a @dataclass of literal options, made as a call of `dataclass` (the
+    caller's name for the real dataclasses.dataclass; left out when None,
+    see dataclass_options()), and its fields made by `field` (_class_body()).
+    Returns (statement, chain): chain is the source's definitions from the
+    top-level one to the class, and the class is reached from the top-level
+    name by an attribute for a class of the chain and a call for a function.
+    Raises ValueError saying why there is no such class.  The one rule of
+    replay and repro for local classes."""
     parts = [p for p in qualname.split(".") if p != "<locals>"]
     chain, body = [], tree.body
     for name in parts:
@@ -237,8 +251,11 @@ def local_class_tree(tree, qualname):
             isinstance(n, ast.AsyncFunctionDef) for n in chain):
         raise ValueError("%s is not a class inside a function" % qualname)
     inner = chain[-1]
+    deco = (lambda st: _dataclass_decorators(st.decorator_list, dataclass)) if dataclass else (
+        lambda st: [])
     made = ast.ClassDef(name=inner.name, bases=inner.bases, keywords=inner.keywords,
-                        body=_class_body(inner.body), decorator_list=[], type_params=[])
+                        body=_class_body(inner.body, field, factory_by_name),
+                        decorator_list=deco(inner), type_params=[])
     ast.copy_location(made, inner)
     for outer in reversed(chain[:-1]):
         child = made
@@ -262,8 +279,9 @@ def local_class_tree(tree, qualname):
             # The classes defined before it there (a base class beside it:
             # class B(A)), definitions only too.
             pre += [ast.copy_location(ast.ClassDef(
-                name=st.name, bases=st.bases, keywords=st.keywords, body=_class_body(st.body),
-                decorator_list=[], type_params=[]), st)
+                name=st.name, bases=st.bases, keywords=st.keywords,
+                body=_class_body(st.body, field, factory_by_name), decorator_list=deco(st),
+                type_params=[]), st)
                 for st in outer.body[:idx] if isinstance(st, ast.ClassDef)]
             made = ast.FunctionDef(
                 name=outer.name, args=ast.arguments(posonlyargs=[], args=[], vararg=None,

@@ -50,9 +50,8 @@ import types
 
 import _dynrec
 
-from .definitions import (code_name, config_allowed, dataclass_fields, dataclass_options,
-                          definitions, factory, future_flags, local_class_tree, module_name,
-                          option_allowed)
+from .definitions import (FIELD_FACTORIES, code_name, config_allowed, definitions, factory,
+                          future_flags, local_class_tree, module_name, option_allowed)
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
@@ -205,6 +204,16 @@ def _apply_state(no, sources, modules, notes):
 
 # ---- the user's modules, definitions only ---------------------------------------
 
+def _field(default_factory=None, **kw):
+    """dataclasses.field for a local class's field (definitions.py
+    _class_body()): default_factory names one of FIELD_FACTORIES."""
+    if default_factory is not None:
+        if default_factory not in FIELD_FACTORIES:
+            raise ValueError("a default_factory of %r" % (default_factory,))
+        kw["default_factory"] = getattr(builtins, default_factory)
+    return dataclasses.field(**kw)
+
+
 class _Sources:
     def __init__(self, meta):
         self.cwd = meta.get("cwd") or "/"
@@ -307,7 +316,8 @@ class _Sources:
             except SyntaxError as exc:
                 raise NotReplayable("%s does not parse: %s" % (path, exc))
         try:
-            made, chain = local_class_tree(tree, qualname)
+            made, chain = local_class_tree(tree, qualname, "__dynrec_dataclass__",
+                                           "__dynrec_field__")
         except ValueError as exc:
             raise NotReplayable(str(exc))
         try:
@@ -318,6 +328,9 @@ class _Sources:
         ns = module.__dict__
         top = chain[0].name
         had, old = top in ns, ns.get(top)
+        # @dataclass and field() as the real ones, never the names the
+        # source binds.
+        ns["__dynrec_dataclass__"], ns["__dynrec_field__"] = dataclasses.dataclass, _field
         try:
             exec(code, ns)  # only the nesting and the class's definitions
             cur = ns[top]
@@ -332,22 +345,11 @@ class _Sources:
                 ns[top] = old
             else:
                 ns.pop(top, None)
+            ns.pop("__dynrec_dataclass__", None)
+            ns.pop("__dynrec_field__", None)
         if not isinstance(cur, type):
             raise NotReplayable("%s is not a class in the stored source" % qualname)
         cur.__qualname__ = qualname
-        dc = dataclass_options(chain[-1].decorator_list)
-        if dc is not None:
-            # @dataclass (a ModelOutput of a test): the real one, applied
-            # here, never the name as the source binds it.
-            try:
-                for name, kw in dataclass_fields(chain[-1].body):
-                    if "default_factory" in kw:
-                        kw["default_factory"] = getattr(builtins, kw["default_factory"])
-                    setattr(cur, name, dataclasses.field(**kw))
-                cur = dataclasses.dataclass(**dc)(cur)
-            except Exception as exc:
-                raise NotReplayable("%s: @dataclass fails here: %s: %s" % (
-                    qualname, type(exc).__name__, exc))
         self.local_classes[key] = cur
         return cur
 

@@ -19,8 +19,8 @@ import types
 import _dynrec_repro
 
 from . import recorded as _trace
-from .definitions import (SAFE_BUILTINS, code_name, dataclass_fields, dataclass_options,
-                          definitions, factory, local_class_tree, module_name, shadows)
+from .definitions import (SAFE_BUILTINS, code_name, definitions, factory, local_class_tree,
+                          module_name, shadows)
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
                            Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
@@ -335,7 +335,8 @@ class Generator:
         if src is None:
             return None, "class %s.%s: its module's source is not in the trace" % (mod, qual)
         try:
-            made, chain = local_class_tree(src.tree, qual)
+            made, chain = local_class_tree(src.tree, qual, "dataclasses.dataclass",
+                                           "dataclasses.field", factory_by_name=True)
         except ValueError as exc:
             return None, str(exc)
         inner = chain[-1]
@@ -359,15 +360,8 @@ class Generator:
                 "",
                 "%s = %s()" % (name, make),
                 "%s.__qualname__ = %r" % (name, qual)]
-        dc = dataclass_options(inner.decorator_list)
-        if dc is not None:
+        if "dataclasses." in text[2]:
             self.imports.add("dataclasses")
-            for field, kw in dataclass_fields(inner.body):
-                args = ", ".join("%s=%s" % (k, v if k == "default_factory" else repr(v))
-                                 for k, v in kw.items())
-                text.append("%s.%s = dataclasses.field(%s)  # as recorded" % (name, field, args))
-            text.append("%s = dataclasses.dataclass(**%s)(%s)  # as recorded: @dataclass" % (
-                name, repr(dc), name))
         self.factories[key] = (name, [], "\n".join(text))
         self.reserved |= {name, make}
         return name, None

@@ -255,12 +255,9 @@ Test(repro, classes_defined_inside_functions) {
     cr_assert_null(strstr(s, "NOT REBUILT"), "%s", s);
     cr_assert_not_null(strstr(s, "State.__qualname__ = 'T.test_x.<locals>.State'"), "%s", s);
     cr_assert_not_null(strstr(s, "class State(Base):"), "%s", s);
-    cr_assert_not_null(strstr(s, "Pair = dataclasses.dataclass(**{'frozen': True})(Pair)"), "%s",
-                       s);
-    cr_assert_not_null(strstr(s, "tags: 'list'"), "%s", s);
+    cr_assert_not_null(strstr(s, "@dataclasses.dataclass(frozen=True)\n"), "%s", s);
     cr_assert_not_null(
-        strstr(s, "Pair.tags = dataclasses.field(default_factory=list, repr=False)  # as recorded"),
-        "%s", s);
+        strstr(s, "tags: 'list' = dataclasses.field(default_factory=list, repr=False)"), "%s", s);
     cr_assert_not_null(strstr(s, "st = State.__new__(State)"), "%s", s);
 }
 

@@ -2,7 +2,8 @@
 nn.Module whose forward is compiled (train/eval recompile), and a plain
 state object passed to a compiled function, both from a test method; a
 mapping whose base the test method imports itself; a dataclass with
-field(default_factory=...) that the compiled function constructs."""
+field(default_factory=...) and a dataclass base beside it, which the
+compiled function constructs."""
 from dataclasses import dataclass, field
 from typing import Dict
 
@@ -73,7 +74,11 @@ class Case:
 
     def test_output(self):
         @dataclass
-        class Output:
+        class Base:
+            origin: int = 0
+
+        @dataclass
+        class Output(Base):
             scalar: int = 2
             named: Dict[str, torch.Tensor] = field(default_factory=dict)
 
@@ -82,7 +87,7 @@ class Case:
             c.named["y"] = x
             if isinstance(a.named, dict) and not a.named:
                 x = torch.sin(x)
-            return x + a.scalar + b.scalar + c.scalar, c
+            return x + a.origin + a.scalar + b.scalar + c.scalar, c
 
         print(torch.compile(fn, backend="eager")(torch.ones(2))[1].scalar)
 
