@@ -118,6 +118,22 @@ class _Capture:
         self.soft = False  # capturing a value the frame does not read directly
         self.global_of = {}  # id(value) -> (module, name): the frame's globals
         self.classes_seen = set()  # local classes whose attributes are captured
+        self.names_of = {}  # module name -> {id(value): name}, once per capture
+
+    def module_names(self, mod):
+        """{id(value): the first identifier module mod binds it to}, made
+        once per capture (the scans for singletons and classes bound under
+        another name); empty for a module not imported or too big."""
+        found = self.names_of.get(mod)
+        if found is None:
+            found = {}
+            ns = getattr(sys.modules.get(mod), "__dict__", None) if isinstance(mod, str) else None
+            if isinstance(ns, dict) and len(ns) <= 20000:
+                for k, v in list(ns.items()):
+                    if isinstance(k, str) and k.isidentifier():
+                        found.setdefault(id(v), k)
+            self.names_of[mod] = found
+        return found
 
     def node(self, obj, path):
         n = self.memo.get(id(obj))
@@ -251,11 +267,9 @@ class _Capture:
             # A class its module binds under another name (torch.nn.attention
             # exports pybind11's _SDPBackend as SDPBackend; a namedtuple
             # made as Shape = namedtuple("Shape_", ...)).
-            ns = getattr(sys.modules.get(module), "__dict__", None)
-            if isinstance(ns, dict) and len(ns) <= 20000:
-                for k, v in list(ns.items()):
-                    if v is obj and isinstance(k, str) and k.isidentifier():
-                        return {"module": module, "qualname": k}
+            k = self.module_names(module).get(id(obj))
+            if k is not None and module_attr(sys.modules.get(module), k) is obj:
+                return {"module": module, "qualname": k}
         if (isinstance(obj, type) and isinstance(qualname, str) and ".<locals>." in qualname
                 and isinstance(module, str) and _user_module(module)):
             # A class defined inside a function of the user's files: the
@@ -558,10 +572,9 @@ class _Capture:
         mod = getattr(type(obj), "__module__", None)
         m = sys.modules.get(mod) if isinstance(mod, str) else None
         if m is not None and mod != "builtins" and not _user_module(mod):
-            ns = getattr(m, "__dict__", {})
-            if len(ns) <= 20000:
-                cands.extend((mod, k) for k, v in list(ns.items())
-                             if v is obj and isinstance(k, str) and k.isidentifier())
+            k = self.module_names(mod).get(id(obj))
+            if k is not None:
+                cands.append((mod, k))
         g = self.global_of.get(id(obj))
         if g is not None and not _user_module(g[0]):
             # (a global of the user's own module is made by code the
@@ -606,6 +619,14 @@ class _Capture:
                              for i, c in enumerate(fn.__closure__ or ())],
                  "defaults": self.node(fn.__defaults__, path + ".__defaults__"),
                  "kwdefaults": self.node(fn.__kwdefaults__, path + ".__kwdefaults__")}
+        rules = sys.modules.get("torch._dynamo.trace_rules")
+        try:
+            if rules is not None and id(fn) in rules._allowed_callable_ids:
+                # torch._dynamo.allow_in_graph(fn): Dynamo's registry holds
+                # it by id, which a rebuilt function is not.
+                value["allow_in_graph"] = True
+        except Exception:
+            pass
         d = getattr(fn, "__dict__", None)
         d = {k: x for k, x in d.items() if isinstance(k, str) and not k.startswith(
             "__")} if type(d) is dict else None

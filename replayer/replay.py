@@ -1349,6 +1349,8 @@ class _Builder:
             if not isinstance(attrs, dict) or not all(isinstance(k, str) for k in attrs):
                 raise self.fail(n, "a function's attributes are not a dict of names")
             fn.__dict__.update(attrs)
+        if v.get("allow_in_graph") is True:
+            torch._dynamo.allow_in_graph(fn)
         return fn
 
     def tensor(self, n, v, blob):

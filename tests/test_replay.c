@@ -198,7 +198,8 @@ static void scenario(const char *script) {
                                       "missing_name.py",
                                       "missing_name_mod.py",
                                       "saved_hooks_off.py",
-                                      "config_skip.py"};
+                                      "config_skip.py",
+                                      "allow_in_graph.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -311,6 +312,19 @@ Test(replay, config_of_a_compile_not_replayed) {
                  r->err.data);
     cr_assert_not_null(strstr(r->out.data, "reproduced 2/2 compiles"), "%s", r->out.data);
     cr_assert_not_null(strstr(r->out.data, "\nidentical: "), "%s", r->out.data);
+}
+
+/* A nested function marked allow_in_graph is a call in the graph, as
+ * recorded: the replay marks the function it makes (Dynamo's registry
+ * holds the recorded one by id). */
+Test(replay, allow_in_graph_functions) {
+    scenario("allow_in_graph.py");
+    assert_reproduced("replay", "allow_in_graph.py");
+    assert_confined_reproduces(1);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'function' AND"
+                                " json_extract(value, '$.allow_in_graph')"),
+                 1);
 }
 
 /* The model class in a file of its own, whose main-program print never runs. */
