@@ -428,6 +428,18 @@ class _Sources:
             self.notes.append("%s: its definitions do not compile: %s" % (base, exc))
             return
         self.index(code)
+        try:
+            # The code of the rest of the file too, compiled, never run: a
+            # lambda of a module-level statement (f(functools.partial(
+            # lambda a: a))) is found by its place like a definition's.
+            # (Not the module's own code: a trace naming it as its frame
+            # would have the replay trace the whole file.)
+            whole = compile(tree, path, "exec", flags=flags, dont_inherit=True)
+            for c in whole.co_consts:
+                if isinstance(c, types.CodeType):
+                    self.index(c)
+        except (SyntaxError, ValueError):
+            pass
         ns = module.__dict__
         ns["__dynrec_failed__"], ns["__dynrec_factory__"] = failed, make
         try:

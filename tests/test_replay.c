@@ -269,7 +269,7 @@ Test(replay, resume_functions_inside_autocast) {
 Test(replay, partials_and_defaultdict) {
     scenario("partials.py");
     assert_reproduced("replay", "partials.py");
-    assert_confined_reproduces(4);
+    assert_confined_reproduces(5);
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'opaque'"), 0);
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'partial'"), 3);

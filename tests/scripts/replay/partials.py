@@ -1,8 +1,8 @@
 """functools.partial objects and a collections.defaultdict as a frame's
 arguments and globals, the patterns of PyTorch's test_functions: partials
 of a user function, of a torch function with keywords, of an nn.Module
-and of a lambda; a partial with an attribute; a defaultdict whose factory
-Dynamo calls."""
+and of lambdas (one in a module-level statement); a partial with an
+attribute; a defaultdict whose factory Dynamo calls."""
 import collections
 import functools
 
@@ -37,6 +37,8 @@ print(cf(functools.partial(multiply, y=4), functools.partial(multiply, y=2), x).
 p = functools.partial(SmallNN(), y=torch.ones(2, 2))
 p.note = "tagged"
 print(cf(p, subtracting(1.0), x).shape)
+# A lambda of a module-level statement: found in the stored source too.
+print(cf(functools.partial(lambda a, k: a + k, k=2.0), subtracting(1.0), x).shape)
 
 dd = collections.defaultdict(list)
 
