@@ -308,8 +308,7 @@ Test(replay, saved_tensors_hooks_disabled_around_the_compile) {
 Test(replay, config_of_a_compile_not_replayed) {
     scenario("config_skip.py");
     E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/r.db", "replay/t.db", NULL});
-    cr_assert_eq(r->status, 3 << 8, "one frame is not replayable: %s%s", r->out.data,
-                 r->err.data);
+    cr_assert_eq(r->status, 3 << 8, "one frame is not replayable: %s%s", r->out.data, r->err.data);
     cr_assert_not_null(strstr(r->out.data, "reproduced 2/2 compiles"), "%s", r->out.data);
     cr_assert_not_null(strstr(r->out.data, "\nidentical: "), "%s", r->out.data);
 }
