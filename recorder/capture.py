@@ -119,6 +119,7 @@ class _Capture:
         self.global_of = {}  # id(value) -> (module, name): the frame's globals
         self.classes_seen = set()  # local classes whose attributes are captured
         self.names_of = {}  # module name -> {id(value): name}, once per capture
+        self.gen_calls = {}  # id(generator) -> (func, args, kwds) that made it, unstarted
 
     def module_names(self, mod):
         """{id(value): the first identifier module mod binds it to}, made
@@ -321,6 +322,14 @@ class _Capture:
                 raise _TooBig("%s holds %d items" % (path, len(obj)))
             return "dict", [[self.node(k, path + ".key"), self.node(v, "%s[%r]" % (path, k))]
                             for k, v in list(obj.items())], None
+        if t is types.GeneratorType and id(obj) in self.gen_calls:
+            # A generator not started, of a @contextmanager object (its
+            # func, args and kwds): made again by calling func, which runs
+            # none of its body.
+            fn, args, kw = self.gen_calls[id(obj)]
+            return "pygenerator", {"func": self.node(fn, path + ".<func>"),
+                                   "args": self.node(args, path + ".<args>"),
+                                   "kwds": self.node(kw, path + ".<kwds>")}, None
         if t is functools.partial:
             value = {"func": self.node(obj.func, path + ".func"),
                      "args": self.node(obj.args, path + ".args"),
@@ -442,6 +451,7 @@ class _Capture:
             cls = self.ref(t)
             if cls is not None:
                 d = getattr(obj, "__dict__", {})
+                _note_gen_call(self.gen_calls, d)
                 if _is_test_case(t) and type(d) is dict:
                     state = self.test_case_dict(d, path + ".__dict__")
                 else:
@@ -844,6 +854,19 @@ def _private(name):
 def _is_test_case(t):
     ut = sys.modules.get("unittest")
     return ut is not None and isinstance(t, type) and issubclass(t, ut.TestCase)
+
+
+def _note_gen_call(calls, d):
+    """An object's __dict__ that holds an unstarted generator and the call
+    that made it (contextlib's _GeneratorContextManager: gen = func(*args,
+    **kwds)): noted in calls for the generator's capture."""
+    if type(d) is not dict or not all(k in d for k in ("gen", "func", "args", "kwds")):
+        return
+    gen, fn, args, kw = d["gen"], d["func"], d["args"], d["kwds"]
+    if (type(gen) is types.GeneratorType and type(fn) is types.FunctionType
+            and gen.gi_code is fn.__code__ and type(args) is tuple and type(kw) is dict
+            and inspect.getgeneratorstate(gen) == inspect.GEN_CREATED):
+        calls[id(gen)] = (fn, args, kw)
 
 
 def _pybind_enum_member(obj):

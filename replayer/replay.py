@@ -890,6 +890,20 @@ class _Builder:
                 raise self.fail(n, "a partial's attributes are not a dict of names")
             out.__dict__.update(d)
             return out
+        if kind == "pygenerator":
+            fn, args, kw = kid(v.get("func")), kid(v.get("args")), kid(v.get("kwds"))
+            # Calling a generator function runs none of its body; anything
+            # else it could be (a wrapper) is not called.
+            if type(fn) is not types.FunctionType or not (
+                    fn.__code__.co_flags & inspect.CO_GENERATOR):
+                raise self.fail(n, "a generator made by something other than a generator function")
+            if type(args) is not tuple or type(kw) is not dict or not all(
+                    isinstance(k, str) for k in kw):
+                raise self.fail(n, "a generator's call without a tuple and a dict of names")
+            try:
+                return fn(*args, **kw)
+            except TypeError as exc:
+                raise self.fail(n, "a generator's call: %s" % exc)
         if kind == "defaultdict":
             out = collections.defaultdict()
             self.built[n] = out  # before the items: they may hold it

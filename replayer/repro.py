@@ -35,7 +35,9 @@ _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
 # data: a random.Random is rebuilt through random).
 _DATA_MODULES = frozenset(("argparse", "collections", "dataclasses", "enum", "typing", "types",
                            "numbers", "fractions", "decimal", "datetime", "random", "math",
-                           "operator", "_operator", "numpy"))  # (fx graphs call operator.getitem)
+                           "operator", "_operator", "numpy", "contextlib"))
+# (fx graphs call operator.getitem; numpy: a frame's global np; contextlib:
+# the class of a @contextmanager object)
 
 # ---- reading the trace ---------------------------------------------------------
 

@@ -447,6 +447,20 @@ class Writer:
                 parts.append("**{%r: %s}" % (key[2], x(c, key[2])) if not key[2].isidentifier()
                              or keyword.iskeyword(key[2]) else "%s=%s" % (key[2], x(c, key[2])))
             return "functools.partial(%s)" % ", ".join(parts)
+        if kind == "pygenerator":
+            args, kw = self.tree.rows.get(v.get("args")), self.tree.rows.get(v.get("kwds"))
+            if args is None or args[0] != "tuple" or kw is None or kw[0] != "dict":
+                raise self.tree.fail(n, "a generator's call without a tuple and a dict")
+            parts = [x(c, hint + "_arg") for c in args[2]]
+            for k, c in kw[2]:
+                key = self.tree.rows.get(k)
+                if key is None or key[0] != "str" or not isinstance(key[2], str):
+                    raise self.tree.fail(n, "a generator's keyword is not a string")
+                parts.append("**{%r: %s}" % (key[2], x(c, key[2])))
+            # (the generator function, which the script may have made
+            # decorated, as its source is: @contextmanager)
+            self.gen.imports.add("inspect")
+            return "inspect.unwrap(%s)(%s)" % (x(v.get("func"), hint + "_func"), ", ".join(parts))
         if kind == "defaultdict":
             self.gen.imports.add("collections")
             return "collections.defaultdict(%s, %s)" % (x(v.get("factory"), hint + "_factory"),

@@ -81,6 +81,9 @@ OBJECTS = {
     # functools.partial(func, *args, **keywords), and its __dict__;
     # collections.defaultdict(factory, entries) (a dict node).
     "partial": ("func", "args", "keywords", "dict"), "defaultdict": ("factory", "entries"),
+    # A generator not started, made by func(*args, **kwds) (a @contextmanager
+    # object's gen).
+    "pygenerator": ("func", "args", "kwds"),
 }
 # An fx GraphModule (graph_module): its graph's nodes in order, each a tuple
 # node (op, name, target, args, kwargs, type) whose args refer to earlier

@@ -199,7 +199,8 @@ static void scenario(const char *script) {
                                       "missing_name_mod.py",
                                       "saved_hooks_off.py",
                                       "config_skip.py",
-                                      "allow_in_graph.py"};
+                                      "allow_in_graph.py",
+                                      "contextmanager_arg.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -324,6 +325,24 @@ Test(replay, allow_in_graph_functions) {
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'function' AND"
                                 " json_extract(value, '$.allow_in_graph')"),
                  1);
+}
+
+/* A @contextmanager object not yet entered, as an argument: its generator
+ * is made by calling the generator function with the recorded arguments
+ * (it was an opaque generator).  The resume functions after __enter__ hold
+ * a started generator, which is not rebuilt: named not replayable. */
+Test(replay, contextmanager_object_as_argument) {
+    scenario("contextmanager_arg.py");
+    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/r.db", "replay/t.db", NULL});
+    cr_assert_eq(r->status, 3 << 8, "%s%s", r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 2/2 compiles"), "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "\nidentical: "), "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 0/0 run.<locals>.fn: compiled"), "%s",
+                       r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "'ctx'.__dict__['gen'] of type builtins.generator"),
+                       "%s", r->out.data);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'pygenerator'"), 0);
 }
 
 /* The model class in a file of its own, whose main-program print never runs. */

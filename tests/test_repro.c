@@ -327,6 +327,15 @@ Test(repro, numpy_dtypes_and_info) {
     cr_assert_not_null(strstr(s, "np = numpy"), "%s", s);
 }
 
+/* A @contextmanager object as an argument: its class from contextlib, its
+ * generator made by calling the generator function unwrapped. */
+Test(repro, contextmanager_object) {
+    scenario("replay/contextmanager_arg.py");
+    char *s = reproduces("fn", "--frame", "run.<locals>.fn");
+    cr_assert_not_null(strstr(s, "contextlib._GeneratorContextManager.__new__("), "%s", s);
+    cr_assert_not_null(strstr(s, "= inspect.unwrap("), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
