@@ -320,8 +320,17 @@ class _Sources:
                                            "__dynrec_field__")
         except ValueError as exc:
             raise NotReplayable(str(exc))
+        # The module's imports under `if False:` (never run): the compiler
+        # calls a method of an imported name as in the file (LOAD_ATTR, not
+        # LOAD_METHOD, from 3.11), so the methods' bytecode, and the resume
+        # functions Dynamo makes of it, are the recorded ones.
+        imports = [st for st in definitions(tree.body) if isinstance(st, ast.Import) or (
+            isinstance(st, ast.ImportFrom) and st.module != "__future__")]
+        dead = [ast.If(test=ast.Constant(value=False), body=imports, orelse=[])] if imports else []
         try:
-            code = compile(ast.Module(body=[made], type_ignores=[]), path, "exec")
+            module_ast = ast.Module(body=dead + [made], type_ignores=[])
+            ast.fix_missing_locations(module_ast)
+            code = compile(module_ast, path, "exec")
         except (SyntaxError, ValueError, TypeError) as exc:
             raise NotReplayable("%s cannot be rebuilt from its source: %s" % (qualname, exc))
         self.index(code)

@@ -200,7 +200,8 @@ static void scenario(const char *script) {
                                       "saved_hooks_off.py",
                                       "config_skip.py",
                                       "allow_in_graph.py",
-                                      "contextmanager_arg.py"};
+                                      "contextmanager_arg.py",
+                                      "local_class_breaks.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -343,6 +344,17 @@ Test(replay, contextmanager_object_as_argument) {
                        "%s", r->out.data);
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'pygenerator'"), 0);
+}
+
+/* A local class's methods compile as in the file (the module's imports
+ * are seen by the compiler, never run): the resume function of a graph
+ * break in a method, handed to forward's under nested graph breaks, has the
+ * recorded bytecode ("no resume function here has the recorded bytecode"
+ * before). */
+Test(replay, resume_functions_of_local_class_methods) {
+    scenario("local_class_breaks.py");
+    assert_reproduced("replay", "local_class_breaks.py");
+    assert_confined_reproduces(2);
 }
 
 /* The model class in a file of its own, whose main-program print never runs. */
