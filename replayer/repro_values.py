@@ -435,32 +435,14 @@ class Writer:
             return "range(%d, %d, %d)" % tuple(v)
         if kind == "partial":
             self.gen.imports.add("functools")
-            parts = [x(v.get("func"), hint + "_func")]
-            args, kw = self.tree.rows.get(v.get("args")), self.tree.rows.get(v.get("keywords"))
-            if args is None or args[0] != "tuple" or kw is None or kw[0] != "dict":
-                raise self.tree.fail(n, "a partial without a tuple of arguments and a dict")
-            parts += [x(c, hint + "_arg") for c in args[2]]
-            for k, c in kw[2]:
-                key = self.tree.rows.get(k)
-                if key is None or key[0] != "str" or not isinstance(key[2], str):
-                    raise self.tree.fail(n, "a partial's keyword is not a string")
-                parts.append("**{%r: %s}" % (key[2], x(c, key[2])) if not key[2].isidentifier()
-                             or keyword.iskeyword(key[2]) else "%s=%s" % (key[2], x(c, key[2])))
-            return "functools.partial(%s)" % ", ".join(parts)
+            return "functools.partial(%s)" % ", ".join(
+                [x(v.get("func"), hint + "_func")] + self.call_args(n, v, "keywords", hint, x))
         if kind == "pygenerator":
-            args, kw = self.tree.rows.get(v.get("args")), self.tree.rows.get(v.get("kwds"))
-            if args is None or args[0] != "tuple" or kw is None or kw[0] != "dict":
-                raise self.tree.fail(n, "a generator's call without a tuple and a dict")
-            parts = [x(c, hint + "_arg") for c in args[2]]
-            for k, c in kw[2]:
-                key = self.tree.rows.get(k)
-                if key is None or key[0] != "str" or not isinstance(key[2], str):
-                    raise self.tree.fail(n, "a generator's keyword is not a string")
-                parts.append("**{%r: %s}" % (key[2], x(c, key[2])))
             # (the generator function, which the script may have made
             # decorated, as its source is: @contextmanager)
             self.gen.imports.add("inspect")
-            return "inspect.unwrap(%s)(%s)" % (x(v.get("func"), hint + "_func"), ", ".join(parts))
+            return "inspect.unwrap(%s)(%s)" % (x(v.get("func"), hint + "_func"), ", ".join(
+                self.call_args(n, v, "kwds", hint, x)))
         if kind == "defaultdict":
             self.gen.imports.add("collections")
             return "collections.defaultdict(%s, %s)" % (x(v.get("factory"), hint + "_factory"),
@@ -880,6 +862,23 @@ class Writer:
             self.emit("%s.__defaults__ = %s" % (name, self.expr(d)))
             return name
         return fn
+
+    def call_args(self, n, v, kw_field, hint, x):
+        """The arguments of a recorded call (a partial's, the call that made
+        a generator): v's "args" tuple node, then its kw_field dict node of
+        names, a name that is not an identifier as **{name: value}."""
+        args, kw = self.tree.rows.get(v.get("args")), self.tree.rows.get(v.get(kw_field))
+        if args is None or args[0] != "tuple" or kw is None or kw[0] != "dict":
+            raise self.tree.fail(n, "a call without a tuple of arguments and a dict")
+        parts = [x(c, hint + "_arg") for c in args[2]]
+        for k, c in kw[2]:
+            key = self.tree.rows.get(k)
+            if key is None or key[0] != "str" or not isinstance(key[2], str):
+                raise self.tree.fail(n, "a call's keyword is not a string")
+            name = key[2]
+            parts.append("%s=%s" % (name, x(c, name)) if name.isidentifier() and not (
+                keyword.iskeyword(name)) else "**{%r: %s}" % (name, x(c, name)))
+        return parts
 
     def data(self, n, blob, nbytes):
         if blob is None:
