@@ -1381,8 +1381,11 @@ class _Builder:
         attrs = self.child(n, v["dict"]) if "dict" in v else None
         if attrs is not None:
             # Its own attributes (fn.pred = True), which Dynamo guards.
-            if not isinstance(attrs, dict) or not all(isinstance(k, str) for k in attrs):
-                raise self.fail(n, "a function's attributes are not a dict of names")
+            # (names the recorder keeps: never a dunder such as __wrapped__,
+            # which inspect and Dynamo follow)
+            if not isinstance(attrs, dict) or not all(
+                    isinstance(k, str) and not k.startswith("__") for k in attrs):
+                raise self.fail(n, "a function's attributes are not a dict of plain names")
             fn.__dict__.update(attrs)
         if v.get("allow_in_graph") is True:
             torch._dynamo.allow_in_graph(fn)

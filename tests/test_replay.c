@@ -1079,6 +1079,20 @@ Test(replay, malformed_value_trees_are_refused) {
             "a cycle through an immutable value", 1);
 }
 
+/* A function's attributes from a stranger: a dunder name (__wrapped__,
+ * which inspect and Dynamo follow) is refused as malformed. */
+Test(replay, function_attributes_with_a_dunder_are_refused) {
+    mkdir(e2e_path("w"), 0755);
+    size_t len = 0;
+    char *src = e2e_slurp(e2e_fmt("%s/replay/function_attrs.py", e2e_scripts), &len);
+    cr_assert_not_null(src);
+    e2e_write_file(e2e_path("w/function_attrs.py"), src, len);
+    record_and_hide("w", "function_attrs.py");
+    refused("UPDATE value_nodes SET value = '\"__wrapped__\"' WHERE value = '\"pred\"'"
+            " AND kind_id = (SELECT id FROM strings WHERE text = 'str')",
+            "not a dict of plain names", 0);
+}
+
 /* A GraphModule's graph from a stranger: a node referring to one made
  * after it, a node of another graph or an attribute its graph makes is
  * malformed (65); a class that is not torch.fx's GraphModule and an
