@@ -68,6 +68,7 @@ _hooks = {}
 # traceback while it runs.  before(*args, **kwargs) returns the state that
 # after(state, result, exc) gets, or None for no after.
 _around = _dynrec.around
+_hook_pause = _dynrec.hook_pause
 # held(fn, *args): fn with the collector held, as around's before and after.
 _held = _dynrec.held
 # The script's own text is already stored (role "script") by the runner.
@@ -362,9 +363,13 @@ def _wrap_callback(orig):
             pass
         outer = getattr(_tls, "pending", None)
         _tls.pending = pending = []
+        # Dynamo's tracing runs its frames through the frame hook: not
+        # counted (hook.h, dr_hook_pause), until after().
+        _hook_pause(True)
         return code, before, outer, pending, _now()
 
     def after(state, result, exc):
+        _hook_pause(False)
         code, before, outer, pending, t0 = state
         if exc is not None and hasattr(exc, "dynrec_result"):
             # The replay's stop of Dynamo's eager fallback (replay.py,

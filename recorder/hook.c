@@ -205,9 +205,12 @@ fail:
     return NULL;
 }
 
+/* Depth of Dynamo callbacks this thread is inside (dr_hook_pause). */
+static _Thread_local unsigned paused;
+
 static PyObject *dr_eval_frame(PyThreadState *ts, DrFrame *f, int throwflag) {
     PyCodeObject *co;
-    if (__builtin_expect(H.counting, 1) && (co = DR_FRAME_CODE(f)) != NULL) {
+    if (__builtin_expect(H.counting && !paused, 1) && (co = DR_FRAME_CODE(f)) != NULL) {
         size_t j = slot_of(co, H.mask);
         Slot *s;
         for (;;) {
@@ -256,6 +259,11 @@ void dr_hook_uninstall(void) {
 
 int dr_hook_is_installed(void) {
     return _PyInterpreterState_GetEvalFrameFunc(PyInterpreterState_Get()) == dr_eval_frame;
+}
+
+void dr_hook_pause(int on) {
+    if (on) paused++;
+    else if (paused) paused--;
 }
 
 void dr_hook_set_counting(int on) { H.counting = on && !H.failed && !H.released && H.slots; }

@@ -41,6 +41,12 @@ void dr_hook_uninstall(void);
 int dr_hook_is_installed(void);
 /* Turns counting on or off; when off the hook only forwards frames. */
 void dr_hook_set_counting(int on);
+/* on: this thread enters Dynamo's frame callback (a cache miss: its
+ * compile, the backend it calls); 0: leaves it.  The frames run inside,
+ * Dynamo's own tracing, are not the program's and are not counted:
+ * Dynamo forwards each of them to the hook, and counting them cost its
+ * compiles several percent.  Nests; per thread. */
+void dr_hook_pause(int on);
 /* 1 when the hook disabled itself after an internal failure. */
 int dr_hook_failed(void);
 

@@ -603,6 +603,16 @@ static PyObject *m_code_digest(PyObject *self, PyObject *code) {
     return PyUnicode_FromStringAndSize(hex, 16);
 }
 
+PyDoc_STRVAR(pause_doc, "hook_pause(on): this thread enters (True) or leaves (False) Dynamo's"
+                        " callback, whose frames the hook does not count.");
+static PyObject *m_hook_pause(PyObject *self, PyObject *on) {
+    (void)self;
+    int v = PyObject_IsTrue(on);
+    if (v < 0) return NULL;
+    dr_hook_pause(v);
+    Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(installed_doc, "hook_installed(): whether dynrec's frame hook is installed now.");
 static PyObject *m_hook_installed(PyObject *self, PyObject *noargs) {
     (void)self;
@@ -622,6 +632,7 @@ static PyMethodDef dynrec_methods[] = {
     {"wrap_set_eval_frame", m_wrap, METH_O, wrap_doc},
     {"finish", (PyCFunction)(void (*)(void))m_finish, METH_FASTCALL, finish_doc},
     {"hook_installed", m_hook_installed, METH_NOARGS, installed_doc},
+    {"hook_pause", m_hook_pause, METH_O, pause_doc},
     {"mask", (PyCFunction)(void (*)(void))m_mask, METH_FASTCALL, mask_doc},
     {"safe", dr_run_py_safe, METH_O, safe_doc},
     {"qualname", dr_run_py_qualname, METH_O, qualname_doc},
