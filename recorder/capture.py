@@ -269,13 +269,22 @@ class _Capture:
             # exports pybind11's _SDPBackend as SDPBackend; a namedtuple
             # made as Shape = namedtuple("Shape_", ...)).
             k = self.module_names(module).get(id(obj))
-            if k is not None and module_attr(sys.modules.get(module), k) is obj:
+            if k is not None and module_attr(sys.modules.get(module), k) is obj and not (
+                    _user_module(module) and _namedtuple_made(obj) is not None):
+                # (the user's module binds it by a call, which the replay
+                # does not run: a namedtuple's by its fields, below)
                 return {"module": module, "qualname": k}
         if (isinstance(obj, type) and isinstance(qualname, str) and ".<locals>." in qualname
                 and isinstance(module, str) and _user_module(module)):
             # A class defined inside a function of the user's files: the
             # replay makes it from the stored source.
             return {"module": module, "qualname": qualname, "local": True}
+        made = _namedtuple_made(obj)
+        if made is not None and isinstance(module, str) and qualname == obj.__name__:
+            # A namedtuple class no module binds (made inside a function,
+            # SdpaShape = namedtuple("Sdpa_Shape", ...)): by its fields, made
+            # again by collections.namedtuple.
+            return {"module": module, "qualname": qualname, "namedtuple": made}
         return None
 
     def describe(self, obj, path):
@@ -613,9 +622,37 @@ class _Capture:
         data = obj.tobytes()
         return "npscalar", {"dtype": dt.str, "nbytes": len(data)}, data
 
+    def optional(self, obj, path):
+        """A node for a value the replay can do without, or None (and
+        nothing of it kept) when it or a part of it cannot be captured."""
+        mark, nbytes, soft = len(self.rows), self.data_bytes, self.soft
+        self.soft = True
+        try:
+            n = self.node(obj, path)
+            if all(r is None or r[1] != "opaque" for r in self.rows[mark:]):
+                return n
+        except _TooBig:
+            pass
+        finally:
+            self.soft = soft
+        del self.rows[mark:]
+        self.memo = {k: v for k, v in self.memo.items() if v < mark}
+        self.data_bytes = nbytes
+        return None
+
     def function(self, fn, path):
         r = self.ref(fn)
         if r is not None:
+            if (fn.__defaults__ is not None or fn.__kwdefaults__ is not None) and (
+                    _user_module(r["module"]) and "local" not in r):
+                # The defaults it has now, which the replay's def statement
+                # does not make: a test patches __defaults__, a call mutates
+                # a default tensor, and Dynamo guards them.
+                for key, value in (("defaults", fn.__defaults__),
+                                   ("kwdefaults", fn.__kwdefaults__)):
+                    n = self.optional(value, "%s.__%s__" % (path, key))
+                    if n is not None:
+                        r[key] = n
             return "function", r, None
         # A lambda or a nested function: its code, closure and defaults.
         # The module whose globals it runs with, by its code's globals:
@@ -867,6 +904,42 @@ def _note_gen_call(calls, d):
             and gen.gi_code is fn.__code__ and type(args) is tuple and type(kw) is dict
             and inspect.getgeneratorstate(gen) == inspect.GEN_CREATED):
         calls[id(gen)] = (fn, args, kw)
+
+
+_NAMEDTUPLE_ATTRS = frozenset((
+    "__doc__", "__slots__", "_fields", "_field_defaults", "__new__", "_make", "_replace",
+    "__repr__", "_asdict", "__getnewargs__", "__match_args__", "__module__"))
+_DEFAULT_TYPES = (type(None), bool, int, str)
+_namedtuple_numbers = weakref.WeakKeyDictionary()
+
+
+def _namedtuple_made(t):
+    """{"fields": [...], "defaults": [...]} of a class that
+    collections.namedtuple made and nothing changed since (no methods
+    added, no subclass), whose defaults are None, bools, ints or strings;
+    else None."""
+    if not isinstance(t, type) or t.__bases__ != (tuple,):
+        return None
+    d = vars(t)
+    fields = d.get("_fields")
+    make = getattr(d.get("_make"), "__func__", None)
+    code = getattr(make, "__code__", None)
+    if (type(fields) is not tuple or not all(type(f) is str for f in fields)
+            or code is None or code.co_filename != getattr(collections, "__file__", None)
+            or not set(d) <= _NAMEDTUPLE_ATTRS | set(fields)):
+        return None
+    defaults = d.get("_field_defaults")
+    if type(defaults) is not dict or not all(type(v) in _DEFAULT_TYPES for v in defaults.values()):
+        return None
+    kept = fields[len(fields) - len(defaults):] if defaults else ()
+    if tuple(defaults) != kept:
+        return None
+    # Which class of those of this name and fields (a function that makes
+    # one per call): the replay makes one per number, for every capture.
+    number = _namedtuple_numbers.get(t)
+    if number is None:
+        number = _namedtuple_numbers[t] = len(_namedtuple_numbers) + 1
+    return {"fields": list(fields), "defaults": [defaults[f] for f in kept], "number": number}
 
 
 def _pybind_enum_member(obj):

@@ -57,7 +57,8 @@ from .recorded import Refused
 from .recorded import number as _int
 from .value_kinds import (FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS, FX_OPS, KINDS, MAX_CODE,
                           MAX_DEPTH, MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key,
-                          config_of, config_snapshot, function_where, torch_op)
+                          config_of, config_snapshot, function_where, namedtuple_made,
+                          torch_op)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
 _query = _dynrec.source_query
@@ -73,6 +74,10 @@ _LOOSE = _TRUST or os.environ.get("DYNREC_REPLAY_SANDBOXED") == "1"
 _SOURCES = None  # the trace's sources, once read (local classes are made from them)
 _FX_PLAIN = (bool, int, float, complex, str, bytes)  # and torch's own below
 _FX_CLASSES = {}  # recorded fx forward file name -> (the class made for it, its code)
+# (number, module, name, fields, defaults) -> the namedtuple class made for
+# it: one class for every capture, as the recording had (Dynamo guards on
+# its id).
+_NAMEDTUPLES = {}
 _MAX_BYTES = 1 << 30
 try:
     _MAX_BYTES = max(1, int(os.environ.get("DYNREC_REPLAY_MAX_BYTES", _MAX_BYTES)))
@@ -555,6 +560,17 @@ def _ref(d, modules):
             d.get("qualname"), str):
         raise Refused("a reference needs module and qualname")
     mod, qual = d["module"], d["qualname"]
+    try:
+        made = namedtuple_made(d)
+    except ValueError as exc:
+        raise Refused(str(exc))
+    if made is not None:
+        # A namedtuple class made inside a function: by the real factory.
+        key = (made[3], mod, qual, tuple(made[1]), tuple((type(x), x) for x in made[2]))
+        if key not in _NAMEDTUPLES:
+            _NAMEDTUPLES[key] = collections.namedtuple(qual, made[1], defaults=made[2],
+                                                       module=mod)
+        return _NAMEDTUPLES[key]
     if ".<locals>." in qual and _SOURCES is not None and isinstance(d.get("local"), bool):
         # A class defined inside a function of the user's files.
         path = _SOURCES.main if mod == "__main__" else _SOURCES.modules.get(mod)
@@ -1330,7 +1346,24 @@ class _Builder:
         if not isinstance(v, dict):
             raise self.fail(n, "function without a reference")
         if "name" not in v:
-            return _ref(v, self.modules)
+            fn = _ref(v, self.modules)
+            mod = self.modules.get(v["module"]) if self.modules else None
+            if type(fn) is types.FunctionType and mod is not None and (
+                    fn.__globals__ is vars(mod)):
+                # A function of the trace's sources, with the defaults it
+                # had at this compile (not those its def statement made).
+                self.built[n] = fn
+                if "defaults" in v:
+                    d = self.child(n, v["defaults"])
+                    if d is not None and not isinstance(d, tuple):
+                        raise self.fail(n, "defaults are not a tuple")
+                    fn.__defaults__ = d
+                if "kwdefaults" in v:
+                    kd = self.child(n, v["kwdefaults"])
+                    if kd is not None and not isinstance(kd, dict):
+                        raise self.fail(n, "keyword defaults are not a dict")
+                    fn.__kwdefaults__ = kd
+            return fn
         # A lambda or nested function: its code from the sources, else the
         # marshalled copy (only under --trust).
         where = function_where(v)

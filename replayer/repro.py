@@ -35,9 +35,10 @@ _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
 # data: a random.Random is rebuilt through random).
 _DATA_MODULES = frozenset(("argparse", "collections", "dataclasses", "enum", "typing", "types",
                            "numbers", "fractions", "decimal", "datetime", "random", "math",
-                           "operator", "_operator", "numpy", "contextlib"))
+                           "operator", "_operator", "numpy", "contextlib", "functools"))
 # (fx graphs call operator.getitem; numpy: a frame's global np; contextlib:
-# the class of a @contextmanager object)
+# the class of a @contextmanager object; functools: a frame's global module,
+# its partial)
 
 # ---- reading the trace ---------------------------------------------------------
 
@@ -367,6 +368,24 @@ class Generator:
         self.factories[key] = (name, [], "\n".join(text))
         self.reserved |= {name, make}
         return name, None
+
+    def namedtuple_class(self, mod, name, fields, defaults, number):
+        """The script's name for a namedtuple class no module binds (made
+        inside a function), made once by collections.namedtuple with the
+        recorded fields and defaults (value_kinds.namedtuple_made)."""
+        key = ("namedtuple", number, mod, name, tuple(fields),
+               tuple((type(x), x) for x in defaults))
+        if key in self.factories:
+            return self.factories[key][0]
+        var = name
+        while var in self.names or var in self.reserved or var in self.used:
+            var += "_"
+        self.imports.add("collections")
+        text = "%s = collections.namedtuple(%r, %r%s, module=%r)  # made inside a function" % (
+            var, name, fields, ", defaults=%r" % (defaults,) if defaults else "", mod)
+        self.factories[key] = (var, [], text)
+        self.reserved.add(var)
+        return var
 
     def definitions(self, frame_node):
         """The definition statements the script needs (by the names they

@@ -36,7 +36,7 @@ import _dynrec_repro
 from .recorded import Refused
 from .recorded import number as _int
 from .value_kinds import (FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key,
-                          function_where)
+                          function_where, namedtuple_made)
 
 _query = _dynrec_repro.query
 _blob = _dynrec_repro.blob
@@ -813,6 +813,12 @@ class Writer:
         mod, qual = d.get("module"), d.get("qualname")
         if not isinstance(mod, str) or not isinstance(qual, str):
             raise self.tree.fail(n, "a %s reference needs module and qualname" % what)
+        try:
+            nt = namedtuple_made(d) if what == "class" else None
+        except ValueError as exc:
+            raise self.tree.fail(n, str(exc))
+        if nt is not None:
+            return self.gen.namedtuple_class(mod, *nt)
         if ".<locals>." in qual and what == "class" and isinstance(d.get("local"), bool):
             made, why = self.gen.local_class(mod, qual)
             if made is not None:

@@ -15,6 +15,8 @@ replay.py (rebuilt) and in repro_values.py (written as code); its tests go
 where tests/README.md says.
 """
 
+import keyword
+
 MAX_DEPTH = 200      # capture.py stops there; a tree nested deeper is malformed
 MAX_CODE = 16 << 20  # the most bytes of a bytes or bytearray value, or of code
 
@@ -133,6 +135,39 @@ def function_where(v):
     cq = v.get("code_qualname")
     return (v.get("filename"), cq if isinstance(cq, str) else v.get("qualname"),
             v.get("firstlineno"))
+
+
+def namedtuple_made(d):
+    """(typename, fields, defaults, number) of a class reference to a namedtuple
+    class no module binds (capture's _namedtuple_made: {"module",
+    "qualname", "namedtuple": {"fields", "defaults", "number"}}), which
+    replay and repro make with collections.namedtuple, one class per
+    number (the recording's classes, numbered in the order first
+    captured); None for any other reference.
+    Raises ValueError for one that is malformed: a name or field that is
+    not a plain identifier, a repeated field, a default that is not None, a
+    bool, an int or a string, more defaults than fields."""
+    nt = d.get("namedtuple") if isinstance(d, dict) else None
+    if nt is None:
+        return None
+    q = d.get("qualname")
+    fields = nt.get("fields") if isinstance(nt, dict) else None
+    defaults = nt.get("defaults") if isinstance(nt, dict) else None
+
+    def plain(x):
+        return (isinstance(x, str) and x.isidentifier() and not keyword.iskeyword(x)
+                and len(x) < 256)
+    if not plain(q) or not isinstance(fields, list) or not 0 < len(fields) <= 255 or not all(
+            plain(f) and not f.startswith("_") for f in fields) or len(set(fields)) != len(
+            fields):
+        raise ValueError("a namedtuple class without a name and fields")
+    if not isinstance(defaults, list) or len(defaults) > len(fields) or not all(
+            x is None or type(x) in (bool, int, str) for x in defaults):
+        raise ValueError("namedtuple class %s with defaults that are not data" % q)
+    number = nt.get("number")
+    if type(number) is not int or not 0 < number < 1 << 31:
+        raise ValueError("namedtuple class %s without its number" % q)
+    return q, fields, defaults, number
 
 
 def torch_op_parts(name):

@@ -201,7 +201,9 @@ static void scenario(const char *script) {
                                       "config_skip.py",
                                       "allow_in_graph.py",
                                       "contextmanager_arg.py",
-                                      "local_class_breaks.py"};
+                                      "local_class_breaks.py",
+                                      "local_namedtuples.py",
+                                      "function_defaults.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -344,6 +346,37 @@ Test(replay, contextmanager_object_as_argument) {
                        "%s", r->out.data);
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'pygenerator'"), 0);
+}
+
+/* namedtuple classes made inside a function (one under another name, one
+ * with defaults, and a second class of the same name that recompiles): made
+ * again by collections.namedtuple, one class per recorded class.  They were
+ * "not reachable by name" (3 compiles of PyTorch's test_functions). */
+Test(replay, namedtuple_classes_made_inside_functions) {
+    scenario("local_namedtuples.py");
+    assert_reproduced("replay", "local_namedtuples.py");
+    assert_confined_reproduces(5);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE replayable = 0"), 0);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT coalesce(json_extract(value,"
+                                " '$.class.namedtuple.number'), json_extract(value,"
+                                " '$.namedtuple.number'))) FROM v_values"),
+                 3);
+}
+
+/* A program's functions whose defaults change (a default tensor mutated,
+ * __defaults__ and __kwdefaults__ patched): each compile's defaults are
+ * captured and set, so each recompile on them is reproduced (1 of 4 before;
+ * 4 compiles of PyTorch's test_functions differed). */
+Test(replay, function_defaults_as_at_each_compile) {
+    scenario("function_defaults.py");
+    assert_reproduced("replay", "function_defaults.py");
+    assert_confined_reproduces(4);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'function' AND"
+                                " json_extract(value, '$.kwdefaults') IS NOT NULL AND"
+                                " json_extract(value, '$.name') IS NULL"),
+                 0);
 }
 
 /* A local class's methods compile as in the file (the module's imports

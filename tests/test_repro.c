@@ -336,6 +336,20 @@ Test(repro, contextmanager_object) {
     cr_assert_not_null(strstr(s, "= inspect.unwrap("), "%s", s);
 }
 
+/* namedtuple classes made inside a function: made by
+ * collections.namedtuple, once per recorded class, so the third call's
+ * class of the same name recompiles as recorded. */
+Test(repro, namedtuple_classes_made_inside_functions) {
+    scenario("replay/local_namedtuples.py");
+    char *s = reproduces("scaled", "--frame", "scaled");
+    cr_assert_not_null(strstr(s, "Point = collections.namedtuple('Point', ['x', 'y', 'scale'],"
+                                 " defaults=[2], module='__main__')"),
+                       "%s", s);
+    cr_assert_not_null(strstr(s, "Point_(1.0, 2.0, 2)"), "%s", s);
+    s = reproduces("func", "--frame", "shapes.<locals>.func");
+    cr_assert_not_null(strstr(s, "collections.namedtuple('Sdpa_Shape'"), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
