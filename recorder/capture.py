@@ -403,6 +403,12 @@ class _Capture:
                 return "class", r, None
         if t is types.FunctionType:
             return self.function(obj, path)
+        if t is functools._lru_cache_wrapper:
+            # @functools.lru_cache on a module's function: that module's
+            # attribute, which its def statement makes in the replay too.
+            r = self.ref(obj)
+            if r is not None and "local" not in r and "namedtuple" not in r:
+                return "function", r, None
         if t is types.BuiltinFunctionType or t.__name__ in ("builtin_function_or_method",
                                                                "method_descriptor",
                                                                "wrapper_descriptor"):

@@ -203,7 +203,8 @@ static void scenario(const char *script) {
                                       "contextmanager_arg.py",
                                       "local_class_breaks.py",
                                       "local_namedtuples.py",
-                                      "function_defaults.py"};
+                                      "function_defaults.py",
+                                      "lru_cached.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -377,6 +378,15 @@ Test(replay, function_defaults_as_at_each_compile) {
                                 " json_extract(value, '$.kwdefaults') IS NOT NULL AND"
                                 " json_extract(value, '$.name') IS NULL"),
                  0);
+}
+
+/* Module-level functions under @functools.lru_cache: by reference, as
+ * their def statements make them in the replay (the frame was not
+ * replayable: "global 'cached_sin' of type functools._lru_cache_wrapper"). */
+Test(replay, lru_cache_functions_by_reference) {
+    scenario("lru_cached.py");
+    assert_reproduced("replay", "lru_cached.py");
+    assert_confined_reproduces(2);
 }
 
 /* A local class's methods compile as in the file (the module's imports
