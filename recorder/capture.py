@@ -499,7 +499,7 @@ class _Capture:
                 obj, "dynamo_ctx", None), "._orig_mod"
         else:
             if getattr(obj, "_is_torch_compile", False) is not True:
-                return None
+                return self.disabled(obj, path)
             orig, ctx, attr = getattr(obj, "_torchdynamo_orig_callable", None), None, (
                 "._torchdynamo_orig_callable")
             names = obj.__code__.co_freevars
@@ -516,6 +516,26 @@ class _Capture:
                             "fullgraph": getattr(ctx, "fullgraph", False) is True,
                             "dynamic": dynamic if dynamic in (True, False) else None,
                             "module": isinstance(obj, torch.nn.Module)}, None
+
+    def disabled(self, fn, path):
+        """torch._dynamo.disable's wrapper of a function no module binds (a
+        nested @torch._dynamo.disable): what it wraps, its reason and
+        whether it copied the wrapped one's name, for the replay to call
+        torch._dynamo.disable again (its closure holds Dynamo's
+        DisableContext).  None for anything else; a module's is by
+        reference."""
+        d = getattr(fn, "__dict__", None)
+        if (type(d) is not dict or d.get("_torchdynamo_disable") is not True
+                or d.get("_torchdynamo_disable_recursive") is not True
+                or _qualname(fn.__code__) != "DisableContext.__call__.<locals>._fn"
+                or not callable(d.get("_torchdynamo_orig_callable")) or self.ref(fn) is not None):
+            return None
+        reason = d.get("_torchdynamo_disable_msg")
+        return "compiled", {"orig": self.node(d["_torchdynamo_orig_callable"],
+                                              path + "._torchdynamo_orig_callable"),
+                            "backend": None,
+                            "disable": {"reason": reason if isinstance(reason, str) else None,
+                                        "wrapping": "__wrapped__" in d}}, None
 
     def graph_module(self, gm, path):
         """An fx GraphModule (make_fx's, symbolic_trace's, one a test builds

@@ -1032,6 +1032,10 @@ class _Builder:
                 raise self.fail(n, "a compiled module of something not a module")
             if not callable(orig):
                 raise self.fail(n, "a compiled wrapper of something not callable")
+            if v.get("disable") is not None:
+                # torch._dynamo.disable's wrapper (form checked with the tree)
+                return torch._dynamo.disable(orig, reason=v["disable"]["reason"],
+                                             wrapping=v["disable"]["wrapping"])
             desc = dict(v.get("backend") or {})
             if v.get("dynamic") is not None:
                 desc["dynamic"] = v["dynamic"]

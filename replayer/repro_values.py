@@ -516,6 +516,11 @@ class Writer:
             return "types.CellType(%s)" % ("" if v is None else x(v))
         if kind == "compiled":
             # torch.compile's wrapper, made as the recording made it.
+            if v.get("disable") is not None:
+                d = v["disable"]
+                return "torch._dynamo.disable(%s%s%s)" % (
+                    x(v["orig"]), "" if d["reason"] is None else ", reason=%r" % d["reason"],
+                    "" if d["wrapping"] else ", wrapping=False")
             desc = dict(v.get("backend") or {})
             if v.get("dynamic") is not None:
                 desc["dynamic"] = v["dynamic"]

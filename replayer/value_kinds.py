@@ -245,7 +245,12 @@ def _form(kind, v):
                 type(v.get("orig")) is int and isinstance(v.get("backend"), (dict, type(None)))
                 and type(v.get("fullgraph", False)) is bool
                 and v.get("dynamic") in (None, True, False)
-                and type(v.get("module", False)) is bool):
+                and type(v.get("module", False)) is bool
+                and (v.get("disable") is None or (
+                    isinstance(v["disable"], dict) and type(v["disable"].get("wrapping")) is bool
+                    and (v["disable"].get("reason") is None or (
+                        isinstance(v["disable"]["reason"], str)
+                        and len(v["disable"]["reason"]) < 4096))))):
             return "compiled without what it wraps and how"
         if kind == "wrapped_tensor" and not (
                 v.get("transform") in FUNCTORCH_WRAPPERS and type(v.get("inner")) is int

@@ -350,6 +350,14 @@ Test(repro, namedtuple_classes_made_inside_functions) {
     cr_assert_not_null(strstr(s, "collections.namedtuple('Sdpa_Shape'"), "%s", s);
 }
 
+/* Nested functions under torch._dynamo.disable: written as
+ * torch._dynamo.disable calls with the recorded reason and wrapping. */
+Test(repro, disabled_nested_functions) {
+    scenario("replay/disabled_nested.py");
+    char *s = reproduces("f", "--frame", "run.<locals>.f");
+    cr_assert_not_null(strstr(s, "reason='host sync', wrapping=False)"), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
