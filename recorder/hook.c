@@ -208,6 +208,21 @@ fail:
 /* Depth of Dynamo callbacks this thread is inside (dr_hook_pause). */
 static _Thread_local unsigned paused;
 
+static inline void bump(Slot *s, DrFrame *f, PyCodeObject *co) {
+    _Atomic uint64_t *c = DR_FRAME_IS_CALL(f, co) ? &s->calls : &s->resumes;
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* The first evaluation of a code object, out of line: the hook itself then
+ * makes no call but its tail call, and saves no register. */
+static __attribute__((noinline)) PyObject *eval_new_code(PyThreadState *ts, DrFrame *f,
+                                                         int throwflag, PyCodeObject *co) {
+    Slot *s = insert(co);
+    if (s) bump(s, f, co);
+    return _PyEval_EvalFrameDefault(ts, f, throwflag);
+}
+
 static PyObject *dr_eval_frame(PyThreadState *ts, DrFrame *f, int throwflag) {
     PyCodeObject *co;
     if (__builtin_expect(H.counting && !paused, 1) && (co = DR_FRAME_CODE(f)) != NULL) {
@@ -216,17 +231,10 @@ static PyObject *dr_eval_frame(PyThreadState *ts, DrFrame *f, int throwflag) {
         for (;;) {
             s = &H.slots[j];
             if (s->code == co) break;
-            if (!s->code) {
-                s = insert(co);
-                break;
-            }
+            if (!s->code) return eval_new_code(ts, f, throwflag, co);
             j = (j + 1) & H.mask;
         }
-        if (s) {
-            _Atomic uint64_t *c = DR_FRAME_IS_CALL(f, co) ? &s->calls : &s->resumes;
-            atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                                  memory_order_relaxed);
-        }
+        bump(s, f, co);
     }
     return _PyEval_EvalFrameDefault(ts, f, throwflag);
 }
