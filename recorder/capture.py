@@ -613,6 +613,11 @@ class _Capture:
         that module's attribute -- a global of the frame's module (a logger
         from logging.getLogger), or an attribute of its own class's module
         (torch._higher_order_ops.wrap, torch._dynamo.comptime, sentinels)."""
+        for name in _STD_STREAMS:
+            if obj is getattr(sys, name, None):
+                # The program's standard stream (whatever object it is: a
+                # test runner's capture): the replay's own.
+                return {"module": "sys", "name": name}
         cands = []
         mod = getattr(type(obj), "__module__", None)
         m = sys.modules.get(mod) if isinstance(mod, str) else None
@@ -937,6 +942,7 @@ _NAMEDTUPLE_ATTRS = frozenset((
     "__repr__", "_asdict", "__getnewargs__", "__match_args__", "__module__"))
 _DEFAULT_TYPES = (type(None), bool, int, str)
 _namedtuple_numbers = weakref.WeakKeyDictionary()
+_STD_STREAMS = ("stdout", "stderr", "stdin", "__stdout__", "__stderr__", "__stdin__")
 
 
 def _namedtuple_made(t):

@@ -209,7 +209,8 @@ static void scenario(const char *script) {
                                       "local_namedtuples.py",
                                       "function_defaults.py",
                                       "lru_cached.py",
-                                      "disabled_nested.py"};
+                                      "disabled_nested.py",
+                                      "std_streams.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -406,6 +407,20 @@ Test(replay, disabled_nested_functions) {
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'compiled' AND"
                                 " json_extract(value, '$.disable.reason') = 'host sync' AND"
                                 " capture = 1"),
+                 1);
+}
+
+/* contextlib.redirect_stdout(sys.stderr) and redirect_stderr(sys.stdout)
+ * around a graph break: the resume functions hold the context object and
+ * through it a standard stream, stored as the sys attribute it is (2 of the
+ * 5 frames were not replayable: "of type _io.TextIOWrapper"). */
+Test(replay, standard_streams_by_reference) {
+    scenario("std_streams.py");
+    assert_reproduced("replay", "std_streams.py");
+    assert_confined_reproduces(5);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'singleton' AND"
+                                " json_extract(value, '$.module') = 'sys'"),
                  1);
 }
 
