@@ -309,7 +309,13 @@ class Generator:
             removed = []
         else:
             text, removed = src.segment(node, strip_compile=True)
-            body = textwrap.indent(text, "    ") + "\n    return %s" % node.name
+            ret = node.name
+            if len(node.decorator_list) > len(removed):
+                # The recorded value is the function this def makes; a
+                # decorator may hand back a wrapper of it
+                # (torch._dynamo.disable): followed back to it.
+                ret = "%s(%s, %r)" % (self.unwrapper(), node.name, node.name)
+            body = textwrap.indent(text, "    ") + "\n    return %s" % ret
         enclosing = outer[-1].name if outer else "make"
         fname = enclosing if enclosing not in self.names and (
             enclosing not in self.reserved) else "make_" + (short if short.isidentifier()
@@ -324,6 +330,23 @@ class Generator:
         self.factories[where] = (fname, freevars, text)
         self.reserved.add(fname)
         return fname, freevars
+
+    def unwrapper(self):
+        """The script's helper that follows a decorated function's
+        __wrapped__ chain back to the function a def of that name made."""
+        key = ("helper", "unwrapped")
+        if key not in self.factories:
+            text = "\n".join([
+                "def repro_unwrapped(f, name):",
+                "    # the function the def made, behind the wrappers its decorators put",
+                "    # around it (each one's __wrapped__, as functools.wraps sets it)",
+                "    while getattr(getattr(f, '__code__', None), 'co_name', name) != name and (",
+                "            hasattr(f, '__wrapped__')):",
+                "        f = f.__wrapped__",
+                "    return f"])
+            self.factories[key] = ("repro_unwrapped", [], text)
+            self.reserved.add("repro_unwrapped")
+        return "repro_unwrapped"
 
     def local_class(self, mod, qual):
         """The script's name for a class defined inside a function of the

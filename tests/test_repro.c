@@ -356,6 +356,8 @@ Test(repro, disabled_nested_functions) {
     scenario("replay/disabled_nested.py");
     char *s = reproduces("f", "--frame", "run.<locals>.f");
     cr_assert_not_null(strstr(s, "reason='host sync', wrapping=False)"), "%s", s);
+    /* the function the def makes, not the decorator's wrapper of it */
+    cr_assert_not_null(strstr(s, "return repro_unwrapped(disallowed, 'disallowed')"), "%s", s);
 }
 
 /* A local class's computed class attributes: set on the class, as captured. */
