@@ -755,6 +755,7 @@ def guards_from_tree(text):
 
 def _guards_from_trace(cid, payload):
     code = getattr(_tls, "guard_code", None)
+    ckey = compile_key(cid)  # one for all of the compile's guards
     for guard, source, loc in guards_from_tree(payload):
         masked = mask(guard)
         # The key only where masking changed the text: v_canonical derives
@@ -769,8 +770,8 @@ def _guards_from_trace(cid, payload):
             if source and source in masked and "\x01" not in masked:
                 masked_t = masked.replace(source, "\x01")
             else:
-                key = "guard %s %s" % (compile_key(cid), masked)
-        _guard(code, compile_key(cid), text, text_t, source, loc, key, masked_t)
+                key = "guard %s %s" % (ckey, masked)
+        _guard(code, ckey, text, text_t, source, loc, key, masked_t)
     if code is not None:
         store_source(code.co_filename)
 
