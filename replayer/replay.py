@@ -1447,10 +1447,12 @@ class _Builder:
         rg = v.get("requires_grad") is True
         if rg and not (dt.is_floating_point or dt.is_complex):
             raise self.fail(n, "requires_grad on an integer tensor")
+        base = v.get("view_of")
+        # (the base made first, outside the no_grad below: a base that is
+        # not a leaf requires grad only when made with grad mode on)
+        b = self.child(n, base) if base is not None else None
         with torch.no_grad():
-            base = v.get("view_of")
             if base is not None:
-                b = self.child(n, base)
                 if not isinstance(b, torch.Tensor) or b.dtype != dt:
                     raise self.fail(n, "a view of something other than a tensor of its dtype")
                 if b.untyped_storage().nbytes() < nbytes:
@@ -1473,11 +1475,15 @@ class _Builder:
         if base is not None and rg:
             # A view that requires grad was made with grad mode on (a
             # permute of a tensor that requires grad): made under no_grad it
-            # would be a no-grad view that in-place ops refuse.
-            t = b.as_strided(shape, stride, offset)
+            # would be a no-grad view that in-place ops refuse.  (Grad mode
+            # on here whatever the caller's: a value built inside another's
+            # construction.)
+            with torch.enable_grad():
+                t = b.as_strided(shape, stride, offset)
         elif base is None:
             if rg and v.get("leaf") is False:
-                t = t.requires_grad_(True).clone()
+                with torch.enable_grad():
+                    t = t.requires_grad_(True).clone()
             elif rg:
                 t.requires_grad_(True)
         if v.get("param") is True:

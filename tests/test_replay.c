@@ -237,7 +237,7 @@ Test(replay, module_modes_int_global_grad) {
 Test(replay, tensor_views) {
     scenario("views.py");
     assert_reproduced("replay", "views.py");
-    assert_confined_reproduces(8);
+    assert_confined_reproduces(9);
     /* pytree's _LEAF_SPEC (a frozen dataclass) is the module's object: a
      * copy of it got 3 guards more than the recording. */
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));

@@ -2,7 +2,7 @@
 grad mode on, so in-place ops on them are allowed), a detached view, slices
 and transposes of one base, and torch's map over each, whose tracing writes
 into its inputs' views; then map called outside a compile (pytree's
-_LEAF_SPEC in a closure)."""
+_LEAF_SPEC in a closure); a view of a tensor that is not a leaf."""
 import torch
 from functorch.experimental import control_flow
 
@@ -44,3 +44,14 @@ def g(x, y):
 
 x, y = torch.randn(3, 1), torch.randn(3, 1)
 print(torch.allclose(torch.compile(g, backend="eager", fullgraph=True)(x, y), g(x, y)))
+
+
+# Views of a tensor that requires grad and is not a leaf (a matmul's
+# output), with that tensor as an argument too (PyTorch's
+# test_modules.test_backward_hooks): the base is made with grad mode on.
+def h(a, b):
+    return (a.relu() * b).sum()
+
+
+m = torch.randn(20, 10) @ torch.randn(10, 10, requires_grad=True)
+print(torch.compile(h, backend="eager")(m.view(20, 10), m).requires_grad)
