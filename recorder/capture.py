@@ -437,6 +437,32 @@ class _Capture:
         if np is not None and t in (np.finfo, np.iinfo) and isinstance(
                 getattr(obj, "dtype", None), np.dtype):
             return "npinfo", [t.__name__, obj.dtype.str], None
+        uh = sys.modules.get("torch.utils.hooks")
+        if uh is not None and t is module_attr(uh, "RemovableHandle"):
+            # A hook's handle (a lazy module keeps its own to remove its
+            # hooks): the hooks dict it removes from, its id, and the other
+            # dicts, each held by weakref (one no longer alive is left out).
+            d = obj.__dict__
+            ref, hid = d.get("hooks_dict_ref"), d.get("id")
+            hooks = ref() if isinstance(ref, weakref.ref) else None
+            extra = [r() for r in d.get("extra_dict_ref") or () if isinstance(r, weakref.ref)]
+            if type(hid) is not int or not 0 <= hid < 1 << 62:
+                return "opaque", {"why": "a hook handle without an id"}, None
+            return "hook_handle", {
+                "hooks": None if hooks is None else self.node(hooks, path + ".hooks_dict_ref()"),
+                "id": hid,
+                "extra_dicts": [self.node(e, path + ".extra_dict_ref[%d]()" % i)
+                                for i, e in enumerate(extra) if e is not None]}, None
+        nnm = sys.modules.get("torch.nn.modules.module")
+        if nnm is not None and t is module_attr(nnm, "_WrappedHook"):
+            # A module hook torch wraps (a lazy module's load hook): the
+            # hook, and the module it is called with (held by weakref).
+            mod = obj.module() if obj.__dict__.get("with_module") is True else None
+            if obj.__dict__.get("with_module") is True and mod is None:
+                return "opaque", {"why": "the hook of a dead module"}, None
+            return "module_hook", {"hook": self.node(obj.hook, path + ".hook"),
+                                   "module": None if mod is None else self.node(
+                                       mod, path + ".module()")}, None
         if isinstance(obj, logging.Logger) and t in (logging.Logger, logging.RootLogger):
             # logging.getLogger(name) is the one logger of that name.
             return "logger", None if obj is logging.root else obj.name, None
@@ -765,6 +791,17 @@ class _Capture:
         cls = type(t)
         if cls is torch.Tensor and _functorch.is_functorch_wrapped_tensor(t):
             return self.wrapped_tensor(t, path)
+        nnp = sys.modules.get("torch.nn.parameter")
+        if nnp is not None and cls in (module_attr(nnp, "UninitializedParameter"),
+                                       module_attr(nnp, "UninitializedBuffer")):
+            # A lazy module's parameter or buffer before its first call:
+            # no shape, no data; which one, its dtype, device and grad.
+            value = {"uninitialized": "parameter" if cls.__name__.endswith("Parameter")
+                     else "buffer", "dtype": str(t.dtype), "device": str(t.device),
+                     "requires_grad": bool(t.requires_grad)}
+            if value["uninitialized"] == "buffer":
+                value["persistent"] = getattr(t, "persistent", True) is not False
+            return "uninitialized", value, None
         if cls not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided or (
                 t.is_quantized or t.is_nested):
             return "opaque", None, None

@@ -915,6 +915,38 @@ class _Builder:
                 raise self.fail(n, "a partial's attributes are not a dict of names")
             out.__dict__.update(d)
             return out
+        if kind == "uninitialized":
+            # (form checked with the tree) torch's own constructors: an
+            # empty tensor of that dtype and device, no data.
+            from torch.nn import parameter as nnp
+
+            dt, dev = _dtype(v["dtype"]), self.device(n, v["device"])
+            if v["uninitialized"] == "parameter":
+                return nnp.UninitializedParameter(v["requires_grad"], dev, dt)
+            return nnp.UninitializedBuffer(v["requires_grad"], dev, dt, v.get("persistent", True))
+        if kind == "hook_handle":
+            # torch's RemovableHandle, made by its own __setstate__: weak
+            # references to the dicts, its id (form checked with the tree).
+            from torch.utils.hooks import RemovableHandle
+
+            hooks = kid(v["hooks"]) if v.get("hooks") is not None else None
+            extra = tuple(kid(c) for c in v.get("extra_dicts") or [])
+            if not all(isinstance(d, collections.OrderedDict) for d in extra + (
+                    () if hooks is None else (hooks,))):
+                raise self.fail(n, "a hook handle of something other than ordered dicts")
+            h = RemovableHandle.__new__(RemovableHandle)
+            h.__setstate__((hooks, v["id"], extra))
+            return h
+        if kind == "module_hook":
+            # torch's _WrappedHook(hook, module): it keeps the module by
+            # weakref and calls nothing when made.
+            from torch.nn.modules.module import _WrappedHook
+
+            hook = kid(v["hook"])
+            mod = kid(v["module"]) if v.get("module") is not None else None
+            if not callable(hook) or not (mod is None or isinstance(mod, torch.nn.Module)):
+                raise self.fail(n, "a module hook of something not callable, or not of a module")
+            return _WrappedHook(hook, mod)
         if kind == "pygenerator":
             fn, args, kw = kid(v.get("func")), kid(v.get("args")), kid(v.get("kwds"))
             # Calling a generator function runs none of its body; anything

@@ -437,6 +437,27 @@ class Writer:
             self.gen.imports.add("functools")
             return "functools.partial(%s)" % ", ".join(
                 [x(v.get("func"), hint + "_func")] + self.call_args(n, v, "keywords", hint, x))
+        if kind == "uninitialized":
+            # a lazy module's parameter or buffer (dtype checked with the tree)
+            return "torch.nn.parameter.Uninitialized%s(%r, device=torch.device(%r), dtype=%s)" % (
+                v["uninitialized"].capitalize(), v["requires_grad"], v["device"], v["dtype"])
+        if kind == "hook_handle":
+            # torch's RemovableHandle, by its own __setstate__ (as replay makes it)
+            self.gen.imports.add("torch.utils.hooks")
+            hooks = "None" if v.get("hooks") is None else x(v["hooks"], hint + "_hooks")
+            extra = [x(c, hint + "_extra") for c in v.get("extra_dicts") or []]
+            var = self.var(hint)
+            self.emit("%s = torch.utils.hooks.RemovableHandle.__new__("
+                      "torch.utils.hooks.RemovableHandle)" % var)
+            self.emit("%s.__setstate__((%s, %d, (%s)))" % (
+                var, hooks, v["id"], "".join(e + ", " for e in extra)))
+            return var
+        if kind == "module_hook":
+            # torch's wrapper of a module hook, holding the module by weakref
+            self.gen.imports.add("torch.nn.modules.module")
+            return "torch.nn.modules.module._WrappedHook(%s%s)" % (
+                x(v["hook"], hint + "_hook"),
+                "" if v.get("module") is None else ", " + x(v["module"], hint + "_module"))
         if kind == "pygenerator":
             # (the generator function, which the script may have made
             # decorated, as its source is: @contextmanager)
@@ -765,7 +786,11 @@ class Writer:
             row = self.tree.rows[c]
             if a in _MODULE_INIT and row[0] in ("dict", "none") and not row[2]:
                 continue  # as Module.__init__ made it
-            if a in _MODULE_INIT:
+            if a in _MODULE_INIT and self.tree.refs.get(c, 0) > 1:
+                # one dict that something else holds too (a hook handle
+                # removes from it): that object itself
+                self.emit("%s.__dict__[%r] = %s" % (name, a, x(c, a)))
+            elif a in _MODULE_INIT:
                 self.emit("%s.__dict__[%r].update(%s)" % (name, a, x(c, a)))
             else:
                 self.set_attr(name, a, x(c, a))

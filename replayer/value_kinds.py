@@ -86,6 +86,13 @@ OBJECTS = {
     # A generator not started, made by func(*args, **kwds) (a @contextmanager
     # object's gen).
     "pygenerator": ("func", "args", "kwds"),
+    # A lazy module's UninitializedParameter / UninitializedBuffer (no
+    # shape, no data); a module hook torch wraps (_WrappedHook: the hook and
+    # the module it is called with, or null).
+    "uninitialized": (), "module_hook": ("hook", "module"),
+    # torch.utils.hooks.RemovableHandle: the hooks dict, its id, the other
+    # dicts it removes the id from.
+    "hook_handle": ("hooks", "extra_dicts"),
 }
 # An fx GraphModule (graph_module): its graph's nodes in order, each a tuple
 # node (op, name, target, args, kwargs, type) whose args refer to earlier
@@ -98,7 +105,7 @@ FX_GRAPH_ATTRS = ("_graph", "_code", "_lineno_map", "_prologue_start")
 # wrapped_tensor's transform), and the levels a transform stack may have.
 FUNCTORCH_WRAPPERS = ("Vmap", "Grad", "Functionalize")
 MAX_FUNCTORCH_LEVELS = 64
-_LIST_FIELDS = ("items", "closure", "nodes")
+_LIST_FIELDS = ("items", "closure", "nodes", "extra_dicts")
 _DICT_FIELDS = ("fields", "slots", "class_attrs")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
 # and a cell (its content's node, or null when empty).
@@ -265,6 +272,19 @@ def _form(kind, v):
                 and type(v.get("co_fields")) is int
                 and (v.get("forward_file") is None or isinstance(v["forward_file"], str))):
             return "graph_module without its nodes, class name, co_fields and attributes"
+        if kind == "uninitialized" and not (
+                v.get("uninitialized") in ("parameter", "buffer")
+                and _dtype_name(v.get("dtype")) and isinstance(v.get("device"), str)
+                and len(v["device"]) < 64
+                and type(v.get("requires_grad")) is bool
+                and type(v.get("persistent", True)) is bool):
+            return "uninitialized without which, its dtype, device and grad"
+        if kind == "module_hook" and type(v.get("hook")) is not int:
+            return "module_hook without its hook"
+        if kind == "hook_handle" and not (
+                type(v.get("id")) is int and 0 <= v["id"] < 1 << 62
+                and isinstance(v.get("extra_dicts", []), list)):
+            return "hook_handle without its id"
         if kind == "method" and "builtin" in v and not (
                 isinstance(v["builtin"], str) and v["builtin"].isidentifier()):
             return "method with a C method name that is not a name"

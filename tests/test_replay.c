@@ -210,7 +210,8 @@ static void scenario(const char *script) {
                                       "function_defaults.py",
                                       "lru_cached.py",
                                       "disabled_nested.py",
-                                      "std_streams.py"};
+                                      "std_streams.py",
+                                      "lazy_modules.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -422,6 +423,20 @@ Test(replay, standard_streams_by_reference) {
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'singleton' AND"
                                 " json_extract(value, '$.module') = 'sys'"),
                  1);
+}
+
+/* Lazy modules compiled before their first call: their uninitialized
+ * parameters and buffers, the load hook torch wraps around a module method
+ * (_WrappedHook) and the hook handles the module keeps; all made by torch's
+ * own constructors and __setstate__ (the frame was not replayable). */
+Test(replay, lazy_modules_before_their_first_call) {
+    scenario("lazy_modules.py");
+    assert_reproduced("replay", "lazy_modules.py");
+    assert_confined_reproduces(1);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT kind) FROM v_values WHERE kind IN"
+                                " ('uninitialized', 'module_hook', 'hook_handle')"),
+                 3);
 }
 
 /* A local class's methods compile as in the file (the module's imports

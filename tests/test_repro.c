@@ -360,6 +360,17 @@ Test(repro, disabled_nested_functions) {
     cr_assert_not_null(strstr(s, "return repro_unwrapped(disallowed, 'disallowed')"), "%s", s);
 }
 
+/* A lazy module before its first call: uninitialized parameters by
+ * torch's constructor, the hook handles bound to the module's own hook
+ * dicts (so initializing removes its hooks, as in the program). */
+Test(repro, lazy_modules) {
+    scenario("replay/lazy_modules.py");
+    char *s = reproduces("forward", "--frame", "LazyMLP.forward");
+    cr_assert_not_null(strstr(s, "torch.nn.parameter.UninitializedParameter(True,"), "%s", s);
+    cr_assert_not_null(strstr(s, "fc1.__dict__['_forward_pre_hooks'] = _forward_pre_hooks"), "%s",
+                       s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
