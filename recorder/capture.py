@@ -258,6 +258,12 @@ class _Capture:
         if _resolves(module, qualname, obj):
             return {"module": module, "qualname": qualname}
         name = getattr(obj, "__name__", None)
+        owner = getattr(obj, "__objclass__", None)
+        if module is None and isinstance(owner, type) and isinstance(name, str) and (
+                _resolves(owner.__module__, "%s.%s" % (owner.__qualname__, name), obj)):
+            # A C method descriptor (torch._C.TensorBase.__mul__, which a
+            # __torch_function__ is handed as func): by its class.
+            return {"module": owner.__module__, "qualname": "%s.%s" % (owner.__qualname__, name)}
         if (isinstance(obj, types.BuiltinFunctionType) and isinstance(name, str)
                 and _resolves(module, name, obj)):
             # A builtin its module exports under its name, whose qualname
@@ -802,13 +808,41 @@ class _Capture:
             if value["uninitialized"] == "buffer":
                 value["persistent"] = getattr(t, "persistent", True) is not False
             return "uninitialized", value, None
-        if cls not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided or (
-                t.is_quantized or t.is_nested):
+        if cls not in (torch.Tensor, torch.nn.Parameter):
+            sub = self.tensor_subclass(cls)
+            if sub is None:
+                return "opaque", None, None
+            # Read without its __torch_function__, which would run the
+            # program's code (a counter, a print) where it never ran.
+            with torch._C.DisableTorchFunctionSubclass():
+                return self.plain_tensor(t, path, cls, sub)
+        return self.plain_tensor(t, path, cls, None)
+
+    def tensor_subclass(self, cls):
+        """A class reference for a subclass of torch.Tensor the program
+        defines whose instances are tensors of that class and nothing more
+        (a __torch_function__ subclass: x.as_subclass(TensorProxy)); None
+        for torch's own, a Parameter's, and a __torch_dispatch__ wrapper
+        (its data lives in inner tensors)."""
+        mod = getattr(cls, "__module__", None) or ""
+        if mod == "torch" or mod.startswith("torch.") or issubclass(cls, torch.nn.Parameter):
+            return None
+        for b in cls.__mro__:
+            if b is torch.Tensor:
+                break
+            if "__torch_dispatch__" in vars(b):
+                return None
+        return self.ref(cls)
+
+    def plain_tensor(self, t, path, cls, sub):
+        if t.layout != torch.strided or t.is_quantized or t.is_nested:
             return "opaque", None, None
         value = {"shape": list(t.shape), "stride": list(t.stride()),
                  "offset": t.storage_offset(), "dtype": str(t.dtype), "device": str(t.device),
                  "requires_grad": bool(t.requires_grad), "leaf": bool(t.is_leaf),
                  "param": cls is torch.nn.Parameter}
+        if sub is not None:
+            value["subclass"] = sub
         if t._is_view() and t._base is not None:
             value["view_of"] = self.node(t._base, path + "._base")
         marks = {}

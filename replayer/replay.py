@@ -1520,6 +1520,8 @@ class _Builder:
                 t.requires_grad_(True)
         if v.get("param") is True:
             t = torch.nn.Parameter(t, requires_grad=rg)
+        if v.get("subclass") is not None:
+            t = self.tensor_subclass(n, v, t, rg)
         self.built[n] = t
         for name, val in (v.get("marks") or {}).items():
             if name == "_dynamo_dynamic_range":
@@ -1559,6 +1561,22 @@ class _Builder:
             t.__dict__.update(attrs)
         return t
 
+
+    def tensor_subclass(self, n, v, t, rg):
+        """t as an instance of the program's subclass of torch.Tensor
+        (capture's tensor_subclass): a leaf by torch.Tensor._make_subclass,
+        one that is not by as_subclass, neither calling the class's code."""
+        cls = _ref(v["subclass"], self.modules)
+        if not (isinstance(cls, type) and issubclass(cls, torch.Tensor)) or issubclass(
+                cls, torch.nn.Parameter) or v.get("param") is True or cls is torch.Tensor or any(
+                "__torch_dispatch__" in vars(b) for b in cls.__mro__[:cls.__mro__.index(
+                    torch.Tensor)]):
+            raise self.fail(n, "a tensor of a class that is not a plain subclass of torch.Tensor")
+        with torch._C.DisableTorchFunctionSubclass():
+            if t.is_leaf:
+                return torch.Tensor._make_subclass(cls, t.detach(), rg)
+            with torch.enable_grad():
+                return t.as_subclass(cls)
 
     def wrapped_tensor(self, n, v):
         """A tensor of a torch.func transform, wrapped again by _functorch's

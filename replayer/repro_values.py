@@ -984,6 +984,14 @@ class Writer:
                 self.emit("%s.requires_grad_()" % name)
         if v.get("param") is True:
             self.emit("%s = torch.nn.Parameter(%s, requires_grad=%r)" % (name, name, rg))
+        if v.get("subclass") is not None:
+            # the program's subclass of torch.Tensor, as the replay makes it
+            cls = self.ref(n, v["subclass"], "class")
+            if v.get("leaf") is False:
+                self.emit("%s = %s.as_subclass(%s)" % (name, name, cls))
+            else:
+                self.emit("%s = torch.Tensor._make_subclass(%s, %s.detach(), %r)" % (
+                    name, cls, name, rg))
         marks = v.get("marks") or {}
         if not isinstance(marks, dict):
             raise self.tree.fail(n, "marks are not an object")

@@ -211,7 +211,8 @@ static void scenario(const char *script) {
                                       "lru_cached.py",
                                       "disabled_nested.py",
                                       "std_streams.py",
-                                      "lazy_modules.py"};
+                                      "lazy_modules.py",
+                                      "tensor_subclasses.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -437,6 +438,21 @@ Test(replay, lazy_modules_before_their_first_call) {
     cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT kind) FROM v_values WHERE kind IN"
                                 " ('uninitialized', 'module_hook', 'hook_handle')"),
                  3);
+}
+
+/* Tensors of the program's subclasses of torch.Tensor (a __torch_function__
+ * one defined inside a function, a leaf requiring grad, one that is not a
+ * leaf) and a C method descriptor as a value: all 4 frames were not
+ * replayable. */
+Test(replay, tensor_subclasses_and_method_descriptors) {
+    scenario("tensor_subclasses.py");
+    assert_reproduced("replay", "tensor_subclasses.py");
+    assert_confined_reproduces(4);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'tensor' AND"
+                                " json_extract(value, '$.subclass.qualname') ="
+                                " 'make_subclass.<locals>.TensorProxy'"),
+                 0);
 }
 
 /* A local class's methods compile as in the file (the module's imports

@@ -371,6 +371,17 @@ Test(repro, lazy_modules) {
                        s);
 }
 
+/* Tensors of the program's subclasses of torch.Tensor: a leaf by
+ * torch.Tensor._make_subclass, one that is not by as_subclass. */
+Test(repro, tensor_subclasses) {
+    scenario("replay/tensor_subclasses.py");
+    char *s = reproduces("foo", "--frame", "foo");
+    cr_assert_not_null(strstr(s, "torch.Tensor._make_subclass(TensorProxy, y.detach(), True)"),
+                       "%s", s);
+    s = reproduces("bar", "--frame", "bar");
+    cr_assert_not_null(strstr(s, ".as_subclass(Scaled)"), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");

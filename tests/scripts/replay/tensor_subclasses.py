@@ -1,0 +1,48 @@
+"""Tensors of the program's own subclasses of torch.Tensor with a
+__torch_function__ (PyTorch's test_modules: TensorProxy, defined inside a
+function), as arguments, one requiring grad, across a graph break, and one
+that is not a leaf."""
+import torch
+import torch.nn.functional as F
+
+
+def make_subclass():
+    class TensorProxy(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs)
+
+    return TensorProxy
+
+
+class Scaled(torch.Tensor):
+    pass
+
+
+def foo(x, y):
+    x = F.sigmoid(x)
+    x = x.sigmoid()
+    torch._dynamo.graph_break()
+    return x * y
+
+
+def bar(s):
+    return s * 2 + 1
+
+
+TensorProxy = make_subclass()
+x = torch.randn(3).as_subclass(TensorProxy)
+y = torch.Tensor._make_subclass(TensorProxy, torch.ones(3), True)
+out = torch.compile(foo, backend="eager")(x, y)
+print(type(out).__name__, tuple(out.shape))
+s = torch.Tensor._make_subclass(Scaled, torch.ones(2), True) * 3  # not a leaf
+print(type(torch.compile(bar, backend="eager")(s)).__name__)
+
+
+# A C method descriptor as a value (what a __torch_function__ is handed as
+# func): by its class, torch._C.TensorBase.
+def apply(f, t):
+    return f(t, 1)
+
+
+print(torch.compile(apply, backend="eager")(torch.Tensor.add, torch.ones(2)))
