@@ -191,16 +191,19 @@ class _Capture:
 
     def test_case_dict(self, d, path):
         """A unittest.TestCase's __dict__, in which a private attribute
-        (the runner's _outcome, which reaches pytest's session and its
-        paths; torch's TestCase's _prev_torch_function_state) that cannot
-        be captured is left out rather than blocking the replay of every
-        frame the test compiles."""
+        of the runner's (unittest's _outcome, which reaches pytest's
+        session and its paths) is left out, and one that cannot be
+        captured (torch's TestCase's _prev_torch_function_state) too,
+        rather than blocking the replay of every frame the test compiles."""
         n = len(self.rows)
         self.memo[id(d)] = n
         self.keep.append(d)
         self.rows.append(None)
         pairs = []
         for k, v in list(d.items()):
+            if _private(k) and (getattr(type(v), "__module__", None) or "").split(".")[0] in (
+                    "unittest", "_pytest"):
+                continue  # the runner's state (unittest's _outcome), never the test's
             mark, opaque, seen = len(self.rows), len(self.opaque), set(self.classes_seen)
             data_bytes = self.data_bytes
             try:
