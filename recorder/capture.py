@@ -38,7 +38,8 @@ import _dynrec
 
 from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
-from .value_kinds import FX_GRAPH_ATTRS, MAX_DEPTH, torch_op
+from .value_kinds import (FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS, MAX_DEPTH, code_place,
+                          torch_op)
 
 _functorch = torch._C._functorch
 _cap_guard = Guarded("capture")
@@ -483,6 +484,26 @@ class _Capture:
         op = _torch_op_name(obj)
         if op is not None:
             return "torch_op", op, None
+        if t in ITERATOR_TYPES:
+            # A builtin iterator part way through (a filter object on a
+            # resume function's stack): what it iterates and where it is,
+            # as its C __reduce__ gives them (no code of the program runs).
+            make, args, *state = obj.__reduce__()
+            name = getattr(make, "__name__", None)
+            if name in ITERATORS and type(args) is tuple:
+                value = {"make": name, "args": self.node(args, path + ".__reduce__()[1]")}
+                if state:
+                    value["state"] = self.node(state[0], path + ".__reduce__()[2]")
+                return "iterator", value, None
+        if isinstance(obj, BaseException):
+            # An exception as a value (a StopIteration a compiled function
+            # raises): its class, args and attributes; never its traceback.
+            cls = self.ref(t)
+            if cls is not None:
+                d = getattr(obj, "__dict__", None)
+                return "exception", {"class": cls, "args": self.node(obj.args, path + ".args"),
+                                     "dict": self.node(d if type(d) is dict else {},
+                                                       path + ".__dict__")}, None
         rnd = sys.modules.get("random")
         if rnd is not None and isinstance(obj, rnd.Random):
             # A random.Random (or a subclass): its class, the state
@@ -516,6 +537,13 @@ class _Capture:
                     slots[name] = self.node(v, "%s.%s" % (path, name))
                 if slots:
                     value["slots"] = slots
+                base = _mapping_base(t)
+                if base is not None:
+                    # A dict or OrderedDict subclass: its items in order,
+                    # read by the C type's own methods (never the class's).
+                    if len(obj) > _MAX_ITEMS:
+                        raise _TooBig("%s holds %d items" % (path, len(obj)))
+                    value["mapping"] = self.node(dict(base.items(obj)), path + ".items()")
                 self.class_attrs(t, value, path)
                 return "object", value, None
         return "opaque", None, None
@@ -747,6 +775,9 @@ class _Capture:
             # Its own attributes (fn.pred = True), which Dynamo reads and
             # guards; not functools.wraps's __wrapped__ and the like.
             value["dict"] = self.node(d, path + ".__dict__")
+        place = code_place(fn.__code__)
+        if place is not None:
+            value["place"] = place  # which lambda of its line
         cq = _qualname(fn.__code__)
         if cq != fn.__qualname__ and sys.version_info >= (3, 11):
             # The code's own qualname, where functools.wraps gave the
@@ -1057,21 +1088,35 @@ def _pybind_enum_member(obj):
     return isinstance(members, dict) and isinstance(name, str) and members.get(name) is obj
 
 
+def _mapping_base(t):
+    """dict or collections.OrderedDict for a class statement's subclass of
+    one of them (whose __new__ is dict's), else None: its instances are
+    plain state plus their items."""
+    for b in t.__mro__:
+        if not b.__flags__ & (1 << 9):  # the nearest C type (Py_TPFLAGS_HEAPTYPE)
+            ok = b is dict or b is collections.OrderedDict
+            return b if ok and b is not t and t.__new__ is dict.__new__ else None
+    return None
+
+
 def _plain_class(t):
     """A class whose instances are plain: attributes in __dict__ and in
-    __slots__ (plain descriptors), object's __new__, no builtin base;
-    defined in a user file or in an importable module (the class is then
-    stored by reference, checked to resolve to itself).  torch's own
-    classes are left to their kinds."""
+    __slots__ (plain descriptors), object's __new__, no builtin base but a
+    mapping's (_mapping_base: its items are kept too); defined in a user
+    file or in an importable module (the class is then stored by
+    reference, checked to resolve to itself).  torch's own classes are
+    left to their kinds."""
     mod = getattr(t, "__module__", None) or ""
     if mod == "builtins" or mod == "torch" or mod.startswith("torch.") or mod not in sys.modules:
         return False
     slots = _slot_names(t)
-    return (t.__new__ is object.__new__
+    mapping = _mapping_base(t)
+    return ((t.__new__ is object.__new__ or mapping is not None)
             and slots is not None and (t.__dictoffset__ != 0 or slots)
             and all(type(getattr(t, n, None)) is types.MemberDescriptorType for n in slots)
             and isinstance(getattr(t, "__dict__", None), types.MappingProxyType)
-            and all(getattr(b, "__module__", "") != "builtins" or b is object for b in t.__mro__))
+            and all(getattr(b, "__module__", "") != "builtins" or b is object
+                    or b is dict and mapping is not None for b in t.__mro__))
 
 
 def _global_state():
@@ -1369,6 +1414,9 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
         # Two resume functions (the branches of a data-dependent jump) share
         # a name and a line: replay tells them apart by their bytecode.
         data["code_digest"] = code_digest(code)
+    place = code_place(code)
+    if place is not None:
+        data["place"] = place  # (two lambdas of one line share the rest)
     payload = None
     if not user:
         payload = _marshalled(code)

@@ -55,9 +55,11 @@ from .definitions import (FIELD_FACTORIES, code_name, config_allowed, definition
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import (FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS, FX_OPS, KINDS, MAX_CODE,
+from .value_kinds import (FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS, FX_OPS, ITERATOR_TYPES, KINDS,
+                          MAX_CODE,
                           MAX_DEPTH, MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key,
-                          config_of, config_snapshot, function_where, namedtuple_made,
+                          code_place, config_of, config_snapshot, function_where, is_place,
+                          namedtuple_made,
                           torch_op)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
@@ -227,6 +229,7 @@ class _Sources:
         self.root = os.path.dirname(self.script) if self.script else self.cwd
         self.text = {}    # absolute path -> source text
         self.codes = {}   # (filename, qualname, firstlineno) -> code object
+        self.alike = {}   # such a key -> its code objects, where a line has several
         self.modules = {}  # module name -> absolute path
         self.main = self.script  # the file of __main__ (`-m`: role "main")
         self.notes = []
@@ -371,8 +374,19 @@ class _Sources:
         stack = [code]
         while stack:
             c = stack.pop()
-            self.codes.setdefault((c.co_filename, _qualname(c), c.co_firstlineno), c)
+            key = (c.co_filename, _qualname(c), c.co_firstlineno)
+            if self.codes.setdefault(key, c) is not c:
+                self.alike.setdefault(key, [self.codes[key]]).append(c)
             stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+    def code(self, key, place):
+        """The stored sources' code object at key (file, qualname, first
+        line); of several (two lambdas of one line), the one at the
+        recorded place (code_place)."""
+        code = self.codes.get(key)
+        if code is not None and key in self.alike and is_place(place):
+            code = next((c for c in self.alike[key] if code_place(c) == place), code)
+        return code
 
     def fill(self, module, path):
         """Runs the definitions of path's stored source in module."""
@@ -915,6 +929,26 @@ class _Builder:
                 raise self.fail(n, "a partial's attributes are not a dict of names")
             out.__dict__.update(d)
             return out
+        if kind == "iterator":
+            return self.iterator(n, typ, v, kid)
+        if kind == "exception":
+            # Made by its C base's __new__ and __init__ (StopIteration's
+            # sets value), never the class's own; attributes set after.
+            cls = self.cls(n, v)
+            base = _c_base(cls) if isinstance(cls, type) else None
+            if base is None or not issubclass(cls, BaseException):
+                raise self.fail(n, "%s is not an exception class" % typ)
+            _no_finalizer(cls, typ, mine=(object,) + base.__mro__)
+            args, d = kid(v["args"]), kid(v["dict"])
+            if type(args) is not tuple or type(d) is not dict or not all(
+                    type(k) is str for k in d):
+                raise self.fail(n, "an exception's args are not a tuple, or its attributes "
+                                   "not a dict of names")
+            out = base.__new__(cls, *args)
+            base.__init__(out, *args)
+            self.built[n] = out
+            out.__dict__.update(d)
+            return out
         if kind == "uninitialized":
             # (form checked with the tree) torch's own constructors: an
             # empty tensor of that dtype and device, no data.
@@ -1026,17 +1060,23 @@ class _Builder:
             # An nn.Module, or a plain instance of a class the sources define:
             # made without __init__, then given its recorded attributes.
             cls = self.cls(n, v)
+            # (a plain class's C base is object, or a mapping's, whose items
+            # the node holds too)
+            base = _c_base(cls) if isinstance(cls, type) else None
+            mapping = v.get("mapping") if kind == "object" else None
             ok = isinstance(cls, type) and (
                 issubclass(cls, torch.nn.Module) if kind == "module"
-                else cls.__new__ is object.__new__)
+                else cls.__new__ is object.__new__ if mapping is None
+                else cls.__new__ is dict.__new__ and base in (dict, collections.OrderedDict))
             if not ok:
                 raise self.fail(n, "%s is not a %s class" % (
-                    typ, "torch.nn.Module" if kind == "module" else "plain"))
+                    typ, "torch.nn.Module" if kind == "module" else
+                    "plain" if mapping is None else "dict or OrderedDict"))
             if kind == "object":
-                _no_finalizer(cls, typ)
+                _no_finalizer(cls, typ, mine=(object, dict, collections.OrderedDict))
             else:
                 _no_finalizer(cls, typ, ("__del__",))
-            obj = object.__new__(cls)
+            obj = object.__new__(cls) if mapping is None else base.__new__(cls)
             self.built[n] = obj
             self.class_attrs(n, cls, v.get("class_attrs"))
             d = kid(v.get("dict"))
@@ -1055,6 +1095,12 @@ class _Builder:
                             and type(getattr(cls, name, None)) is types.MemberDescriptorType):
                         raise self.fail(n, "%s has no slot %r" % (typ, name))
                     object.__setattr__(obj, name, kid(c))
+            if mapping is not None:
+                items = kid(mapping)
+                if not isinstance(items, dict):
+                    raise self.fail(n, "%s items are not a dict" % typ)
+                for k, x in items.items():
+                    base.__setitem__(obj, k, x)  # not the class's own __setitem__
             return obj
         if kind == "compiled":
             # torch.compile's wrapper of what it wraps, made by calling
@@ -1328,6 +1374,38 @@ class _Builder:
             raise NotReplayable("fx node %s has an argument of type %s, which torch.fx "
                                 "would write into its code as its repr()" % (name, _name_of(t)))
 
+    def iterator(self, n, typ, v, kid):
+        """A builtin iterator made again by the builtin its __reduce__ named,
+        over what it iterated (form checked with the tree).  Only lists,
+        tuples, ranges, strings and such iterators are iterated: iter() of
+        anything else would run the program's __iter__."""
+        args = kid(v["args"])
+        if type(args) is not tuple:
+            raise self.fail(n, "an iterator's arguments are not a tuple")
+        make = v["make"]
+        seqs = (list, tuple, range, str)
+        its = [a for i, a in enumerate(args) if not (
+            make in ("filter", "map") and i == 0 or make == "enumerate" and i == 1)]
+        if not all(type(a) in seqs + tuple(ITERATOR_TYPES) for a in its) or (
+                make in ("iter", "reversed") and (len(its) != 1 or type(its[0]) not in seqs)) or (
+                make in ("filter", "map") and not args or make == "enumerate" and (
+                    len(args) != 2 or type(args[1]) is not int)):
+            raise self.fail(n, "an iterator over something other than a list, tuple, range, "
+                               "string or builtin iterator")
+        if make in ("filter", "map") and not (args[0] is None and make == "filter"
+                                              or callable(args[0])):
+            raise self.fail(n, "a %s of something not callable" % make)
+        out = getattr(builtins, make)(*args)
+        if v.get("state") is not None:
+            state = kid(v["state"])
+            if type(state) not in (int, bool) or not -1 << 62 < state < 1 << 62 or not hasattr(
+                    out, "__setstate__"):
+                raise self.fail(n, "an iterator's state is not an index")
+            out.__setstate__(state)
+        if type(out).__name__ != typ.rpartition(".")[2]:
+            raise NotReplayable("%s is made here as %s" % (typ, _name_of(type(out))))
+        return out
+
     def cls(self, n, v):
         if not isinstance(v, dict):
             raise self.fail(n, "needs a class")
@@ -1406,7 +1484,7 @@ class _Builder:
         if not (isinstance(where[0], str) and isinstance(where[1], str) and
                 type(where[2]) is int and isinstance(v.get("name"), str)):
             raise self.fail(n, "function without a file, qualname, first line and name")
-        code = self.sources.codes.get((where[0], code_name(where[1]), where[2]))
+        code = self.sources.code((where[0], code_name(where[1]), where[2]), v.get("place"))
         if code is None:
             # A library's function behind its decorators (functools.wraps
             # gave the wrapper its name): from the library itself.
@@ -2132,7 +2210,7 @@ def _resume_code(g, qualname, line, want):
 
 def _find_code(cap, frame, sources, modules):
     key = (cap["filename"], cap["qualname"], cap["line"])
-    code = sources.codes.get(key)
+    code = sources.code(key, cap["data"].get("place"))
     if code is not None:
         return code
     # A resume function after a graph break: the one Dynamo made here.

@@ -25,7 +25,7 @@ from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
                            Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
                            dotted)
-from .value_kinds import MAX_CODE, config_of
+from .value_kinds import MAX_CODE, code_place, config_of, is_place
 
 _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
 
@@ -129,13 +129,33 @@ class Source:
             for name in _defined_names(st):
                 self.where.setdefault(name, []).append(st)
         self.funcs = {}  # (qualname, firstlineno) -> (node, enclosing function nodes)
+        self.lambdas = {}  # such a key -> every lambda's (node, enclosing nodes) there
         self._walk(self.tree.body, "", [])
         self.codes = {}
+        self.alike = {}  # (qualname, firstlineno) -> its code objects, where a line has several
         stack = [compile(text, path, "exec", dont_inherit=True)]
         while stack:
             c = stack.pop()
-            self.codes.setdefault((_qualname(c), c.co_firstlineno), c)
+            key = (_qualname(c), c.co_firstlineno)
+            if self.codes.setdefault(key, c) is not c:
+                self.alike.setdefault(key, [self.codes[key]]).append(c)
             stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+    def at(self, key, place):
+        """(definition node and enclosing function nodes, code object) of
+        the function at key (qualname, first line); of several lambdas of
+        one line, the one at the recorded place (value_kinds.code_place):
+        the nodes and the code objects are each in the order of the text."""
+        found, code = self.funcs.get(key), self.codes.get(key)
+        codes, nodes = self.alike.get(key), self.lambdas.get(key, [])
+        if codes and is_place(place) and len(nodes) == len(codes) and all(
+                code_place(c) is not None for c in codes):
+            codes = sorted(codes, key=code_place)
+            nodes = sorted(nodes, key=lambda f: (f[0].lineno, f[0].col_offset))
+            i = next((i for i, c in enumerate(codes) if code_place(c) == place), None)
+            if i is not None:
+                found, code = nodes[i], codes[i]
+        return found, code
 
     def _walk(self, body, prefix, outer):
         for st in body:
@@ -153,8 +173,9 @@ class Source:
                         self._walk([child], prefix, outer)
                     for sub in ast.walk(child):
                         if isinstance(sub, ast.Lambda):
-                            self.funcs.setdefault((prefix + "<lambda>", sub.lineno),
-                                                  (sub, outer))
+                            key = (prefix + "<lambda>", sub.lineno)
+                            self.funcs.setdefault(key, (sub, outer))
+                            self.lambdas.setdefault(key, []).append((sub, outer))
 
     def segment(self, node, strip_compile=False):
         """The text of a statement, dedented, with its decorators (less
@@ -287,16 +308,18 @@ class Generator:
             return "None"
         return "%s.%s" % (mod, qual)
 
-    def nested(self, where):
-        """A factory that makes the nested function or lambda at where,
-        taking its free variables: (factory name, free variables)."""
+    def nested(self, where, place=None):
+        """A factory that makes the nested function or lambda at where (and
+        place, of several lambdas of a line), taking its free variables:
+        (factory name, free variables)."""
+        src = self.sources.get(os.path.normpath(where[0]))
+        key = (code_name(where[1]), where[2])
+        if src is not None and key in src.alike and is_place(place):
+            where = where + (tuple(place),)  # one factory per lambda of the line
         if where in self.factories:
             f = self.factories[where]
             return f[0], f[1]
-        src = self.sources.get(os.path.normpath(where[0]))
-        key = (code_name(where[1]), where[2])
-        found = src.funcs.get(key) if src is not None else None
-        code = src.codes.get(key) if src is not None else None
+        found, code = src.at(key, place) if src is not None else (None, None)
         if found is None or code is None:
             return None
         node, outer = found

@@ -458,6 +458,30 @@ class Writer:
             return "torch.nn.modules.module._WrappedHook(%s%s)" % (
                 x(v["hook"], hint + "_hook"),
                 "" if v.get("module") is None else ", " + x(v["module"], hint + "_module"))
+        if kind == "iterator":
+            # a builtin iterator, as replay makes it (form checked with the tree)
+            var = self.var(hint + "_iter")
+            self.emit("%s = %s(*%s)" % (var, v["make"], x(v["args"], hint + "_args")))
+            if v.get("state") is not None:
+                self.emit("%s.__setstate__(%s)  # where it was" % (var, x(v["state"])))
+            return var
+        if kind == "exception":
+            # its class's C base's __new__ and __init__, as replay makes it
+            cls = self.ref(n, v.get("class"), "class")
+            args = self.tree.rows.get(v["args"])
+            d = self.tree.rows.get(v["dict"])
+            if args is None or args[0] != "tuple" or d is None or d[0] != "dict":
+                raise self.tree.fail(n, "an exception without a tuple of args and a dict")
+            var, a = self.var(hint + "_exc"), x(v["args"], hint + "_args")
+            self.emit("%s = %s.__new__(%s, *%s)" % (var, cls, cls, a))
+            self.emit("next(b for b in %s.__mro__ if b.__module__ == 'builtins').__init__(%s, *%s)"
+                      "  # not the class's own __init__" % (cls, var, a))
+            for k, c in d[2]:
+                key = self.tree.rows.get(k)
+                if key is None or key[0] != "str":
+                    raise self.tree.fail(n, "an exception's attributes are not a dict of names")
+                self.set_attr(var, key[2], x(c, key[2]))
+            return var
         if kind == "pygenerator":
             # (the generator function, which the script may have made
             # decorated, as its source is: @contextmanager)
@@ -721,13 +745,7 @@ class Writer:
                         raise self.tree.fail(n, "dataclass attributes are not a dict of names")
                     self.emit("object.__setattr__(%s, %r, %s)" % (name, kk[2], x(c, "v")))
             if mapping is not None:
-                if type(mapping) is not int or self.tree.rows[mapping][0] != "dict":
-                    raise self.tree.fail(n, "dataclass items are not a dict")
-                self.gen.imports.add("collections")
-                for k, c in self.tree.rows[mapping][2]:
-                    # Not the class's own __setitem__.
-                    self.emit("(collections.OrderedDict if isinstance(%s, collections.OrderedDict)"
-                              " else dict).__setitem__(%s, %s, %s)" % (name, name, x(k), x(c, "v")))
+                self.set_items(n, name, mapping, x)
             return name
         d = v.get("dict")
         if type(d) is not int or self.tree.rows[d][0] != "dict":
@@ -749,6 +767,8 @@ class Writer:
                 if not (isinstance(a, str) and a.isidentifier()):
                     raise self.tree.fail(n, "a slot whose name is not a name")
                 self.emit("object.__setattr__(%s, %r, %s)  # a slot" % (name, a, x(c, a)))
+            if v.get("mapping") is not None:
+                self.set_items(n, name, v["mapping"], x)  # a dict or OrderedDict subclass
             return name
         # An nn.Module: made without its __init__, then given the recorded
         # state: parameters, buffers, submodules, hooks, flags, attributes.
@@ -769,6 +789,11 @@ class Writer:
         for key, call in (("_parameters", "register_parameter"), ("_buffers", "register_buffer"),
                           ("_modules", "add_module")):
             c = vals.get(key)
+            if c is not None and self.tree.rows[c][0] == "object":
+                # the program's own mapping class in its place (an
+                # OrderedDict subclass as _parameters): that object
+                self.emit("%s.__dict__[%r] = %s" % (name, key, x(c, key)))
+                continue
             if c is None or self.tree.rows[c][0] != "dict":
                 continue
             for k, item in self.tree.rows[c][2]:
@@ -795,6 +820,17 @@ class Writer:
             else:
                 self.set_attr(name, a, x(c, a))
         return name
+
+    def set_items(self, n, name, mapping, x):
+        """The items of a mapping the program's class makes (a dataclass
+        over OrderedDict, a dict subclass), set by the C type's own
+        __setitem__, never the class's."""
+        if type(mapping) is not int or self.tree.rows[mapping][0] != "dict":
+            raise self.tree.fail(n, "items that are not a dict")
+        self.gen.imports.add("collections")
+        for k, c in self.tree.rows[mapping][2]:
+            self.emit("(collections.OrderedDict if isinstance(%s, collections.OrderedDict)"
+                      " else dict).__setitem__(%s, %s, %s)" % (name, name, x(k), x(c, "v")))
 
     def cyclic(self, n, limit=10000):
         """Whether n can reach itself (a container that holds itself, at any
@@ -872,7 +908,7 @@ class Writer:
         if not (isinstance(where[0], str) and isinstance(where[1], str) and
                 type(where[2]) is int):
             raise self.tree.fail(n, "function without a file, qualname and first line")
-        made = self.gen.nested(where)
+        made = self.gen.nested(where, v.get("place"))
         if made is None:
             self.missing.append((where[1], "function %s: its source is not in the trace"
                                  % where[1]))

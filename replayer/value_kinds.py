@@ -73,7 +73,7 @@ SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")
 OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra", "mapping"),
     "module": ("dict", "class_attrs"),
-    "object": ("dict", "slots", "class_attrs"),
+    "object": ("dict", "slots", "class_attrs", "mapping"),
     "function": ("closure", "defaults", "kwdefaults", "dict"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
@@ -93,7 +93,22 @@ OBJECTS = {
     # torch.utils.hooks.RemovableHandle: the hooks dict, its id, the other
     # dicts it removes the id from.
     "hook_handle": ("hooks", "extra_dicts"),
+    # A builtin iterator: ITERATORS[make](*args), then __setstate__(state)
+    # when there is one (a list iterator's index, zip's strict).
+    "iterator": ("args", "state"),
+    # An exception as a value: its class (REF), args (a tuple node) and
+    # __dict__ (a dict node).
+    "exception": ("args", "dict"),
 }
+# What makes a builtin iterator again (an iterator node's make): builtins of
+# these names.
+ITERATORS = ("iter", "reversed", "filter", "map", "zip", "enumerate")
+# The builtin iterators captured by their __reduce__: over lists, tuples,
+# ranges and strings, and filter, map, zip, enumerate and reversed over
+# those.  (A dict's or a set's reduces to a list's: left out.)
+ITERATOR_TYPES = frozenset(type(x) for x in (
+    iter([]), iter(()), iter(range(0)), iter(range(1 << 64)), iter(""), iter("\u0100"),
+    reversed([]), reversed(()), filter(None, ()), map(None, ()), zip(), enumerate(())))
 # An fx GraphModule (graph_module): its graph's nodes in order, each a tuple
 # node (op, name, target, args, kwargs, type) whose args refer to earlier
 # nodes as fx_node; op one of these.
@@ -142,6 +157,26 @@ def function_where(v):
     cq = v.get("code_qualname")
     return (v.get("filename"), cq if isinstance(cq, str) else v.get("qualname"),
             v.get("firstlineno"))
+
+
+def code_place(code):
+    """Where the body of a lambda, comprehension or generator expression
+    starts, [line, column]: with its file, qualname and first line, which
+    of the code objects one line makes it is (two lambdas on a line share
+    the rest; a def has a line of its own).  None for other code, and where
+    Python keeps no columns."""
+    if not code.co_name.startswith("<") or not hasattr(code, "co_positions"):
+        return None
+    for line, _, col, _ in code.co_positions():
+        if line is not None and col:  # (RESUME, MAKE_CELL and the like have column 0)
+            return [line, col]
+    return None
+
+
+def is_place(v):
+    """Whether v has code_place's form (read from a trace)."""
+    return isinstance(v, list) and len(v) == 2 and all(type(x) is int and 0 <= x < 1 << 31
+                                                       for x in v)
 
 
 def namedtuple_made(d):
@@ -279,6 +314,11 @@ def _form(kind, v):
                 and type(v.get("requires_grad")) is bool
                 and type(v.get("persistent", True)) is bool):
             return "uninitialized without which, its dtype, device and grad"
+        if kind == "iterator" and not (v.get("make") in ITERATORS and type(v.get("args")) is int
+                                       and (v.get("state") is None or type(v["state"]) is int)):
+            return "iterator without what makes it and its arguments"
+        if kind == "exception" and not (type(v.get("args")) is int and type(v.get("dict")) is int):
+            return "exception without its arguments and attributes"
         if kind == "module_hook" and type(v.get("hook")) is not int:
             return "module_hook without its hook"
         if kind == "hook_handle" and not (

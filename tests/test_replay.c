@@ -212,7 +212,10 @@ static void scenario(const char *script) {
                                       "disabled_nested.py",
                                       "std_streams.py",
                                       "lazy_modules.py",
-                                      "tensor_subclasses.py"};
+                                      "tensor_subclasses.py",
+                                      "dict_subclasses.py",
+                                      "lambdas_of_one_line.py",
+                                      "iterators_and_exceptions.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -453,6 +456,55 @@ Test(replay, tensor_subclasses_and_method_descriptors) {
                                 " json_extract(value, '$.subclass.qualname') ="
                                 " 'make_subclass.<locals>.TensorProxy'"),
                  0);
+}
+
+/* Objects of the program's subclasses of dict and OrderedDict (one defined
+ * inside a function, in place of each module's _parameters; one with an
+ * attribute as an argument, whose item change recompiles): their
+ * attributes and their items, set by the C type's __setitem__ (both frames
+ * were not replayable). */
+Test(replay, dict_and_ordered_dict_subclasses) {
+    scenario("dict_subclasses.py");
+    assert_reproduced("replay", "dict_subclasses.py");
+    assert_confined_reproduces(3);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.class.qualname'))"
+                                " FROM v_values WHERE kind = 'object' AND"
+                                " json_extract(value, '$.mapping') IS NOT NULL"),
+                 2);
+}
+
+/* Two lambdas of one line, compiled as frames and called through a tuple
+ * of them: each is its own code object in the replay, found by where its
+ * body starts (the first lambda's code stood for both: 1 of 4 compiles). */
+Test(replay, lambdas_of_one_line) {
+    scenario("lambdas_of_one_line.py");
+    assert_reproduced("replay", "lambdas_of_one_line.py");
+    assert_confined_reproduces(4);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.place')) FROM"
+                                " v_values WHERE kind = 'function' AND"
+                                " json_extract(value, '$.qualname') = '<lambda>'"),
+                 2);
+}
+
+/* Builtin iterators part way through (a filter on a resume function's
+ * stack, enumerate, zip, map, a list iterator after one next()) and
+ * exceptions as arguments (StopIteration, a subclass defined inside a
+ * function, a ValueError with an attribute): rebuilt by the builtins their
+ * __reduce__ names and by the exception's C base (the frames were not
+ * replayable). */
+Test(replay, iterators_and_exceptions) {
+    scenario("iterators_and_exceptions.py");
+    assert_reproduced("replay", "iterators_and_exceptions.py");
+    assert_confined_reproduces(14);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.make')) FROM"
+                                " v_values WHERE kind = 'iterator'"),
+                 5);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.class.qualname'))"
+                                " FROM v_values WHERE kind = 'exception'"),
+                 3);
 }
 
 /* A local class's methods compile as in the file (the module's imports

@@ -382,6 +382,35 @@ Test(repro, tensor_subclasses) {
     cr_assert_not_null(strstr(s, ".as_subclass(Scaled)"), "%s", s);
 }
 
+/* A dict subclass's items are set by dict's own __setitem__; an
+ * OrderedDict subclass in place of a module's _parameters is that object. */
+Test(repro, dict_subclasses) {
+    scenario("replay/dict_subclasses.py");
+    char *s = reproduces("f", "--frame", "run.<locals>.f");
+    cr_assert_not_null(strstr(s, "else dict).__setitem__(p,"), "%s", s);
+    s = reproduces("forward", "--frame", "run.<locals>.Net.forward");
+    cr_assert_not_null(strstr(s, "fc.__dict__['_parameters'] = "), "%s", s);
+}
+
+/* Two lambdas of one line as values: a factory for each, with its own
+ * body. */
+Test(repro, lambdas_of_one_line) {
+    scenario("replay/lambdas_of_one_line.py");
+    char *s = reproduces("apply_all", "--frame", "apply_all");
+    cr_assert_not_null(strstr(s, "return lambda x: x - 3"), "%s", s);
+    cr_assert_not_null(strstr(s, "return lambda x: x / 4"), "%s", s);
+}
+
+/* A filter part way through, made by the builtin; an exception by its
+ * class's C base, never the class's own __init__. */
+Test(repro, iterators_and_exceptions) {
+    scenario("replay/iterators_and_exceptions.py");
+    char *s = reproduces("stops", "--frame", "main.<locals>.stops");
+    cr_assert_not_null(strstr(s, "if b.__module__ == 'builtins').__init__("), "%s", s);
+    s = reproduces("walk", "--frame", "walk");
+    cr_assert_not_null(strstr(s, "enumerate(*"), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
