@@ -23,6 +23,8 @@ import ast
 import os
 import sys
 
+from .value_kinds import INDUCTOR_TRACED
+
 _MAX_LITERAL_DEPTH = 20
 
 
@@ -362,10 +364,12 @@ triton.persistent_reductions triton.divisible_by_16 triton.unique_kernel_names
 
 
 def config_allowed(name, text):
-    """Whether a recorded config name (a Dynamo config name, or fx.NAME) may
-    be set from a trace, with its recorded value text (a Python literal)."""
+    """Whether a recorded config name (a Dynamo config name, fx.NAME, or
+    inductor.NAME of value_kinds.INDUCTOR_TRACED) may be set from a trace,
+    with its recorded value text (a Python literal)."""
     return isinstance(name, str) and (
-        name in DYNAMO_CONFIG or (name.startswith("fx.") and name[3:] in FX_CONFIG)) and (
+        name in DYNAMO_CONFIG or (name.startswith("fx.") and name[3:] in FX_CONFIG)
+        or name in ("inductor.%s" % n for n in INDUCTOR_TRACED)) and (
         isinstance(text, str) and len(text) < 200)
 
 

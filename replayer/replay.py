@@ -269,6 +269,17 @@ class _Sources:
             if (len(paths) == 1 and short not in self.modules and short not in sys.modules
                     and importlib.machinery.PathFinder.find_spec(short.split(".")[0]) is None):
                 self.modules[short] = paths.pop()
+        # The name each file's code had, where it is not the stored path
+        # (`dynrec run ../train.py`: "/home/u/run/../train.py"): the sources
+        # are compiled under it, so the code objects, and what Dynamo writes
+        # of them, are the recorded ones.
+        self.spelled = {}
+        for (filename,) in _query("SELECT DISTINCT filename FROM v_captures"):
+            if isinstance(filename, str) and os.path.isabs(filename):
+                p = os.path.normpath(filename)
+                if p != filename and p in self.text and p not in self.spelled:
+                    self.spelled[p] = filename
+                    linecache.cache[filename] = linecache.cache[p]
         # The files pytest imported with their asserts rewritten: a frame of
         # theirs reads pytest's helper module, @pytest_ar, from its globals.
         self.pytest_rewritten = set()
@@ -320,7 +331,7 @@ class _Sources:
         tree = self.trees.get(path)
         if tree is None:
             try:
-                tree = self.trees[path] = ast.parse(self.text[path], path)
+                tree = self.trees[path] = ast.parse(self.text[path], self.spelled.get(path, path))
             except SyntaxError as exc:
                 raise NotReplayable("%s does not parse: %s" % (path, exc))
         try:
@@ -338,7 +349,7 @@ class _Sources:
         try:
             module_ast = ast.Module(body=dead + [made], type_ignores=[])
             ast.fix_missing_locations(module_ast)
-            code = compile(module_ast, path, "exec")
+            code = compile(module_ast, self.spelled.get(path, path), "exec")
         except (SyntaxError, ValueError, TypeError) as exc:
             raise NotReplayable("%s cannot be rebuilt from its source: %s" % (qualname, exc))
         self.index(code)
@@ -390,8 +401,9 @@ class _Sources:
 
     def fill(self, module, path):
         """Runs the definitions of path's stored source in module."""
+        name = self.spelled.get(path, path)  # the recorded code's file name
         try:
-            tree = ast.parse(self.text[path], path)
+            tree = ast.parse(self.text[path], name)
         except SyntaxError as exc:
             self.notes.append("%s does not parse: %s" % (path, exc))
             return
@@ -451,7 +463,7 @@ class _Sources:
 
         body.sort(key=lambda st: not (isinstance(st, ast.ImportFrom) and st.module == "__future__"))
         try:
-            code = compile(body_mod, path, "exec", flags=flags, dont_inherit=True)
+            code = compile(body_mod, name, "exec", flags=flags, dont_inherit=True)
         except (SyntaxError, ValueError) as exc:
             self.notes.append("%s: its definitions do not compile: %s" % (base, exc))
             return
@@ -462,7 +474,7 @@ class _Sources:
             # lambda a: a))) is found by its place like a definition's.
             # (Not the module's own code: a trace naming it as its frame
             # would have the replay trace the whole file.)
-            whole = compile(tree, path, "exec", flags=flags, dont_inherit=True)
+            whole = compile(tree, name, "exec", flags=flags, dont_inherit=True)
             for c in whole.co_consts:
                 if isinstance(c, types.CodeType):
                     self.index(c)
@@ -2529,7 +2541,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
     global _BACKENDS
     backends = _BACKENDS = _Backends(_R.get("backend"), sources, modules)
     threads = _Threads()
-    start = config_snapshot(sys.modules, lambda v: v)
+    start = config_snapshot(sys.modules, lambda v: v, defaults=True)
     applied = {}  # thread name -> config names set there
     skipped_frames = {}
     state_notes = set()

@@ -378,8 +378,14 @@ def check_tree(rows, fail, more=None):
 # torch.fx.experimental._config (symbol_guard_limit_before_specialize,
 # use_duck_shape, backed_size_oblivious, ...: they change guards too).  The
 # recorder snapshots them, replay sets them and repro writes them, all
-# through these.
-CONFIG_MODULES = (("fx.", "torch.fx.experimental._config"), ("", "torch._dynamo.config"))
+# through these.  Of torch._inductor.config, as inductor.NAME, only the
+# names Dynamo itself reads while it traces (INDUCTOR_TRACED: freezing, by
+# which utils.is_parameter_freezing makes a module's buffers and parameters
+# constants of the graph, guarded by id), and only where not at their
+# defaults (the module is loaded after Dynamo's config).
+CONFIG_MODULES = (("fx.", "torch.fx.experimental._config"),
+                  ("inductor.", "torch._inductor.config"), ("", "torch._dynamo.config"))
+INDUCTOR_TRACED = ("freezing",)
 
 
 def config_of(name):
@@ -389,6 +395,8 @@ def config_of(name):
     for prefix, module in CONFIG_MODULES:
         if prefix and name.startswith(prefix):
             attr = name[len(prefix):]
+            if prefix == "inductor." and attr not in INDUCTOR_TRACED:
+                return None
         elif not prefix and "." not in name:
             attr = name
         else:
@@ -397,12 +405,23 @@ def config_of(name):
     return None
 
 
-def config_snapshot(modules, text=repr):
+def config_snapshot(modules, text=repr, defaults=False):
     """{recorded name: text(value)} of every config of CONFIG_MODULES that
-    modules (sys.modules) holds."""
+    modules (sys.modules) holds; the inductor names only where they are
+    not at their defaults, unless defaults (a replay's start, which sets
+    them back)."""
     snap = {}
     for prefix, module in CONFIG_MODULES:
-        copy = getattr(modules.get(module), "get_config_copy", None)
+        mod = modules.get(module)
+        if prefix == "inductor.":
+            entries = getattr(mod, "_config", None)  # torch's ConfigModule: name -> entry
+            for name in INDUCTOR_TRACED if isinstance(entries, dict) else ():
+                value = getattr(mod, name, None)
+                if name in entries and (defaults or value != getattr(entries[name], "default",
+                                                                     value)):
+                    snap[prefix + name] = text(value)
+            continue
+        copy = getattr(mod, "get_config_copy", None)
         if copy is not None:
             for k, v in copy().items():
                 snap[prefix + k] = text(v)

@@ -215,7 +215,8 @@ static void scenario(const char *script) {
                                       "tensor_subclasses.py",
                                       "dict_subclasses.py",
                                       "lambdas_of_one_line.py",
-                                      "iterators_and_exceptions.py"};
+                                      "iterators_and_exceptions.py",
+                                      "inductor_freezing.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -505,6 +506,42 @@ Test(replay, iterators_and_exceptions) {
     cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.class.qualname'))"
                                 " FROM v_values WHERE kind = 'exception'"),
                  3);
+}
+
+/* Inductor's freezing setting, which Dynamo reads while it traces: set
+ * again for the compiles it was on for (a buffer guarded by id, a new one
+ * recompiles) and back off after (1 of 3 compiles reproduced before). */
+Test(replay, inductor_freezing_setting) {
+    scenario("inductor_freezing.py");
+    assert_reproduced("replay", "inductor_freezing.py");
+    assert_confined_reproduces(3);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'capture' AND"
+                                " json_extract(data, '$.config.\"inductor.freezing\"') = 'True'"),
+                 2);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_guards WHERE qualname = 'frozen' AND"
+                                " guard LIKE 'ID_MATCH: %_buffers[''buf'']%'"),
+                 2);
+}
+
+/* A script run as `dynrec run ../script.py`: its code's file name keeps
+ * the "..", and the stored source is compiled under that name, so its
+ * frames are found and Dynamo's texts name the recorded file (its frames
+ * were "no code stored"). */
+Test(replay, script_run_by_a_path_with_dot_dot) {
+    e2e_copy_script("replay/inductor_freezing.py");
+    E2eProc *p = sh(e2e_fmt("cd '%s' && mkdir sub && cd sub && '%s' run -q -o ../t.db"
+                            " ../inductor_freezing.py >/dev/null && cd .. && mkdir gone &&"
+                            " mv *.py gone/",
+                            e2e_path("replay"), e2e_bin),
+                    E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, e2e_fmt("recording: %s", p->err.data));
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE filename LIKE"
+                                " '%/sub/../inductor_freezing.py'"),
+                 3);
+    assert_reproduced("replay", "inductor_freezing.py");
+    assert_confined_reproduces(3);
 }
 
 /* A local class's methods compile as in the file (the module's imports
