@@ -162,7 +162,11 @@ static const char VIEWS_V1[] =
                   "  e.text AS reason, e.seq,\n" DISPLAY_COLUMNS
                   "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id\n"
                   "  WHERE e.kind = 'guard_failure';\n"
-                  "CREATE VIEW v_graph_breaks AS SELECT e.compile_id, e.epoch, v.filename, v.qualname, e.num AS lineno,\n"
+                  "CREATE VIEW v_graph_breaks AS SELECT e.compile_id, e.epoch, v.filename, v.qualname,\n"
+                  "  COALESCE((SELECT CAST(substr(j.value, length(v.filename) + 2) AS INTEGER)\n"
+                  "    FROM json_each(e.data, '$.user_stack') j WHERE substr(j.value, 1,\n"
+                  "    length(v.filename) + 1) = v.filename || ':' ORDER BY j.key DESC LIMIT 1), e.num)\n"
+                  "  AS lineno,\n"
                   "  e.text AS reason, json_extract(e.data, '$.type') AS type,\n"
                   "  json_extract(e.data, '$.user_stack') AS user_stack, e.seq\n"
                   "  FROM v_ev e LEFT JOIN v_code v ON v.code_id = e.code_id WHERE e.kind = 'graph_break';\n"

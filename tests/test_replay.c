@@ -506,6 +506,9 @@ Test(replay, iterators_and_exceptions) {
     cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.class.qualname'))"
                                 " FROM v_values WHERE kind = 'exception'"),
                  3);
+    /* fn's break is inside torch's polyfill of filter: its line in the
+     * script is the for statement's (not the polyfill's). */
+    cr_assert_eq(e2e_sql_int(a, "SELECT lineno FROM v_graph_breaks WHERE qualname = 'fn'"), 12);
 }
 
 /* Inductor's freezing setting, which Dynamo reads while it traces: set
