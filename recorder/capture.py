@@ -406,6 +406,12 @@ class _Capture:
                 self.class_attrs(t, value, path)
                 return "module", value, None
         if t is types.ModuleType:
+            # A module of the program (a config module whose constants the
+            # frame reads): its source stored, as a traced file's is, for
+            # the replay to define it (a library's is never stored).
+            f = getattr(obj, "__file__", None)
+            if type(f) is str and f.endswith(".py"):
+                store_source(f)
             return "pymodule", obj.__name__, None
         if isinstance(obj, type):
             r = self.ref(obj)
@@ -1433,15 +1439,16 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
 
 
 # Guard sources that read an attribute of another module: Dynamo names the
-# module G['__import_<name with . as _dot_>'] in the frame's globals.
-_IMPORT_ATTR = re.compile(r"G\['(__import_[A-Za-z0-9_]+)'\]\.([A-Za-z_][A-Za-z0-9_]*)")
+# module G['__import_<name with . as _dot_>'] in the frame's globals, or by
+# the global that holds it (G['config'].SCALE of `import config`).
+_IMPORT_ATTR = re.compile(r"G\['([A-Za-z_][A-Za-z0-9_]*)'\]\.([A-Za-z_][A-Za-z0-9_]*)")
 _STATE_TYPES = (dict, list, set, bool, int, float, str)
 
 
 def capture_module_state(code, output_graph):
     """After a compile's guards are built (CheckFunctionManager), before its
     code runs: the attributes of other modules the guards read
-    (G['__import_m'].attr) whose value is data -- a dict, list, set, number
+    (G['__import_m'].attr, G['m'].attr) whose value is data -- a dict, list, set, number
     or string, such as a registry a library fills while the program runs,
     which a fresh import in the replay would not hold.  One capture_state
     event per compile, its value tree a frame node whose `state` is a list
@@ -1453,7 +1460,7 @@ def capture_module_state(code, output_graph):
     found = {}
     for g in list(guards):
         name = getattr(g, "name", None)
-        if not isinstance(name, str) or "__import_" not in name:
+        if not isinstance(name, str) or "G['" not in name:
             continue
         for imp, attr in _IMPORT_ATTR.findall(name):
             m = scope.get(imp)

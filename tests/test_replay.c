@@ -216,7 +216,9 @@ static void scenario(const char *script) {
                                       "dict_subclasses.py",
                                       "lambdas_of_one_line.py",
                                       "iterators_and_exceptions.py",
-                                      "inductor_freezing.py"};
+                                      "inductor_freezing.py",
+                                      "module_globals.py",
+                                      "helper_consts.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -545,6 +547,21 @@ Test(replay, script_run_by_a_path_with_dot_dot) {
                  3);
     assert_reproduced("replay", "inductor_freezing.py");
     assert_confined_reproduces(3);
+}
+
+/* A module of the program whose constant a compiled function reads (no
+ * code of it traced): its source is stored, and its value at each compile
+ * set again, so the change recompiles (the frame was "module helper_consts
+ * is not imported by the trace's sources"). */
+Test(replay, constants_of_a_module_of_the_program) {
+    scenario("module_globals.py");
+    assert_reproduced("replay", "module_globals.py");
+    assert_confined_reproduces(2);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_files WHERE role = 'source' AND"
+                                " path LIKE '%/helper_consts.py'"),
+                 1);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'capture_state'"), 2);
 }
 
 /* A local class's methods compile as in the file (the module's imports
