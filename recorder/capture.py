@@ -118,7 +118,7 @@ class _Capture:
         self.depth = 0
         self.soft = False  # capturing a value the frame does not read directly
         self.global_of = {}  # id(value) -> (module, name): the frame's globals
-        self.classes_seen = set()  # local classes whose attributes are captured
+        self.classes_seen = set()  # classes whose attributes (methods' defaults) are captured
         self.names_of = {}  # module name -> {id(value): name}, once per capture
         self.gen_calls = {}  # id(generator) -> (func, args, kwds) that made it, unstarted
 
@@ -252,6 +252,31 @@ class _Capture:
                 self.soft = soft
         if out:
             value["class_attrs"] = out
+        self.method_defaults(t, value)
+
+    def method_defaults(self, t, value):
+        """The methods with defaults of the classes of the user's files in
+        t's MRO (not those defined inside functions), as
+        value["method_defaults"] ("QUALNAME.NAME" -> function node, whose
+        defaults function() captures): a test patches a method's
+        __defaults__, a call mutates a default tensor, and Dynamo guards
+        them, while the replay's class statement makes the source's.  Once
+        per class and capture; what cannot be captured is left out."""
+        out = {}
+        for b in t.__mro__:
+            q, m = getattr(b, "__qualname__", None), getattr(b, "__module__", None)
+            if (b in self.classes_seen or not isinstance(q, str) or ".<locals>." in q
+                    or not isinstance(m, str) or not _user_module(m)):
+                continue
+            self.classes_seen.add(b)
+            for name, fn in list(vars(b).items())[:_MAX_ITEMS]:
+                if type(fn) is types.FunctionType and isinstance(name, str) and (
+                        fn.__defaults__ is not None or fn.__kwdefaults__ is not None):
+                    node = self.optional(fn, "%s.%s" % (q, name))
+                    if node is not None:
+                        out["%s.%s" % (q, name)] = node
+        if out:
+            value["method_defaults"] = out
 
     def ref(self, obj):
         """module + qualname of a function or class, when that names it."""

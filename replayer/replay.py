@@ -59,7 +59,7 @@ from .value_kinds import (FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS, FX_OPS, ITERATOR_T
                           MAX_CODE,
                           MAX_DEPTH, MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key,
                           code_place, config_of, config_snapshot, function_where, is_place,
-                          namedtuple_made,
+                          method_key, namedtuple_made,
                           torch_op)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
@@ -815,6 +815,23 @@ class _Builder:
                 raise self.fail(n, "class attribute %s is not data" % key)
             type.__setattr__(owner, name, value)
 
+    def method_defaults(self, n, cls, entries):
+        """The defaults the methods of the classes of the sources in cls's
+        MRO had at this compile (capture's method_defaults): each entry a
+        function node by reference, whose making sets them on that very
+        function; an entry that is not one of those methods is left out."""
+        for key, c in (entries or {}).items():
+            q, name = method_key(key)  # checked with the tree
+            owner = next((b for b in cls.__mro__ if b.__qualname__ == q), None)
+            fn = vars(owner).get(name) if owner is not None else None
+            row = self.rows.get(c) if type(c) is int else None
+            if type(fn) is not types.FunctionType or row is None or row[0] != "function":
+                continue
+            try:
+                self.child(n, c)
+            except NotReplayable:
+                continue
+
     def child(self, n, c):
         if type(c) is not int or c not in self.rows:
             raise self.fail(n, "refers to node %r, which is not there" % (c,))
@@ -1091,6 +1108,7 @@ class _Builder:
             obj = object.__new__(cls) if mapping is None else base.__new__(cls)
             self.built[n] = obj
             self.class_attrs(n, cls, v.get("class_attrs"))
+            self.method_defaults(n, cls, v.get("method_defaults"))
             d = kid(v.get("dict"))
             if not isinstance(d, dict) or not all(type(k) is str for k in d):
                 raise self.fail(n, "%s attributes are not a dict of names" % kind)

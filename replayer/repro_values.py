@@ -35,7 +35,7 @@ import _dynrec_repro
 
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import (FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key,
+from .value_kinds import (FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key, method_key,
                           function_where, namedtuple_made)
 
 _query = _dynrec_repro.query
@@ -866,6 +866,19 @@ class Writer:
                 continue
             self.emit("type.__setattr__(next(b for b in %s.__mro__ if b.__qualname__ == %r), %r,"
                       " %s)  # its class body made it" % (cls, q, a, self.expr(c, a)))
+        for key, c in (v.get("method_defaults") or {}).items():
+            # The defaults a method had at the compile (capture's
+            # method_defaults), not those its def statement made.
+            q, a = method_key(key)  # checked with the tree
+            row = self.tree.rows.get(c)
+            fv = row[2] if row is not None and row[0] == "function" else None
+            if not isinstance(fv, dict):
+                continue
+            for field in ("defaults", "kwdefaults"):
+                d = fv.get(field)
+                if type(d) is int and self.tree.rows.get(d, ("opaque",))[0] != "opaque":
+                    self.emit("vars(next(b for b in %s.__mro__ if b.__qualname__ == %r))[%r]"
+                              ".__%s__ = %s" % (cls, q, a, field, self.expr(d, a + "_" + field)))
 
     def short_class(self, v):
         c = v.get("class") if isinstance(v, dict) else None

@@ -72,8 +72,8 @@ SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")
 # object name -> node for those in _DICT_FIELDS.
 OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra", "mapping"),
-    "module": ("dict", "class_attrs"),
-    "object": ("dict", "slots", "class_attrs", "mapping"),
+    "module": ("dict", "class_attrs", "method_defaults"),
+    "object": ("dict", "slots", "class_attrs", "mapping", "method_defaults"),
     "function": ("closure", "defaults", "kwdefaults", "dict"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
@@ -121,7 +121,7 @@ FX_GRAPH_ATTRS = ("_graph", "_code", "_lineno_map", "_prologue_start")
 FUNCTORCH_WRAPPERS = ("Vmap", "Grad", "Functionalize")
 MAX_FUNCTORCH_LEVELS = 64
 _LIST_FIELDS = ("items", "closure", "nodes", "extra_dicts")
-_DICT_FIELDS = ("fields", "slots", "class_attrs")
+_DICT_FIELDS = ("fields", "slots", "class_attrs", "method_defaults")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
 # and a cell (its content's node, or null when empty).
 KINDS = frozenset(SCALARS) | frozenset(SEQUENCES) | frozenset(OBJECTS) | {"dict", "cell"}
@@ -252,6 +252,19 @@ def torch_op(name):
         return None
 
 
+def method_key(key):
+    """(class qualname, method name) of a key of an object's
+    method_defaults ("Wrapper.forward"), or None for one that is not a
+    class of a module's top level and an identifier."""
+    if not isinstance(key, str):
+        return None
+    q, _, a = key.rpartition(".")
+    if not a.isidentifier() or not q or "<" in q or not all(
+            p.isidentifier() for p in q.split(".")):
+        return None
+    return q, a
+
+
 def class_attr_key(key):
     """(class qualname, attribute name) of a key of an object's class_attrs
     ("T.test_x.<locals>.Holder.y"), or None for one that is not a class
@@ -338,6 +351,10 @@ def _form(kind, v):
         if kind in ("object", "module") and ca is not None and not (
                 isinstance(ca, dict) and all(class_attr_key(k) for k in ca)):
             return "%s with a class attribute that is not a local class's plain name" % kind
+        md = v.get("method_defaults")
+        if kind in ("object", "module") and md is not None and not (
+                isinstance(md, dict) and all(method_key(k) for k in md)):
+            return "%s with method defaults not named by a class and a method" % kind
     elif kind != "cell":
         return "unknown kind %r" % (kind,)
     return None

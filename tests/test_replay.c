@@ -218,7 +218,8 @@ static void scenario(const char *script) {
                                       "iterators_and_exceptions.py",
                                       "inductor_freezing.py",
                                       "module_globals.py",
-                                      "helper_consts.py"};
+                                      "helper_consts.py",
+                                      "method_defaults.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -562,6 +563,21 @@ Test(replay, constants_of_a_module_of_the_program) {
                                 " path LIKE '%/helper_consts.py'"),
                  1);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'capture_state'"), 2);
+}
+
+/* The defaults of a method of the program's class, patched while it runs
+ * (__defaults__, then __kwdefaults__): captured with the object of that
+ * class and set on the method before each compile, so both patches
+ * recompile (1 of 3 compiles reproduced before). */
+Test(replay, patched_method_defaults) {
+    scenario("method_defaults.py");
+    assert_reproduced("replay", "method_defaults.py");
+    assert_confined_reproduces(3);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'module' AND"
+                                " json_extract(value, '$.method_defaults.\"WithDefaults.forward\"')"
+                                " IS NOT NULL"),
+                 3);
 }
 
 /* A local class's methods compile as in the file (the module's imports

@@ -411,6 +411,13 @@ Test(repro, iterators_and_exceptions) {
     cr_assert_not_null(strstr(s, "enumerate(*"), "%s", s);
 }
 
+/* A method's defaults as they were at each compile: set on the method. */
+Test(repro, patched_method_defaults) {
+    scenario("replay/method_defaults.py");
+    char *s = reproduces("Wrapper.forward", "--frame", "Wrapper.forward");
+    cr_assert_not_null(strstr(s, "['forward'].__kwdefaults__ = "), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
