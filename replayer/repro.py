@@ -206,7 +206,8 @@ class Generator:
         self.exact = None  # a name fresh() gives as it is, once (a global's)
         # The script's own names (a captured value never takes one).
         self.reserved = {"torch", "logging", "sys", "types", "collections", "repro_fn",
-                         "repro_compiled", "repro_call", "repro_seen", "ReproSeen",
+                         "repro_compiled", "repro_call", "repro_seen", "ReproSeen", "repro_started",
+                         "repro_started_one",
                          "repro_raised", "RECORDED"}
         self.needed = {}  # Source -> top-level names of it the script needs
         self.refused = []  # references to names outside torch and the sources
@@ -1084,6 +1085,22 @@ repro_seen = ReproSeen()
 logging.getLogger("torch._dynamo.guards.__recompiles").addHandler(repro_seen)
 
 
+# The compiles Dynamo starts (not the frames it skips, which its frame
+# counter counts too: torch's own nn.Module call frames).
+repro_started = []
+
+
+def repro_started_one(args):
+    if getattr(getattr(args, "callback_trigger", None), "name", "DYNAMO") == "DYNAMO":
+        repro_started.append(args)
+
+
+if hasattr(torch._dynamo, "callback_handler"):
+    torch._dynamo.callback_handler.register_start_callback(repro_started_one)
+else:
+    repro_started = None
+
+
 repro_raised = []
 
 
@@ -1126,9 +1143,9 @@ def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls, fullgr
     ] + ([] if fullgraph else [
         # (torch counts only the frames of torch.compile without fullgraph,
         # which alone has resume functions)
-        "print('  frames compiled, resume functions too: %d (recorded: %d)' % (",
-        "    counters['frames']['ok'], RECORDED['compiled']"
-        " + RECORDED['resume_function_compiles']))",
+        "print('  compiles, resume functions too: %d (recorded: %d)' % (",
+        "    len(repro_started) if repro_started is not None else counters['frames']['ok'],",
+        "    len(RECORDED['compiles']) + RECORDED['resume_function_compiles']))",
     ]) + [
         "print('  recompiles, resume functions too: %d (recorded: %d)' % (",
         "    len(repro_seen.recompiles), RECORDED['recompiles']))",
