@@ -38,8 +38,8 @@ import _dynrec
 
 from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
-from .value_kinds import (FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS, MAX_DEPTH, code_place,
-                          torch_op)
+from .value_kinds import (DYNAMO_MARKS, FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS, MAX_DEPTH,
+                          code_place, torch_op)
 
 _functorch = torch._C._functorch
 _cap_guard = Guarded("capture")
@@ -797,6 +797,13 @@ class _Capture:
                 # torch._dynamo.allow_in_graph(fn): Dynamo's registry holds
                 # it by id, which a rebuilt function is not.
                 value["allow_in_graph"] = True
+            if rules is not None:
+                # The wrappers nonstrict_trace and leaf_function make, held
+                # by id in a registry of their own too.
+                marks = [m for m, ids in DYNAMO_MARKS.items()
+                         if id(fn) in getattr(rules, ids, ())]
+                if marks:
+                    value["marks"] = marks
         except Exception:
             pass
         d = getattr(fn, "__dict__", None)

@@ -47,6 +47,7 @@ import re
 import sys
 import threading
 import types
+import weakref
 
 import _dynrec
 
@@ -56,7 +57,7 @@ from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
 from .value_kinds import (FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS, FX_OPS, ITERATOR_TYPES, KINDS,
-                          MAX_CODE,
+                          MAX_CODE, DYNAMO_MARKS,
                           MAX_DEPTH, MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key,
                           code_place, config_of, config_snapshot, function_where, is_place,
                           method_key, namedtuple_made,
@@ -1564,7 +1565,20 @@ class _Builder:
                     isinstance(k, str) and not k.startswith("__") for k in attrs):
                 raise self.fail(n, "a function's attributes are not a dict of plain names")
             fn.__dict__.update(attrs)
-        if v.get("allow_in_graph") is True:
+        marks = v.get("marks")
+        if marks is not None:
+            # The wrapper nonstrict_trace or leaf_function made: in the
+            # registries they put it in, by id, as they do (allow_in_graph's
+            # too), and out of them when it goes.
+            if not isinstance(marks, list) or not all(m in DYNAMO_MARKS for m in marks):
+                raise self.fail(n, "a function's Dynamo marks are not known ones")
+            rules = torch._dynamo.trace_rules
+            names = ["_allowed_callable_ids"] + [DYNAMO_MARKS[m] for m in marks]
+            for ids in [getattr(rules, name, None) for name in names]:
+                if ids is not None:
+                    ids.add(id(fn))
+                    weakref.finalize(fn, ids.remove, id(fn))
+        elif v.get("allow_in_graph") is True:
             torch._dynamo.allow_in_graph(fn)
         return fn
 

@@ -100,6 +100,10 @@ OBJECTS = {
     # __dict__ (a dict node).
     "exception": ("args", "dict"),
 }
+# Dynamo's registries of functions by id besides allow_in_graph's (a
+# function node's marks): the mark -> the set of ids in trace_rules.
+DYNAMO_MARKS = {"nonstrict_trace": "_nonstrict_trace_callable_ids",
+                "leaf_function": "_leaf_function_ids"}
 # What makes a builtin iterator again (an iterator node's make): builtins of
 # these names.
 ITERATORS = ("iter", "reversed", "filter", "map", "zip", "enumerate")

@@ -219,7 +219,8 @@ static void scenario(const char *script) {
                                       "inductor_freezing.py",
                                       "module_globals.py",
                                       "helper_consts.py",
-                                      "method_defaults.py"};
+                                      "method_defaults.py",
+                                      "nonstrict_and_leaf.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -578,6 +579,20 @@ Test(replay, patched_method_defaults) {
                                 " json_extract(value, '$.method_defaults.\"WithDefaults.forward\"')"
                                 " IS NOT NULL"),
                  3);
+}
+
+/* Functions nonstrict_trace and leaf_function wrapped (at module level and
+ * inside a function): each rebuilt wrapper is put in the registries they
+ * put it in, by id, so Dynamo calls it as recorded instead of as a plain
+ * allow_in_graph function (2 of 4 compiles reproduced before). */
+Test(replay, nonstrict_trace_and_leaf_functions) {
+    scenario("nonstrict_and_leaf.py");
+    assert_reproduced("replay", "nonstrict_and_leaf.py");
+    assert_confined_reproduces(4);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.marks[0]')) FROM"
+                                " v_values WHERE kind = 'function'"),
+                 2);
 }
 
 /* A local class's methods compile as in the file (the module's imports
