@@ -20,6 +20,7 @@ import collections
 import dataclasses
 import enum
 import functools
+import gc
 import inspect
 import itertools
 import json
@@ -286,6 +287,12 @@ class _Capture:
             module = obj.__self__.__name__
         if _resolves(module, qualname, obj):
             return {"module": module, "qualname": qualname}
+        if module == "builtins" and isinstance(obj, type):
+            # A builtin class its module does not bind, which the types
+            # module does (mappingproxy as types.MappingProxyType).
+            for name, x in list(vars(types).items()):
+                if x is obj and not name.startswith("_"):
+                    return {"module": "types", "qualname": name}
         name = getattr(obj, "__name__", None)
         owner = getattr(obj, "__objclass__", None)
         if module is None and isinstance(owner, type) and isinstance(name, str) and (
@@ -374,6 +381,14 @@ class _Capture:
             return "pygenerator", {"func": self.node(fn, path + ".<func>"),
                                    "args": self.node(args, path + ".<args>"),
                                    "kwds": self.node(kw, path + ".<kwds>")}, None
+        if t is types.MappingProxyType:
+            # A read-only view of a dict (types.MappingProxyType(d)): the
+            # dict it shows, found as its one referent (no code of the
+            # program runs), the same node as the dict where that is
+            # captured too.
+            seen = gc.get_referents(obj)
+            if len(seen) == 1 and type(seen[0]) is dict:
+                return "mappingproxy", {"mapping": self.node(seen[0], path + ".<mapping>")}, None
         if t is functools.partial:
             value = {"func": self.node(obj.func, path + ".func"),
                      "args": self.node(obj.args, path + ".args"),

@@ -961,6 +961,11 @@ class _Builder:
             return out
         if kind == "iterator":
             return self.iterator(n, typ, v, kid)
+        if kind == "mappingproxy":
+            d = kid(v["mapping"])
+            if type(d) is not dict:
+                raise self.fail(n, "a mappingproxy of something other than a dict")
+            return types.MappingProxyType(d)
         if kind == "exception":
             # Made by its C base's __new__ and __init__ (StopIteration's
             # sets value), never the class's own; attributes set after.

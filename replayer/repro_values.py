@@ -458,6 +458,10 @@ class Writer:
             return "torch.nn.modules.module._WrappedHook(%s%s)" % (
                 x(v["hook"], hint + "_hook"),
                 "" if v.get("module") is None else ", " + x(v["module"], hint + "_module"))
+        if kind == "mappingproxy":
+            # a read-only view of the rebuilt dict
+            self.gen.imports.add("types")
+            return "types.MappingProxyType(%s)" % x(v["mapping"], hint + "_mapping")
         if kind == "iterator":
             # a builtin iterator, as replay makes it (form checked with the tree)
             var = self.var(hint + "_iter")

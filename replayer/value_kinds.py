@@ -99,6 +99,8 @@ OBJECTS = {
     # An exception as a value: its class (REF), args (a tuple node) and
     # __dict__ (a dict node).
     "exception": ("args", "dict"),
+    # types.MappingProxyType over a dict (a dict node).
+    "mappingproxy": ("mapping",),
 }
 # Dynamo's registries of functions by id besides allow_in_graph's (a
 # function node's marks): the mark -> the set of ids in trace_rules.
@@ -336,6 +338,8 @@ def _form(kind, v):
             return "iterator without what makes it and its arguments"
         if kind == "exception" and not (type(v.get("args")) is int and type(v.get("dict")) is int):
             return "exception without its arguments and attributes"
+        if kind == "mappingproxy" and type(v.get("mapping")) is not int:
+            return "mappingproxy without its mapping"
         if kind == "module_hook" and type(v.get("hook")) is not int:
             return "module_hook without its hook"
         if kind == "hook_handle" and not (

@@ -220,7 +220,8 @@ static void scenario(const char *script) {
                                       "module_globals.py",
                                       "helper_consts.py",
                                       "method_defaults.py",
-                                      "nonstrict_and_leaf.py"};
+                                      "nonstrict_and_leaf.py",
+                                      "mapping_proxies.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -593,6 +594,21 @@ Test(replay, nonstrict_trace_and_leaf_functions) {
     cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.marks[0]')) FROM"
                                 " v_values WHERE kind = 'function'"),
                  2);
+}
+
+/* types.MappingProxyType views of dicts as arguments (one over a dict the
+ * frame also gets and mutates: one node, one dict) and the mappingproxy
+ * class in a closure, by types' name for it (every frame was not
+ * replayable). */
+Test(replay, mapping_proxies) {
+    scenario("mapping_proxies.py");
+    assert_reproduced("replay", "mapping_proxies.py");
+    assert_confined_reproduces(5);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'mappingproxy'"), 2);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'class' AND"
+                                " json_extract(value, '$.qualname') = 'MappingProxyType'"),
+                 1);
 }
 
 /* A local class's methods compile as in the file (the module's imports

@@ -425,6 +425,13 @@ Test(repro, patched_method_defaults) {
                        "%s", last_printed);
 }
 
+/* A mappingproxy over the rebuilt dict the frame also gets. */
+Test(repro, mapping_proxies) {
+    scenario("replay/mapping_proxies.py");
+    char *s = reproduces("shared", "--frame", "shared");
+    cr_assert_not_null(strstr(s, "types.MappingProxyType(d)"), "%s", s);
+}
+
 /* A local class's computed class attributes: set on the class, as captured. */
 Test(repro, computed_attributes_of_local_classes) {
     scenario("replay/class_attrs.py");
