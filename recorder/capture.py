@@ -793,6 +793,15 @@ class _Capture:
                     n = self.optional(value, "%s.__%s__" % (path, key))
                     if n is not None:
                         r[key] = n
+            rules = sys.modules.get("torch._dynamo.trace_rules")
+            if rules is not None and _user_module(r["module"]) and "local" not in r:
+                try:
+                    # torch._dynamo.allow_in_graph(f) called as the program
+                    # ran, not by a decorator its def statement runs.
+                    if id(fn) in rules._allowed_callable_ids:
+                        r["allow_in_graph"] = True
+                except Exception:
+                    pass
             return "function", r, None
         # A lambda or a nested function: its code, closure and defaults.
         # The module whose globals it runs with, by its code's globals:

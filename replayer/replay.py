@@ -1513,6 +1513,9 @@ class _Builder:
                     if kd is not None and not isinstance(kd, dict):
                         raise self.fail(n, "keyword defaults are not a dict")
                     fn.__kwdefaults__ = kd
+                if v.get("allow_in_graph") is True and (
+                        id(fn) not in torch._dynamo.trace_rules._allowed_callable_ids):
+                    torch._dynamo.allow_in_graph(fn)
             return fn
         # A lambda or nested function: its code from the sources, else the
         # marshalled copy (only under --trust).

@@ -221,7 +221,8 @@ static void scenario(const char *script) {
                                       "helper_consts.py",
                                       "method_defaults.py",
                                       "nonstrict_and_leaf.py",
-                                      "mapping_proxies.py"};
+                                      "mapping_proxies.py",
+                                      "allow_in_graph_calls.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -608,6 +609,20 @@ Test(replay, mapping_proxies) {
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'mappingproxy'"), 2);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'class' AND"
                                 " json_extract(value, '$.qualname') = 'MappingProxyType'"),
+                 1);
+}
+
+/* torch._dynamo.allow_in_graph called on a module function as the program
+ * runs: the function by reference carries the mark, and the replay marks
+ * it again (its call was traced into: 0 of 1 compile before). */
+Test(replay, allow_in_graph_called_at_run_time) {
+    scenario("allow_in_graph_calls.py");
+    assert_reproduced("replay", "allow_in_graph_calls.py");
+    assert_confined_reproduces(1);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'function' AND"
+                                " json_extract(value, '$.qualname') = 'my_custom_function' AND"
+                                " json_extract(value, '$.allow_in_graph')"),
                  1);
 }
 
