@@ -595,6 +595,11 @@ Test(replay, nonstrict_trace_and_leaf_functions) {
     cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.marks[0]')) FROM"
                                 " v_values WHERE kind = 'function'"),
                  2);
+    /* leaf_function_validate_outputs is set, not skipped as unknown. */
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM meta WHERE key = 'replay.config_skipped'"
+                                " AND value LIKE '%leaf_function%'"),
+                 0);
 }
 
 /* types.MappingProxyType views of dicts as arguments (one over a dict the

@@ -51,8 +51,10 @@ def main():
     def local_leaf_fake(a):
         return (torch.empty_like(a),)
 
-    print(torch.compile(lambda a: local_leaf(a)[0] * 2, fullgraph=True,
-                        backend="aot_eager")(torch.randn(2)).shape)
+    # (a setting of leaf functions, which the replay sets too)
+    with torch._dynamo.config.patch(leaf_function_validate_outputs=True):
+        print(torch.compile(lambda a: local_leaf(a)[0] * 2, fullgraph=True,
+                            backend="aot_eager")(torch.randn(2)).shape)
 
 
 main()
