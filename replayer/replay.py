@@ -755,6 +755,36 @@ def _library_code(module, path, filename, qualname, line):
     return None
 
 
+_LIBRARY_FILES = {}  # path -> the code objects its text compiles to, by place
+
+
+def _library_file_code(module, qualname, filename, line, place):
+    """A lambda or function an installed library made at its module level
+    (torch's pytree registrations: pytree.register_pytree_node(cls,
+    lambda x: ..., ...)), which no name of the module reaches: found in the
+    code the module's own file on disk compiles to (compiled, never run;
+    the file the module was imported from, not a path from the trace).
+    Only confined or under --trust, as a library's frame is."""
+    mod = sys.modules.get(module) if isinstance(module, str) else None
+    f = getattr(mod, "__file__", None)
+    if not _LOOSE or not isinstance(f, str) or not isinstance(filename, str) or (
+            not f.endswith(".py") or os.path.realpath(f) != os.path.realpath(filename)):
+        return None
+    codes = _LIBRARY_FILES.get(f)
+    if codes is None:
+        codes = _LIBRARY_FILES[f] = []
+        try:
+            with open(f, "rb") as fh:
+                top = compile(fh.read(), filename, "exec", dont_inherit=True)
+            codes.extend(_inner_codes(top))
+        except (OSError, SyntaxError, ValueError):
+            pass
+    hits = [c for c in codes if _same_code(c, filename, qualname, line)]
+    if len(hits) > 1 and is_place(place):
+        hits = [c for c in hits if code_place(c) == place]
+    return hits[0] if len(hits) == 1 else None
+
+
 class _Builder:
     def __init__(self, cap, sources, modules, rows=None):
         self.cap = cap
@@ -1529,6 +1559,8 @@ class _Builder:
             # gave the wrapper its name): from the library itself.
             for m in (v.get("module"), v.get("globals_module")):
                 code = code or _library_code(m, where[1], where[0], None, where[2])
+            code = code or _library_file_code(v.get("globals_module"), where[1], where[0],
+                                              where[2], v.get("place"))
         # Its globals: those of the module its code ran in (recorded apart
         # from __module__, which functools.wraps overwrites), as before.
         gname = v.get("globals_module") if isinstance(v.get("globals_module"), str) else None

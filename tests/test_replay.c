@@ -222,7 +222,8 @@ static void scenario(const char *script) {
                                       "method_defaults.py",
                                       "nonstrict_and_leaf.py",
                                       "mapping_proxies.py",
-                                      "allow_in_graph_calls.py"};
+                                      "allow_in_graph_calls.py",
+                                      "library_lambdas.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -629,6 +630,16 @@ Test(replay, allow_in_graph_called_at_run_time) {
                                 " json_extract(value, '$.qualname') = 'my_custom_function' AND"
                                 " json_extract(value, '$.allow_in_graph')"),
                  1);
+}
+
+/* A lambda torch made at its module level (pytree's flatten function of
+ * torch.Size) as an argument: confined, its code comes from the library's
+ * own file, compiled, never from the trace (was: "its code is stored
+ * compiled in the trace; --trust uses it"). */
+Test(replay, library_lambdas_from_the_library_file) {
+    scenario("library_lambdas.py");
+    assert_reproduced("replay", "library_lambdas.py");
+    assert_confined_reproduces(1);
 }
 
 /* A local class's methods compile as in the file (the module's imports
