@@ -770,6 +770,10 @@ def _library_file_code(module, qualname, filename, line, place):
     if not _LOOSE or not isinstance(f, str) or not isinstance(filename, str) or (
             not f.endswith(".py") or os.path.realpath(f) != os.path.realpath(filename)):
         return None
+    if module == "__main__" or (_SOURCES is not None and (
+            module in _SOURCES.modules or os.path.normpath(f) in _SOURCES.text)):
+        return None  # the program's own files: their code is the trace's sources'
+
     codes = _LIBRARY_FILES.get(f)
     if codes is None:
         codes = _LIBRARY_FILES[f] = []
