@@ -1613,9 +1613,7 @@ class _Builder:
         if marks is not None:
             # The wrapper nonstrict_trace or leaf_function made: in the
             # registries they put it in, by id, as they do (allow_in_graph's
-            # too), and out of them when it goes.
-            if not isinstance(marks, list) or not all(m in DYNAMO_MARKS for m in marks):
-                raise self.fail(n, "a function's Dynamo marks are not known ones")
+            # too), and out of them when it goes (form checked with the tree).
             rules = torch._dynamo.trace_rules
             names = ["_allowed_callable_ids"] + [DYNAMO_MARKS[m] for m in marks]
             for ids in [getattr(rules, name, None) for name in names]:

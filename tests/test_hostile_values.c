@@ -333,6 +333,27 @@ static E2eProc *repro(const char *trace) {
     return sh(e2e_fmt("cd '%s' && '%s' repro '%s' -o x.py", e2e_dir, e2e_bin, trace));
 }
 
+/* 4d. A function node whose marks name something other than Dynamo's
+ * nonstrict_trace and leaf_function registries (a mark is what the replay
+ * puts an id in): malformed for replay and repro, no registry touched. */
+Test(hostile_values, function_marks_that_are_not_known_are_malformed) {
+    char *t = hostile("marks.db",
+                      ADD_STR("function")
+                      "UPDATE value_nodes SET kind_id = " STR("function") ", value = json_object("
+                      "'module', '__main__', 'qualname', 'f', 'marks',"
+                      " json('[\"_disallowed_callable_ids\"]')) WHERE kind_id = " STR("object") ";");
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "Dynamo marks that are not known ones"), "%s",
+                       r->err.data);
+    cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+    E2eProc *x = repro(t);
+    cr_assert_eq(x->status, 65 << 8, "repro: exit %s:\n%s%s", e2e_status_text(x->status),
+                 x->out.data, x->err.data);
+}
+
+
 /* 5. repro: a frame global named print bound to os.system is not rebound,
  * nothing names posix, and trace text printed by the summary is escaped. */
 Test(hostile_values, repro_never_rebinds_builtins) {
