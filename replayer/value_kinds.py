@@ -342,7 +342,8 @@ def _form(kind, v):
             return "mappingproxy without its mapping"
         marks = v.get("marks")
         if kind == "function" and marks is not None and not (
-                isinstance(marks, list) and all(m in DYNAMO_MARKS for m in marks)):
+                isinstance(marks, list)
+                and all(type(m) is str and m in DYNAMO_MARKS for m in marks)):
             return "function with Dynamo marks that are not known ones"
         if kind == "module_hook" and type(v.get("hook")) is not int:
             return "module_hook without its hook"
