@@ -598,9 +598,9 @@ static void lone_compile(DrDiff *d, const DrModel *m, long fi, long ci, int in_b
 /* A frame on one side only is one divergence (frames); what its compiles
  * hold still counts as only-in-a or only-in-b in every other category, so
  * the summary never calls a category the same when it is not. */
-static void count_lone_frame(DrDiff *d, const DrModel *m, const DrFrame *f, long *side) {
-    for (long k = 0; k < f->ncomp; k++) {
-        const DrCompile *c = &m->compiles[f->comp[k]];
+static void count_lone_frame(DrDiff *d, const DrModel *m, const long *comps, long n, long *side) {
+    for (long k = 0; k < n; k++) {
+        const DrCompile *c = &m->compiles[comps[k]];
         if (!(d->o.ignore & (1u << DR_CAT_COMPILES))) side[DR_CAT_COMPILES]++;
         for (int cat = DR_CAT_GUARDS; cat <= DR_CAT_CONFIG; cat++)
             if (!(d->o.ignore & (1u << cat))) side[cat] += c->items[cat].n;
@@ -619,15 +619,127 @@ static const char *match_label(DrDiff *d, const DrCompile *c, int mine, int othe
     return fmt(d, "%s%.300s #%ld", ep, c->thread_name ? c->thread_name : "thread 1", c->ordinal);
 }
 
+/* The frame keyed key is left out in every epoch. */
 static int skipped_frame(const DrDiff *d, const char *key) {
     for (long i = 0; i < d->o.nskip; i++)
         if (strcmp(d->o.skip_frames[i], key) == 0) return 1;
     return 0;
 }
 
-/* How many of a frame's compiles are compared. */
+char *dr_skip_key(DrArena *a, const char *key, long epoch) {
+    char ep[32];
+    int el = snprintf(ep, sizeof ep, "\x1e%ld", epoch);
+    size_t kl = strlen(key);
+    char *k = malloc(kl + (size_t)el + 1);
+    if (!k) return NULL;
+    memcpy(k, key, kl);
+    memcpy(k + kl, ep, (size_t)el + 1);
+    char *out = dr_arena_strndup(a, k, kl + (size_t)el);
+    free(k);
+    return out;
+}
+
+int dr_compile_left_out(const DrCompareOptions *o, const char *key, long epoch) {
+    size_t n = strlen(key);
+    char ep[32];
+    snprintf(ep, sizeof ep, "\x1e%ld", epoch);
+    for (long i = 0; i < o->nskip; i++) {
+        const char *s = o->skip_frames[i];
+        if (strncmp(s, key, n) == 0 && (s[n] == '\0' || strcmp(s + n, ep) == 0)) return 1;
+    }
+    return 0;
+}
+
+static int skipped_compile(const DrDiff *d, const char *key, long epoch) {
+    return dr_compile_left_out(&d->o, key, epoch);
+}
+
+/* How many of a frame's compiles are compared, before the epochs left
+ * out. */
 static long ncompared(const DrDiff *d, const DrFrame *f) {
     return d->o.max_compiles > 0 && f->ncomp > d->o.max_compiles ? d->o.max_compiles : f->ncomp;
+}
+
+/* The compiles of m's frame f (keyed key) that are compared, into out (room
+ * for f->ncomp): the first ncompared, less those of the epochs left out.
+ * Their number. */
+static long compared_of(const DrDiff *d, const DrModel *m, const DrFrame *f, const char *key,
+                        long *out) {
+    long n = 0;
+    for (long k = 0; k < ncompared(d, f); k++)
+        if (!d->o.nskip || !skipped_compile(d, key, m->compiles[f->comp[k]].epoch))
+            out[n++] = f->comp[k];
+    return n;
+}
+
+/* Frame fa of a against fb of b (-1: none), through the compiles of each
+ * that are compared (ka, kb). */
+static void compare_frame(DrDiff *d, long fa, long fb, const long *ka, long nfa, const long *kb,
+                          long nfb) {
+    const DrModel *A = d->a, *B = d->b;
+    unsigned ign = d->o.ignore;
+    const DrFrame *f = &A->frames[fa];
+    d->compared_a += nfa;
+    if (fb < 0) {
+        if (ign & (1u << DR_CAT_FRAMES)) return;
+        Div *v = add_div(d, DR_CAT_FRAMES, f->first_rank >= 0 ? f->first_rank : RANK_LATE);
+        if (!v) return;
+        v->fa = fa;
+        v->what = fmt(d, "frame %s (%s:%ld) only in a: %ld callbacks, %ld compiles",
+                      dr_frame_name(f), f->file, f->firstlineno, f->callbacks, f->ncomp);
+        d->minus[DR_CAT_FRAMES]++;
+        count_lone_frame(d, A, ka, nfa, d->minus);
+        return;
+    }
+    const DrFrame *g = &B->frames[fb];
+    /* A frame Dynamo never compiled is compared by presence: how often
+     * its callback ran before Dynamo marked it skipped depends on thread
+     * timing. */
+    int counted = f->ncomp || g->ncomp;
+    if (!(ign & (1u << DR_CAT_FRAMES)) && counted &&
+        (d->o.replay ? nfa != nfb
+                     : (f->callbacks != g->callbacks || f->cache_hits != g->cache_hits ||
+                        f->ncomp != g->ncomp))) {
+        Div *v = add_div(d, DR_CAT_FRAMES, RANK_LATE);
+        if (!v) return;
+        v->fa = fa, v->fb = fb;
+        v->what =
+            fmt(d, "frame %s (%s:%ld): counts differ", dr_frame_name(f), f->file, f->firstlineno);
+        v->side_a = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", f->callbacks,
+                        f->cache_hits, f->ncomp);
+        v->side_b = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", g->callbacks,
+                        g->cache_hits, g->ncomp);
+    }
+    /* Compiles by label (unique within a frame), through a map of each
+     * side's labels so that a frame with thousands of compiles stays
+     * linear. */
+    DrMap la = {0}, lb = {0};
+    int ma = f->multi_thread, mb = g->multi_thread;
+    const char *lab;
+    for (long k = 0; k < nfa; k++)
+        if ((lab = match_label(d, &A->compiles[ka[k]], ma, mb)))
+            d->failed |= dr_map_put(&la, lab, ka[k]) != 0;
+    for (long j = 0; j < nfb; j++)
+        if ((lab = match_label(d, &B->compiles[kb[j]], mb, ma)))
+            d->failed |= dr_map_put(&lb, lab, kb[j]) != 0;
+    for (long k = 0; k < nfa; k++) {
+        long ca = ka[k];
+        lab = match_label(d, &A->compiles[ca], ma, mb);
+        long cb = lab ? dr_map_get(&lb, lab) : -1;
+        if (cb < 0) {
+            if (!(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, A, fa, ca, 0, B, fb);
+        } else {
+            compare_compile(d, fa, fb, ca, cb);
+        }
+    }
+    for (long j = 0; j < nfb; j++) {
+        long cb = kb[j];
+        lab = match_label(d, &B->compiles[cb], mb, ma);
+        if (lab && dr_map_get(&la, lab) < 0 && !(ign & (1u << DR_CAT_COMPILES)))
+            lone_compile(d, B, fb, cb, 1, A, fa);
+    }
+    dr_map_free(&la);
+    dr_map_free(&lb);
 }
 
 static void compare_frames(DrDiff *d) {
@@ -640,68 +752,26 @@ static void compare_frames(DrDiff *d) {
         long fb = dr_map_get(&B->frame_map, key);
         if (skipped_frame(d, key)) continue;
         if (d->o.replay && f->ncomp == 0 && (fb < 0 || B->frames[fb].ncomp == 0)) continue;
-        d->compared_a += ncompared(d, f);
-        if (fb < 0) {
-            if (ign & (1u << DR_CAT_FRAMES)) continue;
-            Div *v = add_div(d, DR_CAT_FRAMES, f->first_rank >= 0 ? f->first_rank : RANK_LATE);
-            if (!v) return;
-            v->fa = fa;
-            v->what = fmt(d, "frame %s (%s:%ld) only in a: %ld callbacks, %ld compiles",
-                          dr_frame_name(f), f->file, f->firstlineno, f->callbacks, f->ncomp);
-            d->minus[DR_CAT_FRAMES]++;
-            count_lone_frame(d, A, f, d->minus);
+        const DrFrame *g = fb >= 0 ? &B->frames[fb] : NULL;
+        long *ka = malloc(((size_t)f->ncomp + 1) * sizeof *ka);
+        long *kb = malloc(((size_t)(g ? g->ncomp : 0) + 1) * sizeof *kb);
+        if (!ka || !kb) {
+            free(ka);
+            free(kb);
+            d->failed = 1;
+            return;
+        }
+        long nfa = compared_of(d, A, f, key, ka), nfb = g ? compared_of(d, B, g, key, kb) : 0;
+        /* Every compile it had in the epochs compared was left out. */
+        if (nfa == 0 && nfb == 0 && (f->ncomp || (g && g->ncomp))) {
+            free(ka);
+            free(kb);
             continue;
         }
-        const DrFrame *g = &B->frames[fb];
-        /* A frame Dynamo never compiled is compared by presence: how often
-         * its callback ran before Dynamo marked it skipped depends on thread
-         * timing. */
-        int counted = f->ncomp || g->ncomp;
-        long nfa = ncompared(d, f), nfb = ncompared(d, g);
-        if (!(ign & (1u << DR_CAT_FRAMES)) && counted &&
-            (d->o.replay ? nfa != nfb
-                         : (f->callbacks != g->callbacks || f->cache_hits != g->cache_hits ||
-                            f->ncomp != g->ncomp))) {
-            Div *v = add_div(d, DR_CAT_FRAMES, RANK_LATE);
-            if (!v) return;
-            v->fa = fa, v->fb = fb;
-            v->what = fmt(d, "frame %s (%s:%ld): counts differ", dr_frame_name(f), f->file,
-                          f->firstlineno);
-            v->side_a = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", f->callbacks,
-                            f->cache_hits, f->ncomp);
-            v->side_b = fmt(d, "%ld callbacks, %ld cache hits, %ld compiles", g->callbacks,
-                            g->cache_hits, g->ncomp);
-        }
-        /* Compiles by label (unique within a frame), through a map of each
-         * side's labels so that a frame with thousands of compiles stays
-         * linear. */
-        DrMap la = {0}, lb = {0};
-        int ma = f->multi_thread, mb = g->multi_thread;
-        const char *lab;
-        for (long k = 0; k < nfa; k++)
-            if ((lab = match_label(d, &A->compiles[f->comp[k]], ma, mb)))
-                d->failed |= dr_map_put(&la, lab, f->comp[k]) != 0;
-        for (long j = 0; j < nfb; j++)
-            if ((lab = match_label(d, &B->compiles[g->comp[j]], mb, ma)))
-                d->failed |= dr_map_put(&lb, lab, g->comp[j]) != 0;
-        for (long k = 0; k < nfa; k++) {
-            long ca = f->comp[k];
-            lab = match_label(d, &A->compiles[ca], ma, mb);
-            long cb = lab ? dr_map_get(&lb, lab) : -1;
-            if (cb < 0) {
-                if (!(ign & (1u << DR_CAT_COMPILES))) lone_compile(d, A, fa, ca, 0, B, fb);
-            } else {
-                compare_compile(d, fa, fb, ca, cb);
-            }
-        }
-        for (long j = 0; j < nfb; j++) {
-            long cb = g->comp[j];
-            lab = match_label(d, &B->compiles[cb], mb, ma);
-            if (lab && dr_map_get(&la, lab) < 0 && !(ign & (1u << DR_CAT_COMPILES)))
-                lone_compile(d, B, fb, cb, 1, A, fa);
-        }
-        dr_map_free(&la);
-        dr_map_free(&lb);
+        compare_frame(d, fa, fb, ka, nfa, kb, nfb);
+        free(ka);
+        free(kb);
+        if (d->failed) return;
     }
     if (ign & (1u << DR_CAT_FRAMES)) return;
     for (long fb = 0; fb < B->nframes; fb++) {
@@ -709,13 +779,26 @@ static void compare_frames(DrDiff *d) {
         dr_frame_key(key, sizeof key, g->file, g->qualname, g->firstlineno);
         if (dr_map_get(&A->frame_map, key) >= 0 || skipped_frame(d, key)) continue;
         if (d->o.replay && g->ncomp == 0) continue;
+        long *kb = malloc(((size_t)g->ncomp + 1) * sizeof *kb);
+        if (!kb) {
+            d->failed = 1;
+            return;
+        }
+        long nfb = compared_of(d, B, g, key, kb);
+        if (nfb == 0 && g->ncomp) {
+            free(kb);
+            continue;
+        }
         Div *v = add_div(d, DR_CAT_FRAMES, g->first_rank >= 0 ? g->first_rank : RANK_LATE);
+        if (v) {
+            v->fb = fb;
+            v->what = fmt(d, "frame %s (%s:%ld) only in b: %ld callbacks, %ld compiles",
+                          dr_frame_name(g), g->file, g->firstlineno, g->callbacks, g->ncomp);
+            d->plus[DR_CAT_FRAMES]++;
+            count_lone_frame(d, B, kb, nfb, d->plus);
+        }
+        free(kb);
         if (!v) return;
-        v->fb = fb;
-        v->what = fmt(d, "frame %s (%s:%ld) only in b: %ld callbacks, %ld compiles",
-                      dr_frame_name(g), g->file, g->firstlineno, g->callbacks, g->ncomp);
-        d->plus[DR_CAT_FRAMES]++;
-        count_lone_frame(d, B, g, d->plus);
     }
 }
 
@@ -849,7 +932,10 @@ static char *diverged_mask(const DrDiff *d) {
             hit[v->ca] = 1;
         } else if (v->fa >= 0 && v->fb < 0) {
             const DrFrame *f = &d->a->frames[v->fa];
-            for (long k = 0; k < ncompared(d, f); k++) hit[f->comp[k]] = 1;
+            char key[8192];
+            dr_frame_key(key, sizeof key, f->file, f->qualname, f->firstlineno);
+            for (long k = 0; k < ncompared(d, f); k++)
+                if (!skipped_compile(d, key, d->a->compiles[f->comp[k]].epoch)) hit[f->comp[k]] = 1;
         }
     }
     return hit;
@@ -865,7 +951,8 @@ static char *compared_mask(const DrDiff *d) {
         const DrFrame *f = &A->frames[fa];
         dr_frame_key(key, sizeof key, f->file, f->qualname, f->firstlineno);
         if (skipped_frame(d, key)) continue;
-        for (long k = 0; k < ncompared(d, f); k++) cmp[f->comp[k]] = 1;
+        for (long k = 0; k < ncompared(d, f); k++)
+            if (!skipped_compile(d, key, A->compiles[f->comp[k]].epoch)) cmp[f->comp[k]] = 1;
     }
     return cmp;
 }
@@ -978,9 +1065,32 @@ static void print_lines(FILE *out, const char *prefix, const DrStrVec *v, long m
         fprintf(out, "%.*s... and %ld more\n", (int)strlen(prefix) - 2, prefix, v->n - max);
 }
 
-static void print_counts(FILE *out, const DrModel *m) {
+/* What m holds; of a in a replay, or where frames or compiles were left
+ * out, only the compiles compared and their frames (a replay's "identical"
+ * is about the compiles it made). */
+static void print_counts(FILE *out, const DrDiff *d, const DrModel *m) {
     DrModelCounts c;
+    char *cmp =
+        m == d->a && (d->o.replay || d->o.nskip || d->o.max_compiles > 0) ? compared_mask(d) : NULL;
     dr_model_counts(m, &c);
+    if (cmp) {
+        memset(&c, 0, sizeof c);
+        for (long fi = 0; fi < m->nframes; fi++) {
+            const DrFrame *f = &m->frames[fi];
+            int any = 0;
+            for (long k = 0; k < f->ncomp; k++) {
+                const DrCompile *x = &m->compiles[f->comp[k]];
+                if (!cmp[f->comp[k]]) continue;
+                any = 1;
+                c.compiles++;
+                c.guards += x->items[DR_CAT_GUARDS].n;
+                c.graph_breaks += x->items[DR_CAT_GRAPH_BREAKS].n;
+                c.errors += x->items[DR_CAT_ERRORS].n;
+            }
+            c.frames += any;
+        }
+        free(cmp);
+    }
     fprintf(out, "%ld frame%s, %ld compile%s, %ld guard%s, %ld graph break%s, %ld error%s",
             c.frames, c.frames == 1 ? "" : "s", c.compiles, c.compiles == 1 ? "" : "s", c.guards,
             c.guards == 1 ? "" : "s", c.graph_breaks, c.graph_breaks == 1 ? "" : "s", c.errors,
@@ -1093,7 +1203,7 @@ static void print_compile_line(FILE *out, const DrModel *m, const DrCompile *c) 
 static void print_text(const DrDiff *d, FILE *out) {
     if (d->ndivs == 0) {
         fputs("identical: ", out);
-        print_counts(out, d->a);
+        print_counts(out, d, d->a);
         fputs("\n", out);
         print_notes(d, out);
         return;
@@ -1211,11 +1321,11 @@ static void print_text(const DrDiff *d, FILE *out) {
     fputs("a: ", out);
     dr_text_safe(out, d->o.label_a);
     fputs(": ", out);
-    print_counts(out, d->a);
+    print_counts(out, d, d->a);
     fputs("\nb: ", out);
     dr_text_safe(out, d->o.label_b);
     fputs(": ", out);
-    print_counts(out, d->b);
+    print_counts(out, d, d->b);
     fputc('\n', out);
     print_notes(d, out);
 }

@@ -25,6 +25,7 @@
 
 #include <stdio.h>
 
+#include "../common/util.h"
 #include "../schema/error.h"
 #include "../schema/trace.h"
 
@@ -74,7 +75,10 @@ typedef struct {
      * and their compiles, not callbacks or cache hits (a replay hands Dynamo
      * the compiles only). */
     int replay;
-    const char *const *skip_frames; /* frame keys "file\x1fqualname\x1fline" left out */
+    /* Frames left out: "file\x1fqualname\x1fline" (dr_frame_key) in every
+     * epoch, that key + "\x1e" + N in epoch N only (the compiles after the
+     * Nth torch._dynamo.reset()). */
+    const char *const *skip_frames;
     long nskip;
     long max_compiles; /* > 0: compare only the first N compiles of each frame */
     /* Config keys b (a replay) does not set from the trace (not decisions,
@@ -82,6 +86,12 @@ typedef struct {
     const char *const *config_unset;
     long nconfig_unset;
 } DrCompareOptions;
+
+/* The skip_frames entry of the frame keyed key (dr_frame_key) in epoch
+ * `epoch` only, in a's arena; NULL when out of memory. */
+char *dr_skip_key(DrArena *a, const char *key, long epoch);
+/* 1 when o leaves out the compiles of epoch `epoch` of the frame keyed key. */
+int dr_compile_left_out(const DrCompareOptions *o, const char *key, long epoch);
 
 /* Compares two models.  Returns NULL only when out of memory. */
 DrDiff *dr_compare(const DrModel *a, const DrModel *b, const DrCompareOptions *o, DrError *err);

@@ -33,19 +33,27 @@ static char *frame_key(DrChild *r, DrModel *m, const char *file, const char *qua
     return dr_arena_strdup(&r->arena, dr_frame_key(key, sizeof key, *rel, qual, atol(line)));
 }
 
+/* The frames the replay left out: keys, for the comparison, of the frame
+ * in one epoch ("key\x1eN"; the key alone: every epoch), and one name and
+ * reason per frame (its first), for the report. */
 typedef struct {
     DrChild *r;
     DrModel *m;
     DrStrVec keys, reasons, names;
+    DrMap frames; /* frame key -> 1, once named */
 } Skips;
 
 static int skip_row(void *ud, int n, const char *const *names, const char *const *v) {
     (void)names;
     Skips *s = ud;
     char *rel, *key;
-    if (n < 4 || !v[0] || !v[1] || !v[2] || !(key = frame_key(s->r, s->m, v[0], v[1], v[2], &rel)))
+    if (n < 5 || !v[0] || !v[1] || !v[2] || !(key = frame_key(s->r, s->m, v[0], v[1], v[2], &rel)))
         return 0;
-    dr_vec_push(&s->keys, key);
+    char *ekey = v[4] ? dr_skip_key(&s->r->arena, key, atol(v[4])) : key;
+    if (!ekey) return 0;
+    dr_vec_push(&s->keys, ekey);
+    if (dr_map_get(&s->frames, key) >= 0) return 0;
+    dr_map_put(&s->frames, key, 1);
     dr_vec_push(&s->reasons, dr_arena_strdup(&s->r->arena, v[3] ? v[3] : "?"));
     char name[700];
     snprintf(name, sizeof name, "%.300s (%.300s:%ld)", v[1], rel, atol(v[2]));
@@ -305,8 +313,8 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
     sk.m = ma;
     dr_trace_query(nt,
                    "SELECT json_extract(data, '$.filename'), json_extract(data, '$.qualname'),"
-                   " json_extract(data, '$.firstlineno'), text FROM v_ev"
-                   " WHERE kind = 'replay_skip' ORDER BY seq",
+                   " json_extract(data, '$.firstlineno'), text, json_extract(data, '$.epoch')"
+                   " FROM v_ev WHERE kind = 'replay_skip' ORDER BY seq",
                    skip_row, &sk, NULL);
     DrCompareOptions co = {.label_a = o->trace,
                            .label_b = newpath,
@@ -364,11 +372,9 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         char key[8192];
         const DrFrame *fr = &ma->frames[f];
         dr_frame_key(key, sizeof key, fr->file, fr->qualname, fr->firstlineno);
-        for (long i = 0; i < sk.keys.n; i++)
-            if (strcmp(sk.keys.v[i], key) == 0) {
-                skipped_compiles += fr->ncomp;
-                break;
-            }
+        DrCompareOptions left = {.skip_frames = (const char *const *)sk.keys.v, .nskip = sk.keys.n};
+        for (long c = 0; c < fr->ncomp; c++)
+            skipped_compiles += dr_compile_left_out(&left, key, ma->compiles[fr->comp[c]].epoch);
     }
     dr_trace_get_meta(nt, "torch_version", &new_torch, NULL);
     /* The recorded compiles inductor's caches served (FX graph, AOTAutograd):
@@ -469,6 +475,7 @@ done:
     free(cache_hits);
     dr_map_free(&ch.chosen);
     dr_vec_free(&sk.keys);
+    dr_map_free(&sk.frames);
     dr_vec_free(&sk.reasons);
     dr_vec_free(&sk.names);
     dr_diff_free(d);

@@ -2628,7 +2628,12 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
         while resets and resets[0] < cap["seq"]:
             resets.pop(0)
             torch._dynamo.reset()
-        fkey = (cap["filename"], cap["qualname"], cap["line"])
+        # A frame not replayable is left out for the rest of its epoch (its
+        # later compiles recompile the cache entry the replay could not
+        # make); after a reset its compiles are first compiles again.
+        m = _CID.match(str(cap["cid"]))
+        epoch = int(m.group(1) or 0) if m else 0
+        fkey = (cap["filename"], cap["qualname"], cap["line"], epoch)
         if tty:
             sys.stderr.write("\rdynrec replay: compile %d/%d %s" % (
                 i + 1, len(caps), _dynrec.safe(str(cap["qualname"])[:40])))
@@ -2672,7 +2677,8 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                     skipped_frames[fkey] = reason
                     _event("replay_skip", cap["no"], reason,
                            {"filename": cap["filename"], "qualname": cap["qualname"],
-                            "firstlineno": cap["line"], "compile_id": cap["cid"]}, cap["cid"])
+                            "firstlineno": cap["line"], "compile_id": cap["cid"],
+                            "epoch": epoch}, cap["cid"])
                 seen = getattr(getattr(_dynrec, "dynamo", None), "config_seen", None)
                 if tname in (None, "MainThread") and seen is not None:
                     # Its config all the same, as if compiled: the config

@@ -223,7 +223,8 @@ static void scenario(const char *script) {
                                       "nonstrict_and_leaf.py",
                                       "mapping_proxies.py",
                                       "allow_in_graph_calls.py",
-                                      "library_lambdas.py"};
+                                      "library_lambdas.py",
+                                      "reset_epochs.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1065,6 +1066,30 @@ Test(replay, unsupported_argument_is_not_replayable) {
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname = 'plain'"), 1);
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname = 'with_lock'"), 0);
+}
+
+/* A frame not replayable before torch._dynamo.reset() is left out in that
+ * epoch only: its compiles after the reset are first compiles again, and
+ * replay (the frame was left out in every epoch: 0/0). */
+Test(replay, frame_not_replayable_before_a_reset) {
+    scenario("reset_epochs.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_compiles WHERE qualname = 'f'"), 3);
+    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/r.db", "replay/t.db", NULL});
+    cr_assert_eq(r->status, 3 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(
+        strstr(r->out.data,
+               "reproduced 2/2 compiles; 1 frame not replayable (1 recorded compile):"),
+        "%s", r->out.data);
+    cr_assert_not_null(strstr(r->out.data, "\nidentical: 1 frame, 2 compiles,"), "%s", r->out.data);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_str_eq(
+        e2e_sql(b, "SELECT group_concat(compile_id, ' ') FROM (SELECT compile_id FROM v_compiles"
+                   " WHERE qualname = 'f' ORDER BY compile_id)"),
+        "1:0/0 1:0/1");
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE compile_id = '1:0/1'"),
+                 1);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its
