@@ -314,7 +314,8 @@ canonicalize_output_graph_node_order capture_sparse_compute computed_lazy_consta
 constant_fold_autograd_profiler_enabled do_not_emit_runtime_asserts
 dont_skip_tracing dynamic_shapes enable_compiler_collectives enable_cpp_framelocals_guard_eval
 enable_cpp_guard_manager enable_cpp_symbolic_shape_guards enable_dynamo_decompositions
-enable_faithful_generator_behavior enable_trace_contextlib enable_trace_unittest
+enable_faithful_generator_behavior enable_trace_contextlib enable_trace_load_build_class
+enable_trace_unittest debug_force_graph_break_on_leaf_return debug_force_nested_calls
 error_on_nested_fx_trace error_on_nested_jit_trace error_on_recompile
 fail_on_recompile_limit_hit force_nn_module_property_static_shapes
 force_parameter_static_shapes force_unspec_int_unbacked_size_like_on_torchrec_kjt
@@ -328,8 +329,16 @@ rewrite_assert_with_torch_assert side_effect_replay_policy
 skip_code_recursive_on_recompile_limit_hit skip_fsdp_guards skip_guards_on_constant_func_defaults
 skip_nnmodule_hook_guards skip_no_tensor_aliasing_guards_on_parameters
 skip_tensor_guards_with_matching_dict_tags skip_torchrec specialize_float specialize_int
-suppress_errors trace_numpy use_lamba_guard_for_object_aliasing
+suppress_errors trace_autograd_ops trace_numpy use_lamba_guard_for_object_aliasing
 use_recursive_dict_tags_for_guards
+""".split())
+
+# Dynamo config names that only log, profile or count (Dynamo's TestCase
+# sets log_compilation_metrics): never set from a trace and never
+# compared, as the names above that are not set, but without a note.
+CONFIG_NOT_DECISIONS = frozenset("""
+cprofile debug_dir_root debug_disable_compile_counter dynamo_profiler log_compilation_metrics
+log_file_name log_graph_in_out_metadata verbose
 """.split())
 
 # The ShapeEnv's settings (torch.fx.experimental._config, recorded as

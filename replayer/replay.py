@@ -51,8 +51,9 @@ import weakref
 
 import _dynrec
 
-from .definitions import (FIELD_FACTORIES, code_name, config_allowed, definitions, factory,
-                          future_flags, local_class_tree, module_name, option_allowed)
+from .definitions import (CONFIG_NOT_DECISIONS, FIELD_FACTORIES, code_name, config_allowed,
+                          definitions, factory, future_flags, local_class_tree, module_name,
+                          option_allowed)
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
@@ -2198,7 +2199,9 @@ def _config(cap, applied, start):
         if not isinstance(text, str) or text[:2] in ("'/", '"/') or name not in start:
             continue
         if not config_allowed(name, text):
-            if name not in _config_skipped:
+            if name in CONFIG_NOT_DECISIONS:
+                _config_skipped.add(name)
+            elif name not in _config_skipped:
                 _config_skipped.add(name)
                 _config_notes.append("config %s from the trace is not one dynrec sets (not "
                                      "decision-relevant, or unsafe): skipped" % name)

@@ -224,7 +224,8 @@ static void scenario(const char *script) {
                                       "mapping_proxies.py",
                                       "allow_in_graph_calls.py",
                                       "library_lambdas.py",
-                                      "reset_epochs.py"};
+                                      "reset_epochs.py",
+                                      "build_class_config.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1090,6 +1091,18 @@ Test(replay, frame_not_replayable_before_a_reset) {
         "1:0/0 1:0/1");
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE compile_id = '1:0/1'"),
                  1);
+}
+
+/* enable_trace_load_build_class, which Dynamo's TestCase sets, is set
+ * again (the class statement was a graph break in the replay: 2/3), and
+ * log_compilation_metrics, which only logs, is left out without a note. */
+Test(replay, build_class_and_logging_settings) {
+    scenario("build_class_config.py");
+    assert_reproduced("replay", "build_class_config.py");
+    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+    cr_assert_eq(r->status, 0, "%s%s", r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 3/3 compiles"), "%s", r->out.data);
+    cr_assert_null(strstr(r->out.data, "log_compilation_metrics"), "%s", r->out.data);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its
