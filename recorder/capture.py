@@ -234,7 +234,7 @@ class _Capture:
         y = torch.ones(4), and sets these instead.  Once per class and
         capture; what cannot be captured is left out, never blocking the
         replay."""
-        out = {}
+        out, cells = {}, {}
         for b in t.__mro__:
             q, m = getattr(b, "__qualname__", None), getattr(b, "__module__", None)
             if (b in self.classes_seen or not isinstance(q, str) or ".<locals>." not in q
@@ -251,9 +251,36 @@ class _Capture:
                     out["%s.%s" % (q, name)] = self.node(v, "%s.%s" % (q, name))
             finally:
                 self.soft = soft
+            self.class_cells(b, q, cells)
         if out:
             value["class_attrs"] = out
+        if cells:
+            value["class_cells"] = cells
         self.method_defaults(t, value)
+
+    def class_cells(self, b, q, out):
+        """The closure cells of the methods of b, a class defined inside a
+        function (its forward calls a function the test defined beside it),
+        into out ("QUALNAME.METHOD:NAME" -> node): the replay's class
+        statement binds those names to None.  Not __class__ (the class
+        statement makes that one); what cannot be captured is left out."""
+        for name, fn in list(vars(b).items())[:_MAX_ITEMS]:
+            if isinstance(fn, (staticmethod, classmethod)):
+                fn = fn.__func__
+            if type(fn) is not types.FunctionType or not isinstance(name, str) or not (
+                    fn.__closure__):
+                continue
+            for var, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                if var == "__class__":
+                    continue
+                try:
+                    v = cell.cell_contents
+                except ValueError:
+                    continue  # empty
+                key = "%s.%s:%s" % (q, name, var)
+                node = self.optional(v, key)
+                if node is not None:
+                    out[key] = node
 
     def method_defaults(self, t, value):
         """The methods with defaults of the classes of the user's files in
@@ -319,8 +346,12 @@ class _Capture:
         if (isinstance(obj, type) and isinstance(qualname, str) and ".<locals>." in qualname
                 and isinstance(module, str) and _user_module(module)):
             # A class defined inside a function of the user's files: the
-            # replay makes it from the stored source.
-            return {"module": module, "qualname": qualname, "local": True}
+            # replay makes it from the stored source, one class per number
+            # (a function that makes one per call).
+            number = _local_class_numbers.get(obj)
+            if number is None:
+                number = _local_class_numbers[obj] = next(_class_count)
+            return {"module": module, "qualname": qualname, "local": True, "number": number}
         made = _namedtuple_made(obj)
         if made is not None and isinstance(module, str) and qualname == obj.__name__:
             # A namedtuple class no module binds (made inside a function,
@@ -1108,7 +1139,13 @@ _NAMEDTUPLE_ATTRS = frozenset((
     "__doc__", "__slots__", "_fields", "_field_defaults", "__new__", "_make", "_replace",
     "__repr__", "_asdict", "__getnewargs__", "__match_args__", "__module__"))
 _DEFAULT_TYPES = (type(None), bool, int, str)
+# The recording's classes that no module binds (namedtuple classes and
+# classes made inside a function, one per call of it), numbered in the order
+# first captured: the replay makes one class per number.  The count never
+# goes back, so a number names one class even after it is collected.
 _namedtuple_numbers = weakref.WeakKeyDictionary()
+_local_class_numbers = weakref.WeakKeyDictionary()
+_class_count = itertools.count(1)
 _STD_STREAMS = ("stdout", "stderr", "stdin", "__stdout__", "__stderr__", "__stdin__")
 
 
@@ -1137,7 +1174,7 @@ def _namedtuple_made(t):
     # one per call): the replay makes one per number, for every capture.
     number = _namedtuple_numbers.get(t)
     if number is None:
-        number = _namedtuple_numbers[t] = len(_namedtuple_numbers) + 1
+        number = _namedtuple_numbers[t] = next(_class_count)
     return {"fields": list(fields), "defaults": [defaults[f] for f in kept], "number": number}
 
 
@@ -1161,15 +1198,27 @@ def _mapping_base(t):
     return None
 
 
+# torch's classes whose instances are plain state the program holds:
+# Dynamo's decorator objects, which the wrappers torch._dynamo.disable,
+# error_on_graph_break and set_stance make keep in their closures (and
+# torch._dynamo.disable(module) in the module's dynamo_ctx).
+_TORCH_PLAIN = frozenset((
+    "torch._dynamo.eval_frame.DisableContext",
+    "torch._dynamo.decorators.ErrorOnGraphBreakDecoratorContextManager",
+    "torch._dynamo.decorators.set_stance"))
+
+
 def _plain_class(t):
     """A class whose instances are plain: attributes in __dict__ and in
     __slots__ (plain descriptors), object's __new__, no builtin base but a
     mapping's (_mapping_base: its items are kept too); defined in a user
     file or in an importable module (the class is then stored by
     reference, checked to resolve to itself).  torch's own classes are
-    left to their kinds."""
+    left to their kinds, but for those of _TORCH_PLAIN."""
     mod = getattr(t, "__module__", None) or ""
-    if mod == "builtins" or mod == "torch" or mod.startswith("torch.") or mod not in sys.modules:
+    torch_plain = "%s.%s" % (mod, getattr(t, "__qualname__", "")) in _TORCH_PLAIN
+    if mod == "builtins" or (not torch_plain and (mod == "torch" or mod.startswith("torch."))) or (
+            mod not in sys.modules):
         return False
     slots = _slot_names(t)
     mapping = _mapping_base(t)

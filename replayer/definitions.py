@@ -224,6 +224,45 @@ def _class_body(body, field=None, factory_by_name=False):
     return out or [ast.Pass()]
 
 
+def _bound_names(fn):
+    """The names function fn binds in its own scope, as the compiler finds
+    them: its arguments, assignment and loop targets, the functions and
+    classes it defines, its imports, its except ... as names; not those of
+    the functions, classes, lambdas and comprehensions inside it, nor the
+    ones it declares global or nonlocal."""
+    out = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    declared = set()
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+            # decorators, defaults, bases are evaluated in this scope
+            todo.extend(n.decorator_list)
+            if isinstance(n, ast.ClassDef):
+                todo.extend(n.bases + [k.value for k in n.keywords])
+            else:
+                todo.extend(n.args.defaults + [d for d in n.args.kw_defaults if d])
+            continue
+        if isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                          ast.GeneratorExp)):
+            continue  # a scope of its own (a walrus inside binds here: rare, left out)
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names if a.name != "*")
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            out.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            out.add(n.rest)
+        todo.extend(ast.iter_child_nodes(n))
+    return out - declared
+
+
 def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name=False):
     """A class defined inside a function ("T.test_x.<locals>.Mock") of the
     parsed source tree, as one module-level statement that nests it as the
@@ -267,9 +306,7 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
         else:
             # The names the function binds stay its locals (so that the
             # class's methods see them as free variables, as recorded).
-            bound = sorted({a.arg for a in ast.walk(outer.args) if isinstance(a, ast.arg)} | {
-                n.id for st in outer.body for n in ast.walk(st)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - {child.name})
+            bound = sorted(_bound_names(outer) - {child.name})
             pre = [ast.Assign(targets=[ast.Name(id=b, ctx=ast.Store())],
                               value=ast.Constant(value=None)) for b in bound]
             # The imports before it there (from collections.abc import
@@ -335,10 +372,11 @@ use_recursive_dict_tags_for_guards
 
 # Dynamo config names that only log, profile or count (Dynamo's TestCase
 # sets log_compilation_metrics): never set from a trace and never
-# compared, as the names above that are not set, but without a note.
+# compared, as the names above that are not set, but without a note.  (A
+# path, such as debug_dir_root, keeps its note.)
 CONFIG_NOT_DECISIONS = frozenset("""
-cprofile debug_dir_root debug_disable_compile_counter dynamo_profiler log_compilation_metrics
-log_file_name log_graph_in_out_metadata verbose
+cprofile debug_disable_compile_counter dynamo_profiler log_compilation_metrics
+log_graph_in_out_metadata verbose
 """.split())
 
 # The ShapeEnv's settings (torch.fx.experimental._config, recorded as

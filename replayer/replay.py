@@ -60,6 +60,7 @@ from .recorded import number as _int
 from .value_kinds import (FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS, FX_OPS, ITERATOR_TYPES, KINDS,
                           MAX_CODE, DYNAMO_MARKS,
                           MAX_DEPTH, MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key,
+                          class_cell_key, local_class_number,
                           code_place, config_of, config_snapshot, function_where, is_place,
                           method_key, namedtuple_made,
                           torch_op)
@@ -164,6 +165,38 @@ def _state_items(no, sources, modules):
     return b, items
 
 
+# Registries of torch keyed by class that a program fills for its own
+# classes (pytree's register_pytree_node): a trace sets the entries of the
+# program's classes there, never torch's or a library's.
+_PROGRAM_KEYED = frozenset({("torch.utils._pytree", "SUPPORTED_NODES")})
+
+
+def _of_program(cls, sources):
+    """Whether cls is a class of the program: defined in a module whose file
+    is one of the trace's sources (a local class the replay made too)."""
+    if not isinstance(cls, type) or sources is None:
+        return False
+    mod = sys.modules.get(getattr(cls, "__module__", None) or "")
+    return getattr(mod, "__file__", None) in sources.text
+
+
+def _program_entries(cur, new, sources):
+    """Puts the recorded entries of the program's classes that registry cur
+    lacks into it (values of the types torch's own entries have), and takes
+    out those of its classes the recording did not hold (a test's cleanup
+    unregistered them); an entry already there stays, so that the dict's
+    version, which Dynamo guards, changes only where the recording's did.
+    Whether the other entries differ."""
+    kinds = {type(v) for k, v in cur.items() if not _of_program(k, sources)}
+    for k in [k for k in cur if _of_program(k, sources) and k not in new]:
+        del cur[k]
+    for k, v in new.items():
+        if _of_program(k, sources) and type(v) in kinds and k not in cur:
+            cur[k] = v
+    return ({k for k in cur if not _of_program(k, sources)}
+            != {k for k in new if not _of_program(k, sources)})
+
+
 def _apply_state(no, sources, modules, notes):
     """Puts back what the recording's modules held when a compile's guards
     were built (a registry a library fills at run time): into modules this
@@ -185,6 +218,11 @@ def _apply_state(no, sources, modules, notes):
             notes.add("%s.%s is not set: %s" % (mname, attr, exc))
             continue
         top = mname.split(".", 1)[0]
+        if (mname, attr) in _PROGRAM_KEYED and type(new) is dict and type(cur) is dict:
+            if _program_entries(cur, new, sources):
+                notes.add("%s.%s: entries of classes not the program's differ from the "
+                          "recording's; dynrec never sets state of %s" % (mname, attr, top))
+            continue
         if top in _NEVER_SET:
             # The interpreter's, torch's and dynrec's own state (sys.path,
             # a config's _config dict past the config allow-list) is never
@@ -236,7 +274,8 @@ class _Sources:
         self.main = self.script  # the file of __main__ (`-m`: role "main")
         self.notes = []
         self.trees = {}          # path -> its parsed source
-        self.local_classes = {}  # (path, qualname) -> a class defined in a function
+        self.local_classes = {}  # (path, qualname, number) -> a class defined in a function
+        self.local_class_code = {}  # (path, qualname) -> what local_class() runs
         aliases = {}  # shorter module name -> paths
         for path, role, blob in _query(
                 "SELECT path, role, blob_id FROM v_files WHERE role IN ('script', 'main', 'source')"
@@ -318,16 +357,55 @@ class _Sources:
                 node.end_lineno = node.lineno
                 node.end_col_offset = node.col_offset
 
-    def local_class(self, module, path, qualname):
+    def local_class(self, module, path, qualname, number=0):
         """A class defined inside a function ("T.test_x.<locals>.Mock"), made
         from the stored source: a synthetic module nests it as the source
         does (its enclosing classes and functions reduced to that nesting,
         the names they bind bound to None), so its methods' code has the
         recorded qualnames, lines and free variables; the class body runs
-        definitions only.  Raises NotReplayable when it cannot be made."""
-        key = (path, qualname)
+        definitions only.  One class per number: the recording's classes of
+        this qualname (a function that makes one per call).  Raises
+        NotReplayable when it cannot be made."""
+        key = (path, qualname, number)
         if key in self.local_classes:
             return self.local_classes[key]
+        # One code for every number: the recording's classes of a qualname
+        # share their methods' code objects (constants of the function that
+        # makes them), and so Dynamo's cache entries.
+        made_code = self.local_class_code.get(key[:2])
+        if made_code is None:
+            made_code = self.local_class_code[key[:2]] = self._local_class_code(path, qualname)
+        code, top, chain = made_code
+        ns = module.__dict__
+        had, old = top in ns, ns.get(top)
+        # @dataclass and field() as the real ones, never the names the
+        # source binds.
+        ns["__dynrec_dataclass__"], ns["__dynrec_field__"] = dataclasses.dataclass, _field
+        try:
+            exec(code, ns)  # only the nesting and the class's definitions
+            cur = ns[top]
+            for outer, nxt in zip(chain[:-1], chain[1:]):
+                # A function of the nesting returns the next definition.
+                cur = cur() if isinstance(outer, ast.FunctionDef) else getattr(cur, nxt.name)
+        except Exception as exc:
+            raise NotReplayable("%s cannot be rebuilt from its source: %s: %s" % (
+                qualname, type(exc).__name__, exc))
+        finally:
+            if had:
+                ns[top] = old
+            else:
+                ns.pop(top, None)
+            ns.pop("__dynrec_dataclass__", None)
+            ns.pop("__dynrec_field__", None)
+        if not isinstance(cur, type):
+            raise NotReplayable("%s is not a class in the stored source" % qualname)
+        cur.__qualname__ = qualname
+        self.local_classes[key] = cur
+        return cur
+
+    def _local_class_code(self, path, qualname):
+        """(code, top-level name, chain) of the synthetic module that makes
+        the class defined inside a function (local_class())."""
         if path not in self.text:
             raise NotReplayable("%s: its source is not in the trace" % qualname)
         tree = self.trees.get(path)
@@ -355,33 +433,7 @@ class _Sources:
         except (SyntaxError, ValueError, TypeError) as exc:
             raise NotReplayable("%s cannot be rebuilt from its source: %s" % (qualname, exc))
         self.index(code)
-        ns = module.__dict__
-        top = chain[0].name
-        had, old = top in ns, ns.get(top)
-        # @dataclass and field() as the real ones, never the names the
-        # source binds.
-        ns["__dynrec_dataclass__"], ns["__dynrec_field__"] = dataclasses.dataclass, _field
-        try:
-            exec(code, ns)  # only the nesting and the class's definitions
-            cur = ns[top]
-            for outer, nxt in zip(chain[:-1], chain[1:]):
-                # A function of the nesting returns the next definition.
-                cur = cur() if isinstance(outer, ast.FunctionDef) else getattr(cur, nxt.name)
-        except Exception as exc:
-            raise NotReplayable("%s cannot be rebuilt from its source: %s: %s" % (
-                qualname, type(exc).__name__, exc))
-        finally:
-            if had:
-                ns[top] = old
-            else:
-                ns.pop(top, None)
-            ns.pop("__dynrec_dataclass__", None)
-            ns.pop("__dynrec_field__", None)
-        if not isinstance(cur, type):
-            raise NotReplayable("%s is not a class in the stored source" % qualname)
-        cur.__qualname__ = qualname
-        self.local_classes[key] = cur
-        return cur
+        return code, chain[0].name, chain
 
     def index(self, code):
         stack = [code]
@@ -605,7 +657,11 @@ def _ref(d, modules):
         m = modules.get(mod) or sys.modules.get(mod)
         if path is None or m is None:
             raise NotReplayable("%s.%s: its module's source is not in the trace" % (mod, qual))
-        return _SOURCES.local_class(m, path, qual)
+        try:
+            number = local_class_number(d)
+        except ValueError as exc:
+            raise Refused(str(exc))
+        return _SOURCES.local_class(m, path, qual, number)
     if "<" in qual:
         raise NotReplayable("%s.%s is not reachable by name" % (mod, qual))
     m = modules.get(mod)
@@ -850,6 +906,28 @@ class _Builder:
                 # Data only, as captured: never a method or a descriptor.
                 raise self.fail(n, "class attribute %s is not data" % key)
             type.__setattr__(owner, name, value)
+
+    def class_cells(self, n, cls, cells):
+        """The recorded contents of the closure cells of the methods of the
+        classes defined inside functions in cls's MRO (capture's
+        class_cells), put in the cells of the rebuilt class's methods, which
+        its nesting bound to None; one that cannot be made is left out.
+        Only on classes the replay made from the stored sources."""
+        if not cells:
+            return
+        made = set(_SOURCES.local_classes.values()) if _SOURCES is not None else set()
+        for key, c in cells.items():
+            q, meth, var = class_cell_key(key)  # checked with the tree
+            owner = next((b for b in cls.__mro__ if b in made and b.__qualname__ == q), None)
+            fn = vars(owner).get(meth) if owner is not None else None
+            fn = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
+            if type(fn) is not types.FunctionType or var not in fn.__code__.co_freevars:
+                continue
+            try:
+                value = self.child(n, c)
+            except NotReplayable:
+                continue
+            fn.__closure__[fn.__code__.co_freevars.index(var)].cell_contents = value
 
     def method_defaults(self, n, cls, entries):
         """The defaults the methods of the classes of the sources in cls's
@@ -1149,6 +1227,7 @@ class _Builder:
             obj = object.__new__(cls) if mapping is None else base.__new__(cls)
             self.built[n] = obj
             self.class_attrs(n, cls, v.get("class_attrs"))
+            self.class_cells(n, cls, v.get("class_cells"))
             self.method_defaults(n, cls, v.get("method_defaults"))
             d = kid(v.get("dict"))
             if not isinstance(d, dict) or not all(type(k) is str for k in d):

@@ -372,15 +372,44 @@ class Generator:
             self.reserved.add("repro_unwrapped")
         return "repro_unwrapped"
 
-    def local_class(self, mod, qual):
+    def cell_setter(self):
+        """The script's helper that puts a value in the closure cell of a
+        method of a class (a local class's method that calls a function the
+        test defined beside it: its factory bound the name to None)."""
+        key = ("helper", "set_cell")
+        if key not in self.factories:
+            text = "\n".join([
+                "def repro_set_cell(cls, method, name, value):",
+                "    # the cell of free variable `name` of cls's method",
+                "    f = vars(cls)[method]",
+                "    f = getattr(f, '__func__', f)",
+                "    f.__closure__[f.__code__.co_freevars.index(name)].cell_contents = value"])
+            self.factories[key] = ("repro_set_cell", [], text)
+            self.reserved.add("repro_set_cell")
+        return "repro_set_cell"
+
+    def local_class(self, mod, qual, number=0):
         """The script's name for a class defined inside a function of the
-        stored sources ("T.test_x.<locals>.Pair"), made once by a factory
-        that nests it as the source does (definitions.local_class_tree(),
-        the replay's rule), its qualname and @dataclass set as recorded;
-        or (None, why) when the sources do not define it."""
+        stored sources ("T.test_x.<locals>.Pair"), made by a factory that
+        nests it as the source does (definitions.local_class_tree(), the
+        replay's rule), its qualname and @dataclass set as recorded, once
+        per number (the recording's classes of that qualname); or (None,
+        why) when the sources do not define it."""
         key = ("class", mod, qual)
         if key in self.factories:
-            return self.factories[key][0], None
+            name, _, _, first, make = self.factories[key]
+            if number == first:
+                return name, None
+            again = ("class", mod, qual, number)
+            if again not in self.factories:
+                # Another class of that qualname: the factory called again.
+                other = "%s_%d" % (name, number)
+                while other in self.names or other in self.reserved or other in self.used:
+                    other += "_"
+                self.factories[again] = (other, [], "%s = %s()\n%s.__qualname__ = %r" % (
+                    other, make, other, qual))
+                self.reserved.add(other)
+            return self.factories[again][0], None
         src = self.source_of(mod)
         if src is None:
             return None, "class %s.%s: its module's source is not in the trace" % (mod, qual)
@@ -412,7 +441,7 @@ class Generator:
                 "%s.__qualname__ = %r" % (name, qual)]
         if "dataclasses." in text[2]:
             self.imports.add("dataclasses")
-        self.factories[key] = (name, [], "\n".join(text))
+        self.factories[key] = (name, [], "\n".join(text), number, make)
         self.reserved |= {name, make}
         return name, None
 

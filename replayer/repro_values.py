@@ -35,7 +35,8 @@ import _dynrec_repro
 
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import (FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key, method_key,
+from .value_kinds import (FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key,
+                          class_cell_key, local_class_number, method_key,
                           function_where, namedtuple_made)
 
 _query = _dynrec_repro.query
@@ -870,6 +871,15 @@ class Writer:
                 continue
             self.emit("type.__setattr__(next(b for b in %s.__mro__ if b.__qualname__ == %r), %r,"
                       " %s)  # its class body made it" % (cls, q, a, self.expr(c, a)))
+        for key, c in (v.get("class_cells") or {}).items():
+            # What a method's closure held (a function the test defined
+            # beside the class), where the nesting bound None.
+            q, meth, var = class_cell_key(key)  # checked with the tree
+            if self.tree.rows.get(c, ("opaque",))[0] == "opaque":
+                continue
+            self.emit("%s(next(b for b in %s.__mro__ if b.__qualname__ == %r), %r, %r, %s)"
+                      "  # its closure held it" % (self.gen.cell_setter(), cls, q, meth, var,
+                                                   self.expr(c, var)))
         for key, c in (v.get("method_defaults") or {}).items():
             # The defaults a method had at the compile (capture's
             # method_defaults), not those its def statement made.
@@ -903,7 +913,11 @@ class Writer:
         if nt is not None:
             return self.gen.namedtuple_class(mod, *nt)
         if ".<locals>." in qual and what == "class" and isinstance(d.get("local"), bool):
-            made, why = self.gen.local_class(mod, qual)
+            try:
+                number = local_class_number(d)
+            except ValueError as exc:
+                raise self.tree.fail(n, str(exc))
+            made, why = self.gen.local_class(mod, qual, number)
             if made is not None:
                 return made
             self.missing.append((qual, why))

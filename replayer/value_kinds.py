@@ -72,8 +72,8 @@ SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")
 # object name -> node for those in _DICT_FIELDS.
 OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra", "mapping"),
-    "module": ("dict", "class_attrs", "method_defaults"),
-    "object": ("dict", "slots", "class_attrs", "mapping", "method_defaults"),
+    "module": ("dict", "class_attrs", "method_defaults", "class_cells"),
+    "object": ("dict", "slots", "class_attrs", "mapping", "method_defaults", "class_cells"),
     "function": ("closure", "defaults", "kwdefaults", "dict"), "class": (),
     "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state"), "singleton": (),
@@ -127,7 +127,7 @@ FX_GRAPH_ATTRS = ("_graph", "_code", "_lineno_map", "_prologue_start")
 FUNCTORCH_WRAPPERS = ("Vmap", "Grad", "Functionalize")
 MAX_FUNCTORCH_LEVELS = 64
 _LIST_FIELDS = ("items", "closure", "nodes", "extra_dicts")
-_DICT_FIELDS = ("fields", "slots", "class_attrs", "method_defaults")
+_DICT_FIELDS = ("fields", "slots", "class_attrs", "method_defaults", "class_cells")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
 # and a cell (its content's node, or null when empty).
 KINDS = frozenset(SCALARS) | frozenset(SEQUENCES) | frozenset(OBJECTS) | {"dict", "cell"}
@@ -218,6 +218,17 @@ def namedtuple_made(d):
     return q, fields, defaults, number
 
 
+def local_class_number(d):
+    """Which of the recording's classes of its qualname a reference to a
+    class defined inside a function names (capture's "number", from dynrec
+    0.7.4; 0 for an older trace's, which has none).  Raises ValueError for
+    one that is not a number."""
+    number = d.get("number", 0)
+    if type(number) is not int or not 0 <= number < 1 << 31:
+        raise ValueError("local class %s with a number that is not one" % d.get("qualname"))
+    return number
+
+
 def torch_op_parts(name):
     """The parts of a torch_op's name (namespace, op[, overload]), each a
     plain name, or None."""
@@ -281,6 +292,21 @@ def class_attr_key(key):
     if not a.isidentifier() or a.startswith("__") or ".<locals>." not in q:
         return None
     return q, a
+
+
+def class_cell_key(key):
+    """(class qualname, method name, free variable name) of a key of an
+    object's class_cells ("T.test_x.<locals>.Leaf.forward:leaf_fn"), or None
+    for one that is not a method of a class defined inside a function and a
+    free variable other than __class__."""
+    if not isinstance(key, str):
+        return None
+    head, _, var = key.partition(":")
+    q, _, meth = head.rpartition(".")
+    if not var.isidentifier() or var == "__class__" or not meth.isidentifier() or (
+            ".<locals>." not in q):
+        return None
+    return q, meth, var
 
 
 def _form(kind, v):
@@ -364,6 +390,10 @@ def _form(kind, v):
         if kind in ("object", "module") and ca is not None and not (
                 isinstance(ca, dict) and all(class_attr_key(k) for k in ca)):
             return "%s with a class attribute that is not a local class's plain name" % kind
+        cc = v.get("class_cells")
+        if kind in ("object", "module") and cc is not None and not (
+                isinstance(cc, dict) and all(class_cell_key(k) for k in cc)):
+            return "%s with a class cell not named by a local class, method and name" % kind
         md = v.get("method_defaults")
         if kind in ("object", "module") and md is not None and not (
                 isinstance(md, dict) and all(method_key(k) for k in md)):

@@ -225,7 +225,10 @@ static void scenario(const char *script) {
                                       "allow_in_graph_calls.py",
                                       "library_lambdas.py",
                                       "reset_epochs.py",
-                                      "build_class_config.py"};
+                                      "build_class_config.py",
+                                      "local_class_closures.py",
+                                      "pytree_registrations.py",
+                                      "dynamo_decorators.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1103,6 +1106,46 @@ Test(replay, build_class_and_logging_settings) {
     cr_assert_eq(r->status, 0, "%s%s", r->out.data, r->err.data);
     cr_assert_not_null(strstr(r->out.data, "reproduced 3/3 compiles"), "%s", r->out.data);
     cr_assert_null(strstr(r->out.data, "log_compilation_metrics"), "%s", r->out.data);
+}
+
+/* Classes defined inside a function, one per call: their methods' closure
+ * cells (a helper defined beside the class) hold the recorded values (the
+ * rebuilt class bound the names to None, or read them as globals: Dynamo
+ * failed to find the helper), and each recorded class is a class of its
+ * own that shares its methods' code with the others, so the second
+ * module's forward is a recompile on a type check (2/4 before). */
+Test(replay, local_classes_with_closures_one_per_call) {
+    scenario("local_class_closures.py");
+    assert_reproduced("replay", "local_class_closures.py");
+    assert_confined_reproduces(4);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures"), 2);
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE qualname ="
+                                " 'make.<locals>.Block.forward'"),
+                 2);
+}
+
+/* A class of the program registered with pytree while it runs: its entry
+ * in torch.utils._pytree.SUPPORTED_NODES is put back (dynrec sets no other
+ * state of torch; the nonstrict_trace call was an error), once, so that
+ * the recompile fails the recorded guard, not the dict's version. */
+Test(replay, pytree_registrations_of_the_program) {
+    scenario("pytree_registrations.py");
+    assert_reproduced("replay", "pytree_registrations.py");
+    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+    cr_assert_eq(r->status, 0, "%s%s", r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 2/2 compiles"), "%s", r->out.data);
+    cr_assert_null(strstr(r->out.data, "SUPPORTED_NODES"), "%s", r->out.data);
+}
+
+/* Dynamo's decorator objects in the program's closures and modules
+ * (error_on_graph_break, torch._dynamo.disable of a submodule, set_stance)
+ * are captured as plain objects of their torch classes: every frame that
+ * reached one was not replayable (7 of the 11 compiles). */
+Test(replay, dynamo_decorator_objects) {
+    scenario("dynamo_decorators.py");
+    assert_reproduced("replay", "dynamo_decorators.py");
+    assert_confined_reproduces(11);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its

@@ -425,6 +425,16 @@ Test(repro, patched_method_defaults) {
                        "%s", last_printed);
 }
 
+/* The closure cells of a local class's methods, set by a helper of the
+ * script; one class per recorded class, made by the factory again. */
+Test(repro, local_classes_with_closures_one_per_call) {
+    scenario("replay/local_class_closures.py");
+    char *s = reproduces("run", "--frame", "run");
+    cr_assert_not_null(strstr(s, "repro_set_cell(next(b for b in Block.__mro__"), "%s", s);
+    cr_assert_not_null(strstr(s, "Block_"), "%s", s);
+    reproduces("forward", "--frame", "make.<locals>.Block.forward");
+}
+
 /* A mappingproxy over the rebuilt dict the frame also gets. */
 Test(repro, mapping_proxies) {
     scenario("replay/mapping_proxies.py");
