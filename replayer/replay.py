@@ -2044,6 +2044,11 @@ class _Backends:
         self.ctx = {}
         self.notes = []
         self.regions = {}  # recorded isolate_recompiles region -> the replay's
+        self.standins = {}  # recorded backend number -> the replay's eager stand-in
+
+    def note(self, text):
+        if text not in self.notes:
+            self.notes.append(text)
 
     def instance(self, ref, name, arg=None, depth=0):
         """A backend object made as the recording's was: a new instance of
@@ -2054,7 +2059,7 @@ class _Backends:
         any torch class: some make files or threads when constructed.)"""
         mod = ref.get("module")
         if not isinstance(mod, str) or not (mod == "torch._dynamo.testing" or mod in self.modules):
-            self.notes.append("backend %s is of a class outside torch._dynamo.testing and the "
+            self.note("backend %s is of a class outside torch._dynamo.testing and the "
                               "stored sources; eager instead" % name)
             return "eager"
         try:
@@ -2079,8 +2084,25 @@ class _Backends:
                 return cls(inner)
             return cls()
         except (NotReplayable, Refused, TypeError) as exc:
-            self.notes.append("backend %s cannot be rebuilt (%s); eager instead" % (name, exc))
+            self.note("backend %s cannot be rebuilt (%s); eager instead" % (name, exc))
             return "eager"
+
+    def standin(self, name, instance):
+        """eager in place of a backend function the replay cannot make (one
+        a test defines): for a recorded instance number, a function of its
+        own per number, named as the recorded one, since Dynamo guards the
+        backend's identity (a new function per test recompiles, BACKEND_MATCH
+        naming it); "eager" itself without one (older traces)."""
+        if type(instance) is not int or not 0 <= instance < 1 << 31:
+            return "eager"
+        fn = self.standins.get(instance)
+        if fn is None:
+            def fn(gm, example_inputs, **kwargs):
+                return gm.forward  # what the eager backend returns
+
+            fn.__name__ = fn.__qualname__ = name if name.isidentifier() else "backend"
+            self.standins[instance] = fn
+        return fn
 
     def get(self, desc, fullgraph, recompile_limit=None):
         if not isinstance(desc, dict):
@@ -2099,7 +2121,7 @@ class _Backends:
             if _compile_takes_recompile_limit():
                 kw["recompile_limit"] = limit
             else:
-                self.notes.append("torch.compile(recompile_limit=%d) recorded: this torch has "
+                self.note("torch.compile(recompile_limit=%d) recorded: this torch has "
                                   "no such argument; config.recompile_limit instead" % limit)
         if self.choice == "eager":
             backend = "eager"
@@ -2111,15 +2133,18 @@ class _Backends:
             if isinstance(opts, dict) and opts:
                 kw["options"] = {k: v for k, v in opts.items() if option_allowed(k, v)}
                 for k in sorted(set(opts) - set(kw["options"]), key=str)[:20]:
-                    self.notes.append("inductor option %s from the trace is not one dynrec "
+                    self.note("inductor option %s from the trace is not one dynrec "
                                       "passes: skipped" % k)
         elif isinstance(desc.get("instance_of"), dict):
             backend = self.instance(desc["instance_of"], name, desc.get("backend_arg"))
+            if backend == "eager":
+                # (one per recorded object, so its recompiles stay)
+                backend = self.standin("backend", desc.get("instance"))
         elif isinstance(desc.get("function"), dict):
             try:
                 backend = _ref(desc["function"], self.modules)
             except (NotReplayable, Refused) as exc:
-                self.notes.append("backend %s cannot be rebuilt (%s); eager instead" % (name, exc))
+                self.note("backend %s cannot be rebuilt (%s); eager instead" % (name, exc))
                 backend = "eager"
         else:
             from torch._dynamo.backends.registry import list_backends
@@ -2127,8 +2152,9 @@ class _Backends:
             if name in list_backends(exclude_tags=()) or name == "inductor":
                 backend = name
             else:
-                self.notes.append("backend %s is not one of torch's; eager instead" % name)
-                backend = "eager"
+                self.note("backend %s is not one of torch's; eager instead" % name)
+                backend = self.standin(name, desc.get("instance"))
+
         def made(fn, isolate=False):
             more = dict(kw, isolate_recompiles=True) if isolate else kw
             return torch.compile(fn, backend=backend, fullgraph=bool(fullgraph),  # noqa: F821

@@ -228,7 +228,8 @@ static void scenario(const char *script) {
                                       "build_class_config.py",
                                       "local_class_closures.py",
                                       "pytree_registrations.py",
-                                      "dynamo_decorators.py"};
+                                      "dynamo_decorators.py",
+                                      "local_backends.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1146,6 +1147,24 @@ Test(replay, dynamo_decorator_objects) {
     scenario("dynamo_decorators.py");
     assert_reproduced("replay", "dynamo_decorators.py");
     assert_confined_reproduces(11);
+}
+
+/* A backend function defined inside a function, one per call: eager in
+ * its place, but a stand-in of its own per recorded function, named as it,
+ * so the second is a recompile on BACKEND_MATCH as recorded (one "eager"
+ * for both was a cache hit: 1/2); the note is said once. */
+Test(replay, backend_functions_one_per_call) {
+    scenario("local_backends.py");
+    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/r.db", "replay/t.db", NULL});
+    cr_assert_eq(r->status, 0, "%s%s", r->out.data, r->err.data);
+    cr_assert_not_null(strstr(r->out.data, "reproduced 2/2 compiles"), "%s", r->out.data);
+    const char *note = "note: backend debug_compiler is not one of torch's; eager instead\n";
+    char *first = strstr(r->out.data, note);
+    cr_assert(first && !strstr(first + 1, note), "%s", r->out.data);
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"
+                                " '%BACKEND_MATCH%debug_compiler%'"),
+                 1);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its
