@@ -550,6 +550,15 @@ class _Capture:
             return "module_hook", {"hook": self.node(obj.hook, path + ".hook"),
                                    "module": None if mod is None else self.node(
                                        mod, path + ".module()")}, None
+        if (t.__module__, t.__qualname__) == ("torch._dynamo.decorators",
+                                              "DynamoConfigPatchProxy"):
+            # torch._dynamo.patch_dynamo_config(...) (dont_skip_tracing()):
+            # the config changes it makes while Dynamo traces.
+            ch = getattr(getattr(obj, "config_patch", None), "changes", None)
+            if type(ch) is dict and ch and all(
+                    type(k) is str and (x is None or type(x) in (bool, int, str))
+                    for k, x in ch.items()):
+                return "config_patch", dict(ch), None
         if isinstance(obj, logging.Logger) and t in (logging.Logger, logging.RootLogger):
             # logging.getLogger(name) is the one logger of that name.
             return "logger", None if obj is logging.root else obj.name, None

@@ -1318,6 +1318,17 @@ class _Builder:
             import logging
 
             return logging.getLogger(v)
+        if kind == "config_patch":
+            # Only the settings this torch lets patch_dynamo_config make
+            # while Dynamo traces, each one dynrec sets from a trace too.
+            import torch._dynamo.decorators as decorators
+
+            allowed = getattr(decorators, "_allowed_config_patches", ())
+            for name, x in v.items():
+                if name not in allowed or not (name == "verbose" or config_allowed(name, repr(x))):
+                    raise NotReplayable("patch_dynamo_config of %s, which dynrec does not set"
+                                        % name)
+            return decorators.patch_dynamo_config(dict(v))
         if kind == "singleton":
             # A module's attribute by name (a logger, a higher-order-op
             # singleton): the module as _import allows, never built.

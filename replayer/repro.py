@@ -25,7 +25,7 @@ from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
                            Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
                            dotted)
-from .value_kinds import MAX_CODE, code_place, config_of, is_place
+from .value_kinds import MAX_CODE, code_place, config_of, function_where, is_place
 
 _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
 
@@ -793,6 +793,12 @@ def generate(opts):
                     gen.notes.append("global %s of the frame is not rebound: it is a builtin's, "
                                      "torch's or the script's name" % comment(kk[2]))
                     continue
+                if _library_wrapper_of(gen, tree, c, kk[2]):
+                    # A library decorator's wrapper of the function the
+                    # decorated def above makes, which that def makes again.
+                    w.emit("# %s: as its decorated definition above makes it (a library's "
+                           "wrapper of that function)" % kk[2])
+                    continue
                 if tree.rows[c][0] in ("function", "class", "pymodule"):
                     e = w.expr(c, kk[2])  # defined above, by the sources
                     if e != kk[2]:
@@ -1185,6 +1191,30 @@ def _summary(recorded, breaks, nresume, nresume_re, qualname, fn, ncalls, fullgr
         "    for r in reasons:",
         "        print('    ' + r)",
     ]
+
+
+def _library_wrapper_of(gen, tree, c, name):
+    """Whether node c is a nested function of a library whose source the
+    trace lacks (patch_dynamo_config's or another decorator's wrapper) with
+    a closure cell holding the program's top-level function `name`: the
+    global the decorated def statement of the sources binds."""
+    row = tree.rows.get(c)
+    v = row[2] if row is not None and row[0] == "function" else None
+    if not isinstance(v, dict) or "name" not in v:
+        return False
+    where = function_where(v)
+    if not (isinstance(where[0], str) and isinstance(where[1], str) and type(where[2]) is int) or (
+            gen.nested(where, v.get("place")) is not None):
+        return False
+    for cell in v.get("closure") or []:
+        crow = tree.rows.get(cell) if type(cell) is int else None
+        inner = tree.rows.get(crow[2]) if crow and crow[0] == "cell" and type(crow[2]) is int \
+            else None
+        iv = inner[2] if inner is not None and inner[0] == "function" else None
+        if isinstance(iv, dict) and iv.get("qualname") == name and iv.get("name") == name and (
+                os.path.normpath(str(iv.get("filename"))) in gen.sources):
+            return True
+    return False
 
 
 def _start_config():

@@ -542,6 +542,8 @@ class Writer:
         if kind == "logger":
             self.gen.imports.add("logging")
             return "logging.getLogger(%s)" % ("" if v is None else repr(v))
+        if kind == "config_patch":
+            return "torch._dynamo.decorators.patch_dynamo_config(%r)" % (dict(v),)
         if kind == "singleton":
             return self.gen.global_ref(dotted(v.get("module"), "a module name"),
                                        dotted(v.get("name"), "a name"))

@@ -45,6 +45,13 @@ SCALARS = {
         isinstance(x, str) and len(x) < 40 for x in v),
     "str": lambda v: isinstance(v, str),
     "logger": lambda v: v is None or isinstance(v, str),
+    # torch._dynamo.patch_dynamo_config(changes) (dont_skip_tracing(),
+    # disable_nested_graph_breaks()): its changes, config name -> a
+    # constant.
+    "config_patch": lambda v: isinstance(v, dict) and 0 < len(v) <= 16 and all(
+        isinstance(k, str) and k.isidentifier() and len(k) < 100 and (
+            x is None or type(x) in (bool, int) or (isinstance(x, str) and len(x) < 200))
+        for k, x in v.items()),
     "bytes": lambda v: type(v) is int and 0 <= v <= MAX_CODE,
     "bytearray": lambda v: type(v) is int and 0 <= v <= MAX_CODE,
     "size": lambda v: _ints(v, 64, 0, 1 << 62),

@@ -164,6 +164,25 @@ Test(hostile_values, library_function_as_the_frame_is_refused) {
     assert_not_replayable(r, "its code is a library's");
 }
 
+/* 1a. A config patch (patch_dynamo_config's proxy) of a setting dynrec
+ * never sets from a trace, or that this torch does not let it patch: the
+ * frame is not replayable, never traced under it. */
+Test(hostile_values, config_patch_outside_the_allow_list_is_refused) {
+    static const char *const changes[] = {"{\"verify_correctness\": true}",
+                                          "{\"suppress_errors\": true}"};
+    for (int i = 0; i < 2; i++) {
+        char *t = hostile(e2e_fmt("patch%d.db", i),
+                          ADD_STR("config_patch")
+                          ADD_STR("torch._dynamo.decorators.DynamoConfigPatchProxy")
+                          "UPDATE value_nodes SET kind_id = " STR("config_patch") ", type_id = "
+                          STR("torch._dynamo.decorators.DynamoConfigPatchProxy") ", value = %Q"
+                          " WHERE kind_id = " STR("object") ";",
+                          changes[i]);
+        E2eProc *r = replay(t);
+        assert_not_replayable(r, "patch_dynamo_config of ");
+    }
+}
+
 /* 1b. A user frame whose recorded config disables Dynamo: the key is not
  * one a trace may set; the frame replays and the note says why. */
 Test(hostile_values, config_outside_the_allow_list_is_skipped) {

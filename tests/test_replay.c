@@ -229,7 +229,8 @@ static void scenario(const char *script) {
                                       "local_class_closures.py",
                                       "pytree_registrations.py",
                                       "dynamo_decorators.py",
-                                      "local_backends.py"};
+                                      "local_backends.py",
+                                      "config_patches.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1165,6 +1166,16 @@ Test(replay, backend_functions_one_per_call) {
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"
                                 " '%BACKEND_MATCH%debug_compiler%'"),
                  1);
+}
+
+/* torch._dynamo.patch_dynamo_config and dont_skip_tracing wrappers: the
+ * proxy their closures hold is captured by its changes (config_patch) and
+ * made again by patch_dynamo_config (3 of the 5 compiles were not
+ * replayable: "of type ...DynamoConfigPatchProxy"). */
+Test(replay, dynamo_config_patches) {
+    scenario("config_patches.py");
+    assert_reproduced("replay", "config_patches.py");
+    assert_confined_reproduces(5);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its

@@ -435,6 +435,15 @@ Test(repro, local_classes_with_closures_one_per_call) {
     reproduces("forward", "--frame", "make.<locals>.Block.forward");
 }
 
+/* A global that a library decorator's wrapper holds (patch_dynamo_config
+ * around item_of): the decorated definition makes it again, never None. */
+Test(repro, library_wrappers_of_definitions) {
+    scenario("replay/config_patches.py");
+    char *s = reproduces("outer", "--frame", "outer");
+    cr_assert_not_null(strstr(s, "# item_of: as its decorated definition above makes it"), "%s", s);
+    cr_assert_null(strstr(s, "NOT REBUILT"), "%s", s);
+}
+
 /* A mappingproxy over the rebuilt dict the frame also gets. */
 Test(repro, mapping_proxies) {
     scenario("replay/mapping_proxies.py");
