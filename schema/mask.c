@@ -196,20 +196,16 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* `frozenset({a, b, c})` whose '(' is at s[i]: its items masked and in
- * sorted order, into o; the index after its ')', or 0 (nothing written)
- * when s[i] does not start one on this line.  A frozenset's repr lists its
- * items in hash order, and the hash of a function or a class is its
- * address: the same set prints in another order in another process
- * (Dynamo's EQUALS_MATCH on torch.utils._pytree.BUILTIN_TYPES). */
-static size_t frozenset_items(const DrMaskCtx *ctx, Out *o, const char *s, size_t i, size_t n) {
-    size_t comma, k = call_end(s, i, n, &comma);
-    if (i + 1 >= n || s[i + 1] != '{' || k >= n || s[k - 1] != '}' || k < i + 3) return 0;
+/* The items of s[from..end), separated by commas at their own depth,
+ * each masked, sorted, written to o joined by ", "; 0 (nothing written)
+ * when out of memory or, with no_colon, when an item holds a ':' at its
+ * depth (a dict's, not a set's, items). */
+static int sorted_items(const DrMaskCtx *ctx, Out *o, const char *s, size_t from, size_t end,
+                        int no_colon) {
     size_t cap = 16, count = 0;
     char **items = malloc(cap * sizeof *items);
     if (!items) return 0;
-    size_t from = i + 2, end = k - 1, ok = 1;
-    int depth = 0;
+    int ok = 1, depth = 0;
     char quote = 0;
     for (size_t p = from; p <= end && ok; p++) {
         char c = p < end ? s[p] : ',';
@@ -221,6 +217,7 @@ static size_t frozenset_items(const DrMaskCtx *ctx, Out *o, const char *s, size_
         if (c == '\'' || c == '"') quote = c;
         else if (c == '(' || c == '[' || c == '{') depth++;
         else if (c == ')' || c == ']' || c == '}') depth--;
+        else if (c == ':' && depth == 0 && no_colon) ok = 0;
         else if (c == ',' && depth == 0) {
             size_t a = from;
             while (a < p && s[a] == ' ') a++;
@@ -241,16 +238,56 @@ static size_t frozenset_items(const DrMaskCtx *ctx, Out *o, const char *s, size_
     }
     if (ok) {
         qsort(items, count, sizeof *items, cmp_str);
-        put_str(o, "frozenset({");
         for (size_t m = 0; m < count; m++) {
             if (m) put_str(o, ", ");
             put_str(o, items[m]);
         }
-        put_str(o, "})");
     }
     for (size_t m = 0; m < count; m++) free(items[m]);
     free(items);
-    return ok ? k + 1 : 0;
+    return ok;
+}
+
+/* `frozenset({a, b, c})` whose '(' is at s[i]: its items masked and in
+ * sorted order, into o; the index after its ')', or 0 (nothing written)
+ * when s[i] does not start one on this line.  A frozenset's repr lists its
+ * items in hash order, and the hash of a function or a class is its
+ * address: the same set prints in another order in another process
+ * (Dynamo's EQUALS_MATCH on torch.utils._pytree.BUILTIN_TYPES). */
+static size_t frozenset_items(const DrMaskCtx *ctx, Out *o, const char *s, size_t i, size_t n) {
+    size_t comma, k = call_end(s, i, n, &comma);
+    if (i + 1 >= n || s[i + 1] != '{' || k >= n || s[k - 1] != '}' || k < i + 3) return 0;
+    Out items = {0};
+    if (!sorted_items(ctx, &items, s, i + 2, k - 1, 0) || items.failed) {
+        free(items.s);
+        return 0;
+    }
+    put_str(o, "frozenset({");
+    put(o, items.s ? items.s : "", items.len);
+    put_str(o, "})");
+    free(items.s);
+    return k + 1;
+}
+
+/* A set display `{a, b, c}` whose '{' is at s[i], compared with "== "
+ * (Dynamo's EQUALS_MATCH on a set): its items masked and sorted, as a
+ * frozenset's; the index after its '}', or 0 (nothing written) when it is
+ * not one on this line (a dict, or empty).  A set of strings lists them in
+ * the order of their hashes, which PYTHONHASHSEED's randomness makes new
+ * every run. */
+static size_t set_items(const DrMaskCtx *ctx, Out *o, const char *s, size_t i, size_t n) {
+    size_t comma, k = call_end(s, i, n, &comma);
+    if (i < 3 || memcmp(s + i - 3, "== ", 3) != 0 || k >= n || k < i + 2) return 0;
+    Out items = {0};
+    if (!sorted_items(ctx, &items, s, i + 1, k, 1) || items.failed) {
+        free(items.s);
+        return 0;
+    }
+    put_str(o, "{");
+    put(o, items.s ? items.s : "", items.len);
+    put_str(o, "}");
+    free(items.s);
+    return k + 1;
 }
 
 /* Where `___check_obj_id(...)` at s[i] (its '(') ends with a decimal id
@@ -353,6 +390,8 @@ char *dr_mask(const DrMaskCtx *ctx, const char *s, size_t n, size_t *out_len) {
                 if (s[k] == '/') slash = s + k;
             put_str(&o, ".../");
             put(&o, slash + 1, (size_t)(s + j - slash - 1));
+            i = j;
+        } else if (c == '{' && (j = set_items(ctx, &o, s, i, n)) > 0) {
             i = j;
         } else if (c == '0' && boundary && i + 2 < n && (s[i + 1] == 'x' || s[i + 1] == 'X') &&
                    isxdigit((unsigned char)s[i + 2])) {

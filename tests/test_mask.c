@@ -72,6 +72,13 @@ static const struct {
      "EQUALS_MATCH: B == frozenset({<class 'collections.deque'>, <class 'list'>, <function namedtuple>})"},
     {"frozenset({2, 'a, b', (1, 0x7f00aa)}) and frozenset() and frozenset({1})",
      "frozenset({'a, b', (1, 0x?), 2}) and frozenset() and frozenset({1})"},
+    /* a set display compared with "== ", in the order of its items' hashes
+     * (a string's changes every run): sorted as a frozenset's; a dict
+     * display, one not after "== ", and an empty one stay */
+    {"EQUALS_MATCH: L['s'] == {3.3, 1j, 'PyTorch', nan}  # x",
+     "EQUALS_MATCH: L['s'] == {'PyTorch', 1j, 3.3, nan}  # x"},
+    {"L['s'] == {'b', ('a, }', 2)} and L['d'] == {'b': 1, 'a': 2} and {'b', 'a'} == {}",
+     "L['s'] == {'b', ('a, }', 2)} and L['d'] == {'b': 1, 'a': 2} and {'b', 'a'} == {}"},
     /* the number ___dict_version is compared with, a process-wide counter */
     {"DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == 843944",
      "DICT_VERSION: ___dict_version(__import__('torch').utils._pytree.SUPPORTED_NODES) == #"},
