@@ -567,6 +567,11 @@ class _Capture:
         ref = self.singleton(obj)
         if ref is not None:
             return "singleton", ref, None
+        if t is object:
+            # A bare object() no module binds (a sentinel a function makes,
+            # on a resume function's stack): another object().
+            return "object", {"class": {"module": "builtins", "qualname": "object"},
+                              "dict": self.node({}, path + ".__dict__")}, None
         op = _torch_op_name(obj)
         if op is not None:
             return "torch_op", op, None

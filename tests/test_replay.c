@@ -230,7 +230,8 @@ static void scenario(const char *script) {
                                       "pytree_registrations.py",
                                       "dynamo_decorators.py",
                                       "local_backends.py",
-                                      "config_patches.py"};
+                                      "config_patches.py",
+                                      "sentinels.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1176,6 +1177,14 @@ Test(replay, dynamo_config_patches) {
     scenario("config_patches.py");
     assert_reproduced("replay", "config_patches.py");
     assert_confined_reproduces(5);
+}
+
+/* A bare object() a function makes (a sentinel): made again as an
+ * object() (both frames were not replayable: "of type builtins.object"). */
+Test(replay, bare_object_sentinels) {
+    scenario("sentinels.py");
+    assert_reproduced("replay", "sentinels.py");
+    assert_confined_reproduces(2);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its
