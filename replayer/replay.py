@@ -171,6 +171,13 @@ def _state_items(no, sources, modules):
 _PROGRAM_KEYED = frozenset({("torch.utils._pytree", "SUPPORTED_NODES")})
 
 
+def _made_class(cls, qualname):
+    """The class of cls's MRO named qualname that the replay made from the
+    stored sources (a class defined inside a function), or None."""
+    made = set(_SOURCES.local_classes.values()) if _SOURCES is not None else set()
+    return next((b for b in cls.__mro__ if b in made and b.__qualname__ == qualname), None)
+
+
 def _of_program(cls, sources):
     """Whether cls is a class of the program: defined in a module whose file
     is one of the trace's sources (a local class the replay made too)."""
@@ -892,10 +899,9 @@ class _Builder:
         Only on classes the replay made from the stored sources."""
         if not attrs:
             return
-        made = set(_SOURCES.local_classes.values()) if _SOURCES is not None else set()
         for key, c in attrs.items():
             q, name = class_attr_key(key)  # checked with the tree
-            owner = next((b for b in cls.__mro__ if b in made and b.__qualname__ == q), None)
+            owner = _made_class(cls, q)
             if owner is None or name in vars(owner):
                 continue
             try:
@@ -915,10 +921,9 @@ class _Builder:
         Only on classes the replay made from the stored sources."""
         if not cells:
             return
-        made = set(_SOURCES.local_classes.values()) if _SOURCES is not None else set()
         for key, c in cells.items():
             q, meth, var = class_cell_key(key)  # checked with the tree
-            owner = next((b for b in cls.__mro__ if b in made and b.__qualname__ == q), None)
+            owner = _made_class(cls, q)
             fn = vars(owner).get(meth) if owner is not None else None
             fn = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
             if type(fn) is not types.FunctionType or var not in fn.__code__.co_freevars:

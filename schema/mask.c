@@ -248,6 +248,21 @@ static int sorted_items(const DrMaskCtx *ctx, Out *o, const char *s, size_t from
     return ok;
 }
 
+/* open, the items of s[from..end) sorted (sorted_items), close, into o;
+ * 0 (nothing written) when sorted_items refuses them or out of memory. */
+static int put_sorted(const DrMaskCtx *ctx, Out *o, const char *s, size_t from, size_t end,
+                      int no_colon, const char *open, const char *close) {
+    Out items = {0};
+    int ok = sorted_items(ctx, &items, s, from, end, no_colon) && !items.failed;
+    if (ok) {
+        put_str(o, open);
+        put(o, items.s ? items.s : "", items.len);
+        put_str(o, close);
+    }
+    free(items.s);
+    return ok;
+}
+
 /* `frozenset({a, b, c})` whose '(' is at s[i]: its items masked and in
  * sorted order, into o; the index after its ')', or 0 (nothing written)
  * when s[i] does not start one on this line.  A frozenset's repr lists its
@@ -257,16 +272,7 @@ static int sorted_items(const DrMaskCtx *ctx, Out *o, const char *s, size_t from
 static size_t frozenset_items(const DrMaskCtx *ctx, Out *o, const char *s, size_t i, size_t n) {
     size_t comma, k = call_end(s, i, n, &comma);
     if (i + 1 >= n || s[i + 1] != '{' || k >= n || s[k - 1] != '}' || k < i + 3) return 0;
-    Out items = {0};
-    if (!sorted_items(ctx, &items, s, i + 2, k - 1, 0) || items.failed) {
-        free(items.s);
-        return 0;
-    }
-    put_str(o, "frozenset({");
-    put(o, items.s ? items.s : "", items.len);
-    put_str(o, "})");
-    free(items.s);
-    return k + 1;
+    return put_sorted(ctx, o, s, i + 2, k - 1, 0, "frozenset({", "})") ? k + 1 : 0;
 }
 
 /* A set display `{a, b, c}` whose '{' is at s[i], compared with "== "
@@ -278,16 +284,7 @@ static size_t frozenset_items(const DrMaskCtx *ctx, Out *o, const char *s, size_
 static size_t set_items(const DrMaskCtx *ctx, Out *o, const char *s, size_t i, size_t n) {
     size_t comma, k = call_end(s, i, n, &comma);
     if (i < 3 || memcmp(s + i - 3, "== ", 3) != 0 || k >= n || k < i + 2) return 0;
-    Out items = {0};
-    if (!sorted_items(ctx, &items, s, i + 1, k, 1) || items.failed) {
-        free(items.s);
-        return 0;
-    }
-    put_str(o, "{");
-    put(o, items.s ? items.s : "", items.len);
-    put_str(o, "}");
-    free(items.s);
-    return k + 1;
+    return put_sorted(ctx, o, s, i + 1, k, 1, "{", "}") ? k + 1 : 0;
 }
 
 /* Where `___check_obj_id(...)` at s[i] (its '(') ends with a decimal id

@@ -51,12 +51,13 @@ static void copy_example_to(const char *name, const char *dir) {
 }
 
 /* replay/t.db replayed confined (no --trust) into replay/u.db: all n of
- * its compiles reproduced. */
-static void assert_confined_reproduces(long long n) {
+ * its compiles reproduced.  The replay's process, for more checks. */
+static E2eProc *assert_confined_reproduces(long long n) {
     E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
     cr_assert_eq(u->status, 0, "confined replay: %s%s", u->out.data, u->err.data);
     char *want = e2e_fmt("reproduced %lld/%lld compile", n, n); /* (1 compile, 2 compiles) */
     cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
+    return u;
 }
 
 /* One number per compile id of a view, as "0/0=12 0/1=3 ...". */
@@ -1105,9 +1106,7 @@ Test(replay, frame_not_replayable_before_a_reset) {
 Test(replay, build_class_and_logging_settings) {
     scenario("build_class_config.py");
     assert_reproduced("replay", "build_class_config.py");
-    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
-    cr_assert_eq(r->status, 0, "%s%s", r->out.data, r->err.data);
-    cr_assert_not_null(strstr(r->out.data, "reproduced 3/3 compiles"), "%s", r->out.data);
+    E2eProc *r = assert_confined_reproduces(3);
     cr_assert_null(strstr(r->out.data, "log_compilation_metrics"), "%s", r->out.data);
 }
 
@@ -1135,9 +1134,7 @@ Test(replay, local_classes_with_closures_one_per_call) {
 Test(replay, pytree_registrations_of_the_program) {
     scenario("pytree_registrations.py");
     assert_reproduced("replay", "pytree_registrations.py");
-    E2eProc *r = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
-    cr_assert_eq(r->status, 0, "%s%s", r->out.data, r->err.data);
-    cr_assert_not_null(strstr(r->out.data, "reproduced 2/2 compiles"), "%s", r->out.data);
+    E2eProc *r = assert_confined_reproduces(2);
     cr_assert_null(strstr(r->out.data, "SUPPORTED_NODES"), "%s", r->out.data);
 }
 
