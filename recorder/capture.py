@@ -461,7 +461,7 @@ class _Capture:
                 if isinstance(obj, dict):
                     # A dataclass that is also a mapping (transformers'
                     # ModelOutput, an OrderedDict): its items too.
-                    value["mapping"] = self.node(dict(dict.items(obj)), path + ".items()")
+                    value["mapping"] = self.node(_own_items(obj), path + ".items()")
                 return "dataclass", value, None
         if t is types.FunctionType or isinstance(obj, torch.nn.Module):
             c = self.compiled(obj, path)
@@ -631,10 +631,13 @@ class _Capture:
                 base = _mapping_base(t)
                 if base is not None:
                     # A dict or OrderedDict subclass: its items in order,
-                    # read by the C type's own methods (never the class's).
-                    if len(obj) > _MAX_ITEMS:
-                        raise _TooBig("%s holds %d items" % (path, len(obj)))
-                    value["mapping"] = self.node(dict(base.items(obj)), path + ".items()")
+                    # read by the C type's own methods (never the class's:
+                    # OrderedDict.items of a subclass calls its __getitem__,
+                    # which transformers' ACT2FN makes a new module in).
+                    n = dict.__len__(obj)
+                    if n > _MAX_ITEMS:
+                        raise _TooBig("%s holds %d items" % (path, n))
+                    value["mapping"] = self.node(_own_items(obj), path + ".items()")
                 self.class_attrs(t, value, path)
                 return "object", value, None
         return "opaque", None, None
@@ -1201,6 +1204,22 @@ def _pybind_enum_member(obj):
     return isinstance(members, dict) and isinstance(name, str) and members.get(name) is obj
 
 
+def _own_items(v):
+    """The items of v, an instance of a subclass of dict, list or set, as a
+    dict, list or set of that base, read through the C type's own methods
+    only: never the subclass's __getitem__, __iter__ or keys (OrderedDict's
+    items of a subclass call its __getitem__, in which transformers' ACT2FN
+    makes a new module; dict(v) does too).  An OrderedDict's in its own
+    order."""
+    if isinstance(v, dict):
+        keys = collections.OrderedDict.keys(v) if isinstance(
+            v, collections.OrderedDict) else dict.keys(v)
+        return {k: dict.__getitem__(v, k) for k in list(keys)}
+    if isinstance(v, list):
+        return list(list.__iter__(v))
+    return set(set.__iter__(v))
+
+
 def _mapping_base(t):
     """dict or collections.OrderedDict for a class statement's subclass of
     one of them (whose __new__ is dict's), else None: its instances are
@@ -1566,8 +1585,17 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
 # Guard sources that read an attribute of another module: Dynamo names the
 # module G['__import_<name with . as _dot_>'] in the frame's globals, or by
 # the global that holds it (G['config'].SCALE of `import config`).
-_IMPORT_ATTR = re.compile(r"G\['([A-Za-z_][A-Za-z0-9_]*)'\]\.([A-Za-z_][A-Za-z0-9_]*)")
+_IMPORT_ATTR = re.compile(
+    r"G\['([A-Za-z_][A-Za-z0-9_]*)'\]\.([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 _STATE_TYPES = (dict, list, set, bool, int, float, str)
+
+
+def _program_class(m, name):
+    """Whether m is a class of a module of the program that its module
+    binds as name (its qualname)."""
+    return (isinstance(m, type) and isinstance(getattr(m, "__module__", None), str)
+            and _user_module(m.__module__) and getattr(m, "__qualname__", None) == name
+            and vars(sys.modules.get(m.__module__, types)).get(name) is m)
 
 
 def capture_module_state(code, output_graph):
@@ -1587,10 +1615,17 @@ def capture_module_state(code, output_graph):
         name = getattr(g, "name", None)
         if not isinstance(name, str) or "G['" not in name:
             continue
-        for imp, attr in _IMPORT_ATTR.findall(name):
+        for imp, attr, more in _IMPORT_ATTR.findall(name):
             m = scope.get(imp)
             if isinstance(m, types.ModuleType) and not attr.startswith("__"):
                 found.setdefault((m.__name__, attr), m)
+                if more:
+                    imp, attr, m = attr, more, vars(m).get(attr)
+            if _program_class(m, imp) and not attr.startswith("__"):
+                # A class attribute of a class of the program's modules that
+                # the guards read (G['Config'].flag, G['__import_m'].Config.
+                # flag, set while it runs): by "Class.attr" in its module.
+                found.setdefault((m.__module__, "%s.%s" % (imp, attr)), m)
     if not found:
         return
     c = _Capture(_capture_bytes)
@@ -1598,12 +1633,14 @@ def capture_module_state(code, output_graph):
     c.rows.append(None)
     items = []
     for (mname, attr), m in sorted(found.items(), key=lambda kv: kv[0]):
-        v = vars(m).get(attr)  # never a module __getattr__
-        # A container subclass (a registry class over dict) by its items.
-        for base in (dict, list, set):
-            if isinstance(v, base) and type(v) is not base:
-                v = base(v)
-        if type(v) not in _STATE_TYPES:
+        v = vars(m).get(attr.rpartition(".")[2])  # never a __getattr__; a class's own
+        # A container subclass (a registry class over dict) by its items; in
+        # a module of the program, which the replay defines from its
+        # definitions only, as the object it is (made again there).
+        if isinstance(v, (dict, list, set)) and type(v) not in (dict, list, set) and not (
+                _user_module(mname)):
+            v = _own_items(v)
+        if type(v) not in _STATE_TYPES and not isinstance(v, (dict, list, set)):
             continue
         n = len(c.rows)
         try:

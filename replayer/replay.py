@@ -158,8 +158,9 @@ def _state_items(no, sources, modules):
         if row is None or row[0] != "list" or not isinstance(row[2], list) or len(row[2]) != 3:
             raise Refused("capture %d node %r: not a [module, attribute, value] list" % (no, item))
         mname, attr = b.child(item, row[2][0]), b.child(item, row[2][1])
-        if not (isinstance(mname, str) and isinstance(attr, str) and _ATTR_NAME.match(attr)
-                and not attr.startswith("__")):
+        parts = attr.split(".") if isinstance(attr, str) else []
+        if not (isinstance(mname, str) and 1 <= len(parts) <= 2 and all(
+                _ATTR_NAME.match(p) and not p.startswith("__") for p in parts)):
             raise Refused("capture %d node %r: not a module and attribute name" % (no, item))
         items.append((item, row, mname, attr))
     return b, items
@@ -218,7 +219,17 @@ def _apply_state(no, sources, modules, notes):
             notes.add("module %s was not imported by the replay; its %s is not set" % (
                 mname, attr))
             continue
-        cur = vars(mod).get(attr)
+        owner, _, name = attr.rpartition(".")
+        if owner:
+            # A class attribute ("Config.flag"): of a class of the program
+            # that its module binds by that name, in the class's own dict.
+            cls = vars(mod).get(owner)
+            if not _of_program(cls, sources) or cls.__qualname__ != owner:
+                notes.add("%s.%s is not set: %s is not a class of the program" % (
+                    mname, attr, owner))
+                continue
+            mod = cls
+        cur = vars(mod).get(name)
         try:
             new = b.child(item, row[2][2])
         except NotReplayable as exc:
@@ -240,17 +251,29 @@ def _apply_state(no, sources, modules, notes):
             if not same:
                 notes.add("%s.%s is not set: dynrec never sets state of %s" % (mname, attr, top))
             continue
-        base = type(new)
-        if base in (dict, list, set) and isinstance(cur, base):
+        base = next((c for c in (dict, list, set) if isinstance(new, c)), type(new))
+        put = type.__setattr__ if isinstance(mod, type) else setattr
+        if name not in vars(mod) and base in (dict, list, set, bool, int, float, str) and (
+                _of_program(mod, sources) or getattr(mod, "__file__", None) in (
+                    sources.text if sources is not None else ())):
+            # Data a statement of a module of the program made, which its
+            # definitions did not (the registry it fills): as recorded.
+            put(mod, name, new)
+        elif base in (dict, list, set) and isinstance(cur, base):
             # In place, past a subclass's own __setitem__ (the recorder
-            # stored a registry subclass by its items).
+            # stored a registry subclass by its items) and the recorded
+            # object's own __getitem__ and __iter__.
             if base is list:
-                list.__setitem__(cur, slice(None), new)
+                list.__setitem__(cur, slice(None), list(list.__iter__(new)))
+            elif base is set:
+                set.clear(cur)
+                set.update(cur, set(set.__iter__(new)))
             else:
-                base.clear(cur)
-                base.update(cur, new)
+                dict.clear(cur)
+                dict.update(cur, {k: dict.__getitem__(new, k) for k in list(dict.keys(new))})
         elif type(cur) is base and base in (bool, int, float, str):
-            setattr(mod, attr, new)
+            # (a class's past its metaclass's own __setattr__)
+            put(mod, name, new)
         else:
             notes.add("%s.%s is not set: a %s now, a %s in the recording" % (
                 mname, attr, type(cur).__name__, base.__name__))

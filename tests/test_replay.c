@@ -50,14 +50,19 @@ static void copy_example_to(const char *name, const char *dir) {
     e2e_write_file(e2e_path(e2e_fmt("%s/%s", dir, name)), src, len);
 }
 
-/* replay/t.db replayed confined (no --trust) into replay/u.db: all n of
- * its compiles reproduced.  The replay's process, for more checks. */
-static E2eProc *assert_confined_reproduces(long long n) {
-    E2eProc *u = dynrec((const char *[]){"replay", "-o", "replay/u.db", "replay/t.db", NULL});
+/* dir/t.db replayed confined (no --trust) into dir/u.db: all n of its
+ * compiles reproduced.  The replay's process, for more checks. */
+static E2eProc *assert_confined_reproduces_in(const char *dir, long long n) {
+    E2eProc *u = dynrec(
+        (const char *[]){"replay", "-o", e2e_fmt("%s/u.db", dir), e2e_fmt("%s/t.db", dir), NULL});
     cr_assert_eq(u->status, 0, "confined replay: %s%s", u->out.data, u->err.data);
     char *want = e2e_fmt("reproduced %lld/%lld compile", n, n); /* (1 compile, 2 compiles) */
     cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
     return u;
+}
+
+static E2eProc *assert_confined_reproduces(long long n) {
+    return assert_confined_reproduces_in("replay", n);
 }
 
 /* One number per compile id of a view, as "0/0=12 0/1=3 ...". */
@@ -232,7 +237,9 @@ static void scenario(const char *script) {
                                       "dynamo_decorators.py",
                                       "local_backends.py",
                                       "config_patches.py",
-                                      "sentinels.py"};
+                                      "sentinels.py",
+                                      "registry_getitem.py",
+                                      "registry_mod.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1184,6 +1191,27 @@ Test(replay, bare_object_sentinels) {
     assert_confined_reproduces(2);
 }
 
+/* A registry like transformers' ACT2FN (an OrderedDict subclass whose
+ * __getitem__ makes a module per lookup) that a compiled function reads
+ * through its module: its items are read through the C type (dict(v)
+ * called __getitem__: the state held modules, not classes, which the
+ * replay put in the registry: 0/3), and, in a module of the program,
+ * which the replay defines from its definitions only, it is made again as
+ * the object it is; a class attribute of the program the guards read
+ * (Flags.scale, Instantiator.made, set while it runs) is put back. */
+Test(replay, registries_read_without_their_getitem) {
+    scenario("registry_getitem.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+#define STATE                                                                                      \
+    "SELECT count(*) FROM v_values WHERE capture IN (SELECT num FROM v_ev WHERE kind = 'capture_state')"
+    cr_assert_eq(e2e_sql_int(a, STATE " AND kind = 'module'"), 0);
+    cr_assert_geq(e2e_sql_int(a, STATE " AND kind = 'class' AND value LIKE '%%Plus1%%'"), 1);
+#undef STATE
+    e2e_close(a);
+    assert_reproduced("replay", "registry_getitem.py");
+    assert_confined_reproduces(3);
+}
+
 /* A frame torch._dynamo.export traced is traced for export again (its
  * lambda guards on the sizes, not a TENSOR_MATCH); a frame compiled inside
  * torch.func.jvp is not replayable, and says why. */
@@ -1732,6 +1760,23 @@ Test(replay, transformers_gpt2_generate_with_a_compiled_forward) {
     cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
 }
 Test(replay, transformers_bert_with_an_attention_mask) { model_replays("bert_mask.py"); }
+/* ACT2FN read through DeBERTa's module (G['__import_...'].ACT2FN): stored
+ * by its items as the C type holds them (classes), never through its
+ * __getitem__, which made an activation module per item while recording
+ * (a warning python never printed) and put modules in the replay's ACT2FN
+ * (0/2); the recorded output is python's. */
+Test(replay, transformers_deberta_activation_registry) {
+    if (!model_replays("deberta_global.py")) return;
+    assert_confined_reproduces_in("models", 2);
+    E2eProc *py =
+        sh(e2e_fmt("cd '%s/models/gone' && '%s' deberta_global.py 2>&1", e2e_dir, e2e_python),
+           E2E_TORCH_TIMEOUT_MS);
+    E2eProc *dr = sh(e2e_fmt("cd '%s/models/gone' && '%s' run -q -o ../again.db deberta_global.py "
+                             "2>&1",
+                             e2e_dir, e2e_bin),
+                     E2E_TORCH_TIMEOUT_MS);
+    cr_assert_str_eq(dr->out.data, py->out.data);
+}
 /* A ModelOutput (a dataclass over an OrderedDict) among the inputs: made by
  * OrderedDict's __new__, its fields and its items set, with its recompile;
  * confined too. */
