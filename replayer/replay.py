@@ -1772,7 +1772,9 @@ class _Builder:
                     raise self.fail(n, "a view of something other than a tensor of its dtype")
                 if b.untyped_storage().nbytes() < nbytes:
                     raise self.fail(n, "a view beyond its base's storage")
-                if rg and not b.requires_grad:
+                if rg and not b.requires_grad and v.get("leaf") is not True:
+                    # (a leaf view that requires grad, its requires_grad set
+                    # on it, is below)
                     raise self.fail(n, "a view that requires grad of a base that does not")
                 t = b.as_strided(shape, stride, offset)
             else:
@@ -1795,6 +1797,11 @@ class _Builder:
             # construction.)
             with torch.enable_grad():
                 t = b.as_strided(shape, stride, offset)
+                if not b.requires_grad:
+                    # A view of a base that does not require grad, made a
+                    # leaf that does (h = x[:, None]; h.requires_grad = True,
+                    # Wav2Vec2's feature encoder).
+                    t.requires_grad_(True)
         elif base is None:
             if rg and v.get("leaf") is False:
                 with torch.enable_grad():

@@ -239,7 +239,8 @@ static void scenario(const char *script) {
                                       "config_patches.py",
                                       "sentinels.py",
                                       "registry_getitem.py",
-                                      "registry_mod.py"};
+                                      "registry_mod.py",
+                                      "leaf_views.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1210,6 +1211,14 @@ Test(replay, registries_read_without_their_getitem) {
     e2e_close(a);
     assert_reproduced("replay", "registry_getitem.py");
     assert_confined_reproduces(3);
+}
+
+/* A leaf view that requires grad of a base that does not: made as such
+ * (the replay refused the whole trace as malformed, exit 65). */
+Test(replay, leaf_views_that_require_grad) {
+    scenario("leaf_views.py");
+    assert_reproduced("replay", "leaf_views.py");
+    assert_confined_reproduces(1);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its
