@@ -39,7 +39,8 @@ import _dynrec
 
 from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
-from .value_kinds import (DYNAMO_MARKS, FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS, MAX_DEPTH,
+from .value_kinds import (DICT_ITERATOR_TYPES, DYNAMO_MARKS, FX_GRAPH_ATTRS, ITERATOR_TYPES,
+                          ITERATORS, MAX_DEPTH,
                           code_place, torch_op)
 
 _functorch = torch._C._functorch
@@ -352,6 +353,19 @@ class _Capture:
             if number is None:
                 number = _local_class_numbers[obj] = next(_class_count)
             return {"module": module, "qualname": qualname, "local": True, "number": number}
+        par = _parametrized(obj)
+        if par is not None:
+            # The class torch.nn.utils.parametrize makes for a module with a
+            # parametrized tensor (weight_norm's ParametrizedConv1d): its
+            # base and tensors, made again by parametrize's own functions,
+            # one class per number (one per module, as recorded).
+            base = self.ref(par[0])
+            if base is not None:
+                number = _local_class_numbers.get(obj)
+                if number is None:
+                    number = _local_class_numbers[obj] = next(_class_count)
+                return {"module": module, "qualname": qualname, "parametrized": {
+                    "base": base, "tensors": par[1], "number": number}}
         made = _namedtuple_made(obj)
         if made is not None and isinstance(module, str) and qualname == obj.__name__:
             # A namedtuple class no module binds (made inside a function,
@@ -575,6 +589,17 @@ class _Capture:
         op = _torch_op_name(obj)
         if op is not None:
             return "torch_op", op, None
+        if t in DICT_ITERATOR_TYPES:
+            # A dict's iterator part way through: the dict (its one
+            # referent while not exhausted; the same node as the dict where
+            # that is captured too) and how many items it gave.
+            seen = gc.get_referents(obj)
+            d = seen[0] if len(seen) == 1 and type(seen[0]) is dict else None
+            left = obj.__length_hint__()
+            if d is not None and 0 <= left <= len(d):
+                return "iterator", {"make": DICT_ITERATOR_TYPES[t],
+                                    "args": self.node((d,), path + ".<dict>"),
+                                    "state": self.node(len(d) - left, path + ".<given>")}, None
         if t in ITERATOR_TYPES:
             # A builtin iterator part way through (a filter object on a
             # resume function's stack): what it iterates and where it is,
@@ -1588,6 +1613,29 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
 _IMPORT_ATTR = re.compile(
     r"G\['([A-Za-z_][A-Za-z0-9_]*)'\]\.([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 _STATE_TYPES = (dict, list, set, bool, int, float, str)
+
+
+def _parametrized(t):
+    """(base class, tensor names) of a class torch.nn.utils.parametrize made
+    (Parametrized<Base>: its one base, torch's __getstate__ and
+    __deepcopy__, and a property of parametrize's per parametrized tensor);
+    None for any other class."""
+    if not isinstance(t, type) or len(t.__bases__) != 1 or (
+            getattr(t, "__module__", None) != "torch.nn.utils.parametrize"):
+        return None
+    base = t.__bases__[0]
+    if t.__name__ != "Parametrized" + base.__name__ or t.__qualname__ != t.__name__:
+        return None
+    names = []
+    for k, v in list(vars(t).items()):
+        if k in ("__module__", "__doc__", "__getstate__", "__deepcopy__"):
+            continue
+        fget = getattr(v, "fget", None) if isinstance(v, property) else None
+        if getattr(fget, "__qualname__", None) != "_inject_property.<locals>.get_parametrized" or (
+                not k.isidentifier()):
+            return None
+        names.append(k)
+    return (base, names) if names and len(names) <= 16 else None
 
 
 def _program_class(m, name):

@@ -57,12 +57,11 @@ from .definitions import (CONFIG_NOT_DECISIONS, FIELD_FACTORIES, code_name, conf
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import (FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS, FX_OPS, ITERATOR_TYPES, KINDS,
-                          MAX_CODE, DYNAMO_MARKS,
-                          MAX_DEPTH, MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key,
-                          class_cell_key, local_class_number,
+from .value_kinds import (DICT_ITERATORS, DYNAMO_MARKS, FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS,
+                          FX_OPS, ITERATOR_TYPES, KINDS, MAX_CODE, MAX_DEPTH,
+                          MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key, class_cell_key,
                           code_place, config_of, config_snapshot, function_where, is_place,
-                          method_key, namedtuple_made,
+                          local_class_number, method_key, namedtuple_made, parametrized_class,
                           torch_op)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
@@ -681,6 +680,12 @@ def _ref(d, modules):
             _NAMEDTUPLES[key] = collections.namedtuple(qual, made[1], defaults=made[2],
                                                        module=mod)
         return _NAMEDTUPLES[key]
+    try:
+        par = parametrized_class(d)
+    except ValueError as exc:
+        raise Refused(str(exc))
+    if par is not None:
+        return _parametrized(par, qual, modules)
     if ".<locals>." in qual and _SOURCES is not None and isinstance(d.get("local"), bool):
         # A class defined inside a function of the user's files.
         path = _SOURCES.main if mod == "__main__" else _SOURCES.modules.get(mod)
@@ -704,6 +709,35 @@ def _ref(d, modules):
         except AttributeError:
             raise NotReplayable("%s has no %s" % (mod, qual))
     return cur
+
+
+_PARAMETRIZED = {}  # number -> the class made
+
+
+def _parametrized(par, qual, modules):
+    """The class torch.nn.utils.parametrize made for a module with
+    parametrized tensors (Parametrized<Base>), made again by parametrize's
+    own functions on a bare instance of the base, once per number: its
+    __getstate__, __deepcopy__ and tensor properties are torch's."""
+    base_ref, names, number = par
+    cls = _PARAMETRIZED.get(number)
+    if cls is not None:
+        return cls
+    base = _ref(base_ref, modules)
+    if not (isinstance(base, type) and issubclass(base, torch.nn.Module)):
+        raise NotReplayable("%s: its base is not a torch.nn.Module class" % qual)
+    if base.__setattr__ is not torch.nn.Module.__setattr__:
+        raise NotReplayable("%s: its base %s has a __setattr__ of its own" % (qual, base.__name__))
+    if "Parametrized" + base.__name__ != qual:
+        raise Refused("parametrized class %s over %s" % (qual, base.__name__))
+    import torch.nn.utils.parametrize as parametrize
+
+    bare = object.__new__(base)
+    parametrize._inject_new_class(bare)
+    for name in names:
+        parametrize._inject_property(bare, name)
+    cls = _PARAMETRIZED[number] = type(bare)
+    return cls
 
 
 def _name_of(x):
@@ -1572,6 +1606,16 @@ class _Builder:
         if type(args) is not tuple:
             raise self.fail(n, "an iterator's arguments are not a tuple")
         make = v["make"]
+        if make in DICT_ITERATORS:
+            # iter() of the dict's own view, as many items on as recorded
+            given = kid(v["state"]) if v.get("state") is not None else 0
+            if len(args) != 1 or type(args[0]) is not dict or type(given) is not int or not (
+                    0 <= given <= len(args[0])):
+                raise self.fail(n, "a dict iterator without its dict and how far it went")
+            out = iter(getattr(dict, make[5:])(args[0]))
+            for _ in range(given):
+                next(out)
+            return out
         seqs = (list, tuple, range, str)
         its = [a for i, a in enumerate(args) if not (
             make in ("filter", "map") and i == 0 or make == "enumerate" and i == 1)]

@@ -35,7 +35,7 @@ import _dynrec_repro
 
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import (FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key,
+from .value_kinds import (DICT_ITERATORS, FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key,
                           class_cell_key, local_class_number, method_key,
                           function_where, namedtuple_made)
 
@@ -463,6 +463,17 @@ class Writer:
             # a read-only view of the rebuilt dict
             self.gen.imports.add("types")
             return "types.MappingProxyType(%s)" % x(v["mapping"], hint + "_mapping")
+        if kind == "iterator" and v["make"] in DICT_ITERATORS:
+            # a dict's iterator, as far on as recorded, as replay makes it
+            var = self.var(hint + "_iter")
+            args = self.tree.rows.get(v["args"])
+            if args is None or args[0] != "tuple" or len(args[2]) != 1:
+                raise self.tree.fail(n, "a dict iterator without its dict")
+            self.emit("%s = iter(dict.%s(%s))" % (var, v["make"][5:], x(args[2][0], hint + "_d")))
+            if v.get("state") is not None:
+                self.emit("for _ in range(%s):  # as far as it went\n    next(%s)" % (
+                    x(v["state"]), var))
+            return var
         if kind == "iterator":
             # a builtin iterator, as replay makes it (form checked with the tree)
             var = self.var(hint + "_iter")

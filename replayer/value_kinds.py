@@ -116,6 +116,12 @@ DYNAMO_MARKS = {"nonstrict_trace": "_nonstrict_trace_callable_ids",
 # What makes a builtin iterator again (an iterator node's make): builtins of
 # these names.
 ITERATORS = ("iter", "reversed", "filter", "map", "zip", "enumerate")
+# A dict's iterators part way through (a dict comprehension's `.0`): made
+# again by iter() of dict.keys / values / items of the same dict, advanced
+# by as many items as it had given (an iterator node's state).
+DICT_ITERATORS = ("dict_keys", "dict_values", "dict_items")
+DICT_ITERATOR_TYPES = {type(iter({})): "dict_keys", type(iter({}.values())): "dict_values",
+                       type(iter({}.items())): "dict_items"}
 # The builtin iterators captured by their __reduce__: over lists, tuples,
 # ranges and strings, and filter, map, zip, enumerate and reversed over
 # those.  (A dict's or a set's reduces to a list's: left out.)
@@ -223,6 +229,24 @@ def namedtuple_made(d):
     if type(number) is not int or not 0 < number < 1 << 31:
         raise ValueError("namedtuple class %s without its number" % q)
     return q, fields, defaults, number
+
+
+def parametrized_class(d):
+    """(base reference, tensor names, number) of a reference to a class
+    torch.nn.utils.parametrize made (capture's "parametrized": {"base",
+    "tensors", "number"}); None for any other reference.  Raises
+    ValueError for one that is malformed."""
+    p = d.get("parametrized") if isinstance(d, dict) else None
+    if p is None:
+        return None
+    names = p.get("tensors") if isinstance(p, dict) else None
+    if not (isinstance(p, dict) and isinstance(p.get("base"), dict) and isinstance(names, list)
+            and 0 < len(names) <= 16 and all(isinstance(x, str) and x.isidentifier()
+                                             and not x.startswith("__") for x in names)
+            and type(p.get("number")) is int and 0 < p["number"] < 1 << 31
+            and d.get("module") == "torch.nn.utils.parametrize"):
+        raise ValueError("a parametrized class without its base, tensors and number")
+    return p["base"], list(names), p["number"]
 
 
 def local_class_number(d):
@@ -366,7 +390,8 @@ def _form(kind, v):
                 and type(v.get("requires_grad")) is bool
                 and type(v.get("persistent", True)) is bool):
             return "uninitialized without which, its dtype, device and grad"
-        if kind == "iterator" and not (v.get("make") in ITERATORS and type(v.get("args")) is int
+        if kind == "iterator" and not (v.get("make") in ITERATORS + DICT_ITERATORS
+                                       and type(v.get("args")) is int
                                        and (v.get("state") is None or type(v["state"]) is int)):
             return "iterator without what makes it and its arguments"
         if kind == "exception" and not (type(v.get("args")) is int and type(v.get("dict")) is int):

@@ -183,6 +183,19 @@ Test(hostile_values, config_patch_outside_the_allow_list_is_refused) {
     }
 }
 
+/* 1c. A parametrized class (weight_norm's) over a class that is not a
+ * torch.nn.Module: not made (parametrize's functions never run on it). */
+Test(hostile_values, parametrized_class_over_a_plain_class_is_refused) {
+    char *t = hostile("par.db",
+                      "UPDATE value_nodes SET value = json_set(value, '$.class', json("
+                      "'{\"module\": \"torch.nn.utils.parametrize\", \"qualname\":"
+                      " \"ParametrizedNamespace\", \"parametrized\": {\"base\": {\"module\":"
+                      " \"argparse\", \"qualname\": \"Namespace\"}, \"tensors\": [\"lr\"],"
+                      " \"number\": 1}}')) WHERE kind_id = " STR("object") ";");
+    E2eProc *r = replay(t);
+    assert_not_replayable(r, "its base is not a torch.nn.Module class");
+}
+
 /* 1b. A user frame whose recorded config disables Dynamo: the key is not
  * one a trace may set; the frame replays and the note says why. */
 Test(hostile_values, config_outside_the_allow_list_is_skipped) {

@@ -240,7 +240,9 @@ static void scenario(const char *script) {
                                       "sentinels.py",
                                       "registry_getitem.py",
                                       "registry_mod.py",
-                                      "leaf_views.py"};
+                                      "leaf_views.py",
+                                      "dict_iterators.py",
+                                      "weight_norm.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1219,6 +1221,36 @@ Test(replay, leaf_views_that_require_grad) {
     scenario("leaf_views.py");
     assert_reproduced("replay", "leaf_views.py");
     assert_confined_reproduces(1);
+}
+
+/* A dict's iterators part way through (a dict comprehension's `.0` in
+ * transformers' output capturing): iter() of the same dict's view,
+ * advanced as far as recorded (the frames were not replayable: "of type
+ * builtins.dict_keyiterator"). */
+Test(replay, dict_iterators_part_way) {
+    scenario("dict_iterators.py");
+    assert_reproduced("replay", "dict_iterators.py");
+    assert_confined_reproduces(6);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'iterator' AND"
+                                " json_extract(value, '$.make') IN ('dict_keys', 'dict_values')"),
+                 2);
+}
+
+/* Modules with parametrized weights (weight_norm, as in Wav2Vec2 and
+ * HuBERT): the class torch.nn.utils.parametrize makes per module
+ * (ParametrizedConv1d) is made again by parametrize's own functions, one
+ * per recorded class (every frame that reached one was not replayable:
+ * "of type torch.nn.utils.parametrize.ParametrizedConv1d"). */
+Test(replay, parametrized_modules) {
+    scenario("weight_norm.py");
+    assert_reproduced("replay", "weight_norm.py");
+    assert_confined_reproduces(2);
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.class.parametrized"
+                                ".number')) FROM v_values WHERE kind = 'module' AND"
+                                " json_extract(value, '$.class.parametrized') IS NOT NULL"),
+                 2);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its

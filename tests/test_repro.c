@@ -444,6 +444,14 @@ Test(repro, library_wrappers_of_definitions) {
     cr_assert_null(strstr(s, "NOT REBUILT"), "%s", s);
 }
 
+/* A dict's iterator, made by iter() of the dict's view and advanced. */
+Test(repro, dict_iterators_part_way) {
+    scenario("replay/dict_iterators.py");
+    char *s = reproduces("rest", "--frame", "rest");
+    cr_assert_not_null(strstr(s, "= iter(dict.keys("), "%s", s);
+    cr_assert_not_null(strstr(s, "= iter(dict.values("), "%s", s);
+}
+
 /* A mappingproxy over the rebuilt dict the frame also gets. */
 Test(repro, mapping_proxies) {
     scenario("replay/mapping_proxies.py");
