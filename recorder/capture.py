@@ -109,6 +109,30 @@ def _resolves(module, qualname, obj):
     return cur is obj
 
 
+def _wrapped_ref(fn):
+    """A library's function that its module reaches only behind
+    functools.wraps wrappers (a dataclass's __init__ that transformers'
+    ModelOutput metaclass wraps): module + qualname of the outermost, and
+    how many __wrapped__ (each a function's own attribute) lead to fn; None
+    when they do not."""
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    m = sys.modules.get(module) if isinstance(module, str) else None
+    if m is None or _user_module(module) or not isinstance(qualname, str) or "<" in qualname:
+        return None
+    cur = m
+    for part in qualname.split("."):
+        cur = module_attr(cur, part)
+        if cur is None:
+            return None
+    for k in range(1, 9):
+        cur = vars(cur).get("__wrapped__") if type(cur) is types.FunctionType else None
+        if cur is None:
+            return None
+        if cur is fn:
+            return {"module": module, "qualname": qualname, "wrapped": k}
+    return None
+
+
 class _Capture:
     def __init__(self, limit):
         self.rows = []   # (node, kind, type, value, data)
@@ -875,6 +899,9 @@ class _Capture:
                         r["allow_in_graph"] = True
                 except Exception:
                     pass
+            return "function", r, None
+        r = _wrapped_ref(fn)
+        if r is not None:
             return "function", r, None
         # A lambda or a nested function: its code, closure and defaults.
         # The module whose globals it runs with, by its code's globals:

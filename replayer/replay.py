@@ -708,6 +708,17 @@ def _ref(d, modules):
             cur = getattr(cur, part)
         except AttributeError:
             raise NotReplayable("%s has no %s" % (mod, qual))
+    wrapped = d.get("wrapped")
+    if wrapped is not None:
+        # The function behind that many functools.wraps wrappers, each a
+        # function's own __wrapped__.
+        if type(wrapped) is not int or not 0 < wrapped <= 8:
+            raise Refused("a reference with a count of wrappers that is not one")
+        for _ in range(wrapped):
+            cur = vars(cur).get("__wrapped__") if type(cur) is types.FunctionType else None
+            if cur is None:
+                raise NotReplayable("%s.%s does not wrap a function %d deep here" % (
+                    mod, qual, wrapped))
     return cur
 
 

@@ -941,7 +941,11 @@ class Writer:
             self.emit("# NOT REBUILT: %s %s is local to a function: None below" % (
                 what, comment(qual)))
             return "None"
-        return self.gen.global_ref(dotted(mod, "a module name"), dotted(qual, "a qualname"))
+        wrapped = d.get("wrapped")
+        if wrapped is not None and (type(wrapped) is not int or not 0 < wrapped <= 8):
+            raise self.tree.fail(n, "a reference with a count of wrappers that is not one")
+        return self.gen.global_ref(dotted(mod, "a module name"), dotted(qual, "a qualname")) + (
+            ".__wrapped__" * (wrapped or 0))
 
     def function(self, n, v, hint):
         if "name" not in v:

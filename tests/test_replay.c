@@ -1801,6 +1801,21 @@ Test(replay, transformers_gpt2_generate_with_a_compiled_forward) {
     cr_assert_not_null(strstr(u->out.data, want), "want '%s': %s", want, u->out.data);
 }
 Test(replay, transformers_bert_with_an_attention_mask) { model_replays("bert_mask.py"); }
+/* Wav2Vec2 CTC training: every recorded compile replays, confined (7/23
+ * before: ParametrizedConv1d, a dict_keyiterator and a ModelOutput
+ * __init__ behind a wrapper were not replayable, and a leaf view that
+ * requires grad stopped the replay as malformed). */
+Test(replay, transformers_wav2vec2_ctc_training) {
+    if (!model_replays("wav2vec2_ctc.py")) return;
+    DrTrace *t = e2e_open(e2e_path("models/t.db"));
+    long long n = e2e_sql_int(t, "SELECT count(*) FROM v_compiles");
+    cr_assert_gt(n, 10);
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'function' AND"
+                                " json_extract(value, '$.wrapped') = 1"),
+                 0);
+    e2e_close(t);
+    assert_confined_reproduces_in("models", n);
+}
 /* ACT2FN read through DeBERTa's module (G['__import_...'].ACT2FN): stored
  * by its items as the C type holds them (classes), never through its
  * __getitem__, which made an activation module per item while recording
