@@ -171,6 +171,19 @@ def _state_items(no, sources, modules):
 _PROGRAM_KEYED = frozenset({("torch.utils._pytree", "SUPPORTED_NODES")})
 
 
+def _own_dict(obj, fail):
+    """obj's __dict__, read past its class's own __getattribute__ (the
+    program's code, which a test class defines); raises fail() where it
+    has none."""
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        d = None
+    if type(d) is not dict:
+        raise fail()
+    return d
+
+
 def _made_class(cls, qualname):
     """The class of cls's MRO named qualname that the replay made from the
     stored sources (a class defined inside a function), or None."""
@@ -1168,7 +1181,7 @@ class _Builder:
             out = base.__new__(cls, *args)
             base.__init__(out, *args)
             self.built[n] = out
-            out.__dict__.update(d)
+            _own_dict(out, lambda: self.fail(n, "%s has no __dict__" % typ)).update(d)
             return out
         if kind == "uninitialized":
             # (form checked with the tree) torch's own constructors: an
@@ -1306,9 +1319,8 @@ class _Builder:
             if not isinstance(d, dict) or not all(type(k) is str for k in d):
                 raise self.fail(n, "%s attributes are not a dict of names" % kind)
             if d:
-                if not hasattr(obj, "__dict__"):
-                    raise self.fail(n, "%s has no __dict__ for its attributes" % typ)
-                obj.__dict__.update(d)
+                _own_dict(obj, lambda: self.fail(n, "%s has no __dict__ for its attributes"
+                                                 % typ)).update(d)
             slots = v.get("slots") or {}
             if kind == "object" and slots:
                 # Slots as the class declares them: set through their
@@ -1385,7 +1397,7 @@ class _Builder:
             d = kid(v.get("dict"))
             if not isinstance(d, dict) or not all(type(k) is str for k in d):
                 raise self.fail(n, "random attributes are not a dict of names")
-            obj.__dict__.update(d)
+            _own_dict(obj, lambda: self.fail(n, "%s has no __dict__" % typ)).update(d)
             return obj
         if kind == "logger":
             import logging

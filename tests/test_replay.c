@@ -242,7 +242,8 @@ static void scenario(const char *script) {
                                       "registry_mod.py",
                                       "leaf_views.py",
                                       "dict_iterators.py",
-                                      "weight_norm.py"};
+                                      "weight_norm.py",
+                                      "own_getattribute.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1251,6 +1252,16 @@ Test(replay, parametrized_modules) {
                                 ".number')) FROM v_values WHERE kind = 'module' AND"
                                 " json_extract(value, '$.class.parametrized') IS NOT NULL"),
                  2);
+}
+
+/* An object whose class has its own __getattribute__: its __dict__ is
+ * filled without calling it (hasattr(obj, "__dict__") ran the program's
+ * __getattribute__, which failed on the empty object: the whole replay
+ * stopped as malformed, exit 65). */
+Test(replay, objects_with_their_own_getattribute) {
+    scenario("own_getattribute.py");
+    assert_reproduced("replay", "own_getattribute.py");
+    assert_confined_reproduces(1);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its
