@@ -491,7 +491,7 @@ class _Capture:
                     for name in names if hasattr(obj, name)}}
                 # Instance attributes that are not fields (transformers'
                 # configs keep _attn_implementation_internal and others).
-                d = getattr(obj, "__dict__", None)
+                d = _dict_of(obj, None)
                 if isinstance(d, dict):
                     extra = {k: v for k, v in d.items() if k not in names and isinstance(k, str)}
                     if extra:
@@ -510,7 +510,7 @@ class _Capture:
         if isinstance(obj, torch.nn.Module):
             cls = self.ref(t)
             if cls is not None:
-                state = self.node(obj.__dict__, path + ".__dict__")
+                state = self.node(_dict_of(obj, {}), path + ".__dict__")
                 value = {"class": cls, "dict": state}
                 self.class_attrs(t, value, path)
                 return "module", value, None
@@ -640,7 +640,7 @@ class _Capture:
             # raises): its class, args and attributes; never its traceback.
             cls = self.ref(t)
             if cls is not None:
-                d = getattr(obj, "__dict__", None)
+                d = _dict_of(obj, None)
                 return "exception", {"class": cls, "args": self.node(obj.args, path + ".args"),
                                      "dict": self.node(d if type(d) is dict else {},
                                                        path + ".__dict__")}, None
@@ -654,14 +654,14 @@ class _Capture:
                 version, words, gauss = rnd.Random.getstate(obj)
                 return "random", {"class": cls, "state": [
                     version, list(words), None if gauss is None else repr(gauss)],
-                    "dict": self.node(getattr(obj, "__dict__", {}), path + ".__dict__")}, None
+                    "dict": self.node(_dict_of(obj, {}), path + ".__dict__")}, None
         if _plain_class(t):
             # A plain instance (attributes in __dict__) of a class the
             # sources define or a library's importable class (generation
             # configs, KV caches): its class by reference, its __dict__.
             cls = self.ref(t)
             if cls is not None:
-                d = getattr(obj, "__dict__", {})
+                d = _dict_of(obj, {})
                 _note_gen_call(self.gen_calls, d)
                 if _is_test_case(t) and type(d) is dict:
                     state = self.test_case_dict(d, path + ".__dict__")
@@ -1247,13 +1247,25 @@ def _namedtuple_made(t):
     return {"fields": list(fields), "defaults": [defaults[f] for f in kept], "number": number}
 
 
+def _dict_of(obj, default):
+    """obj's __dict__, read past its class's own __getattribute__ (the
+    program's code, which capture never runs); default where it has none."""
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return default
+    return d if type(d) is dict else default
+
+
 def _pybind_enum_member(obj):
     """A member of a C++ enum torch binds with pybind11 (SDPBackend.MATH):
     its class holds it in __members__ under its name."""
     t = type(obj)
     members = getattr(t, "__members__", None) if type(t).__name__ == "pybind11_type" else None
+    if not isinstance(members, dict):
+        return False  # (never obj.name of another object: a __getattr__ of the program's)
     name = getattr(obj, "name", None)
-    return isinstance(members, dict) and isinstance(name, str) and members.get(name) is obj
+    return isinstance(name, str) and members.get(name) is obj
 
 
 def _own_items(v):

@@ -243,7 +243,8 @@ static void scenario(const char *script) {
                                       "leaf_views.py",
                                       "dict_iterators.py",
                                       "weight_norm.py",
-                                      "own_getattribute.py"};
+                                      "own_getattribute.py",
+                                      "own_getattr.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1261,6 +1262,20 @@ Test(replay, parametrized_modules) {
 Test(replay, objects_with_their_own_getattribute) {
     scenario("own_getattribute.py");
     assert_reproduced("replay", "own_getattribute.py");
+    assert_confined_reproduces(1);
+}
+
+/* A dict subclass with a __getattr__ of its own: capture never calls it
+ * (it asked the object for `name`, which the program then saw: "asked
+ * ['name', 'offset']", and the frame was not replayable). */
+Test(replay, objects_with_their_own_getattr) {
+    scenario("own_getattr.py");
+    E2eProc *p = sh(e2e_fmt("cd '%s/replay/gone' && '%s' run -q -o ../again.db own_getattr.py",
+                            e2e_dir, e2e_bin),
+                    E2E_TORCH_TIMEOUT_MS);
+    e2e_assert_exit(p, 0, p->err.data);
+    cr_assert_not_null(strstr(p->out.data, "asked ['offset']\n"), "%s", p->out.data);
+    assert_reproduced("replay", "own_getattr.py");
     assert_confined_reproduces(1);
 }
 
