@@ -40,7 +40,7 @@ import _dynrec
 from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
 from .value_kinds import (DICT_ITERATOR_TYPES, DYNAMO_MARKS, FX_GRAPH_ATTRS, ITERATOR_TYPES,
-                          ITERATORS, MAX_DEPTH,
+                          ITERATORS, MAX_DEPTH, is_structseq,
                           code_place, torch_op)
 
 _functorch = torch._C._functorch
@@ -469,7 +469,13 @@ class _Capture:
             return "defaultdict", {"factory": self.node(obj.default_factory,
                                                         path + ".default_factory"),
                                    "entries": self.node(dict(obj), path)}, None
-        if isinstance(obj, tuple) and hasattr(t, "_fields"):
+        if t is collections.deque:
+            # Its items and maxlen; collections.deque(items, maxlen) again.
+            if len(obj) > _MAX_ITEMS:
+                raise _TooBig("%s holds %d items" % (path, len(obj)))
+            return "deque", {"items": self.items(list(obj), path), "maxlen": obj.maxlen}, None
+        if isinstance(obj, tuple) and (hasattr(t, "_fields") or is_structseq(t)):
+            # (a struct sequence too: torch.return_types.max of x.max(0))
             cls = self.ref(t)
             if cls is not None:
                 return "namedtuple", {"class": cls, "items": self.items(list(obj), path)}, None

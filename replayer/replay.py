@@ -61,8 +61,8 @@ from .value_kinds import (DICT_ITERATORS, DYNAMO_MARKS, FUNCTORCH_WRAPPERS, FX_G
                           FX_OPS, ITERATOR_TYPES, KINDS, MAX_CODE, MAX_DEPTH,
                           MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key, class_cell_key,
                           code_place, config_of, config_snapshot, function_where, is_place,
-                          local_class_number, method_key, namedtuple_made, parametrized_class,
-                          torch_op)
+                          is_structseq, local_class_number, method_key, namedtuple_made,
+                          parametrized_class, torch_op)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
 _query = _dynrec.source_query
@@ -1229,6 +1229,12 @@ class _Builder:
                 return fn(*args, **kw)
             except TypeError as exc:
                 raise self.fail(n, "a generator's call: %s" % exc)
+        if kind == "deque":
+            # (form checked with the tree) made empty first: an item may hold it
+            out = collections.deque(maxlen=v.get("maxlen"))
+            self.built[n] = out
+            out.extend(kid(c) for c in v["items"])
+            return out
         if kind == "defaultdict":
             out = collections.defaultdict()
             self.built[n] = out  # before the items: they may hold it
@@ -1240,12 +1246,16 @@ class _Builder:
             return out
         if kind == "namedtuple":
             cls = self.cls(n, v)
-            if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_make")):
+            seq = is_structseq(cls)
+            if not (isinstance(cls, type) and issubclass(cls, tuple) and (
+                    hasattr(cls, "_make") or seq)):
                 raise self.fail(n, "%s is not a namedtuple class" % typ)
             items = v.get("items")
             if not isinstance(items, list):
                 raise self.fail(n, "namedtuple without items")
             try:
+                if seq:  # a struct sequence (torch.return_types.max) of its items
+                    return cls(tuple(kid(c) for c in items))
                 return cls._make([kid(c) for c in items])
             except TypeError as exc:
                 raise self.fail(n, "namedtuple %s: %s" % (typ, exc))

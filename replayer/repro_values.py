@@ -504,6 +504,10 @@ class Writer:
             self.gen.imports.add("inspect")
             return "inspect.unwrap(%s)(%s)" % (x(v.get("func"), hint + "_func"), ", ".join(
                 self.call_args(n, v, "kwds", hint, x)))
+        if kind == "deque":
+            self.gen.imports.add("collections")
+            return "collections.deque([%s], maxlen=%r)" % (
+                ", ".join(x(c) for c in v["items"]), v.get("maxlen"))
         if kind == "defaultdict":
             self.gen.imports.add("collections")
             return "collections.defaultdict(%s, %s)" % (x(v.get("factory"), hint + "_factory"),
@@ -513,6 +517,10 @@ class Writer:
             items = v.get("items")
             if not isinstance(items, list):
                 raise self.tree.fail(n, "namedtuple without items")
+            c = v.get("class")
+            if isinstance(c, dict) and c.get("module") == "torch.return_types":
+                # a struct sequence (torch.return_types.max) takes one tuple
+                return "%s((%s,))" % (cls, ", ".join(x(c) for c in items))
             return "%s(%s)" % (cls, ", ".join(x(c) for c in items))
         if kind == "enum":
             cls = self.ref(n, v.get("class"), "class")

@@ -90,6 +90,8 @@ OBJECTS = {
     # functools.partial(func, *args, **keywords), and its __dict__;
     # collections.defaultdict(factory, entries) (a dict node).
     "partial": ("func", "args", "keywords", "dict"), "defaultdict": ("factory", "entries"),
+    # collections.deque(items, maxlen).
+    "deque": ("items",),
     # A generator not started, made by func(*args, **kwds) (a @contextmanager
     # object's gen).
     "pygenerator": ("func", "args", "kwds"),
@@ -249,6 +251,15 @@ def parametrized_class(d):
     return p["base"], list(names), p["number"]
 
 
+def is_structseq(cls):
+    """Whether cls is a C struct sequence whose fields are all its items
+    (torch.return_types.max: a namedtuple-like tuple without _make)."""
+    return (isinstance(cls, type) and cls.__bases__ == (tuple,)
+            and not cls.__flags__ & (1 << 9)  # a C type (not Py_TPFLAGS_HEAPTYPE)
+            and type(getattr(cls, "n_sequence_fields", None)) is int
+            and getattr(cls, "n_fields", None) == cls.n_sequence_fields)
+
+
 def local_class_number(d):
     """Which of the recording's classes of its qualname a reference to a
     class defined inside a function names (capture's "number", from dynrec
@@ -390,6 +401,10 @@ def _form(kind, v):
                 and type(v.get("requires_grad")) is bool
                 and type(v.get("persistent", True)) is bool):
             return "uninitialized without which, its dtype, device and grad"
+        ml = v.get("maxlen")
+        if kind == "deque" and not (isinstance(v.get("items"), list) and (
+                ml is None or (type(ml) is int and 0 <= ml < 1 << 31))):
+            return "deque without items and a maxlen"
         if kind == "iterator" and not (v.get("make") in ITERATORS + DICT_ITERATORS
                                        and type(v.get("args")) is int
                                        and (v.get("state") is None or type(v["state"]) is int)):

@@ -244,7 +244,8 @@ static void scenario(const char *script) {
                                       "dict_iterators.py",
                                       "weight_norm.py",
                                       "own_getattribute.py",
-                                      "own_getattr.py"};
+                                      "own_getattr.py",
+                                      "structseqs_and_deques.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1277,6 +1278,16 @@ Test(replay, objects_with_their_own_getattr) {
     cr_assert_not_null(strstr(p->out.data, "asked ['offset']\n"), "%s", p->out.data);
     assert_reproduced("replay", "own_getattr.py");
     assert_confined_reproduces(1);
+}
+
+/* torch.return_types struct sequences (x.max(dim), x.topk(k)) across a
+ * graph break and as an argument, and a collections.deque with a maxlen:
+ * made again from their items (those frames were not replayable: "of type
+ * torch.return_types.max", "of type collections.deque"). */
+Test(replay, struct_sequences_and_deques) {
+    scenario("structseqs_and_deques.py");
+    assert_reproduced("replay", "structseqs_and_deques.py");
+    assert_confined_reproduces(4);
 }
 
 /* A frame torch._dynamo.export traced is traced for export again (its

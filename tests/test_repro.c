@@ -452,6 +452,16 @@ Test(repro, dict_iterators_part_way) {
     cr_assert_not_null(strstr(s, "= iter(dict.values("), "%s", s);
 }
 
+/* A struct sequence by its class and one tuple; a deque with its maxlen. */
+Test(repro, struct_sequences_and_deques) {
+    scenario("replay/structseqs_and_deques.py");
+    char *s = reproduces("use", "--frame", "use");
+    cr_assert_not_null(strstr(s, "torch.return_types.topk(("), "%s", s);
+    s = reproduces("window", "--frame", "window");
+    cr_assert_not_null(strstr(s, "collections.deque(["), "%s", s);
+    cr_assert_not_null(strstr(s, "maxlen=3)"), "%s", s);
+}
+
 /* A mappingproxy over the rebuilt dict the frame also gets. */
 Test(repro, mapping_proxies) {
     scenario("replay/mapping_proxies.py");
