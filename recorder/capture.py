@@ -96,17 +96,23 @@ def module_attr(module, name, default=None):
     return d.get(name, default) if isinstance(d, dict) else default
 
 
-def _resolves(module, qualname, obj):
-    """module.qualname names obj (looked up without importing anything)."""
+def _named(module, qualname):
+    """What module.qualname names (looked up without importing anything,
+    never through a module __getattr__), or None."""
     m = sys.modules.get(module) if isinstance(module, str) else None
     if m is None or not isinstance(qualname, str) or "<" in qualname:
-        return False
+        return None
     cur = m
     for part in qualname.split("."):
         cur = module_attr(cur, part)
         if cur is None:
-            return False
-    return cur is obj
+            return None
+    return cur
+
+
+def _resolves(module, qualname, obj):
+    """module.qualname names obj."""
+    return obj is not None and _named(module, qualname) is obj
 
 
 def _wrapped_ref(fn):
@@ -116,14 +122,7 @@ def _wrapped_ref(fn):
     how many __wrapped__ (each a function's own attribute) lead to fn; None
     when they do not."""
     module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
-    m = sys.modules.get(module) if isinstance(module, str) else None
-    if m is None or _user_module(module) or not isinstance(qualname, str) or "<" in qualname:
-        return None
-    cur = m
-    for part in qualname.split("."):
-        cur = module_attr(cur, part)
-        if cur is None:
-            return None
+    cur = None if _user_module(module) else _named(module, qualname)
     for k in range(1, 9):
         cur = vars(cur).get("__wrapped__") if type(cur) is types.FunctionType else None
         if cur is None:
