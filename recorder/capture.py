@@ -251,10 +251,12 @@ class _Capture:
         return n
 
     def class_attrs(self, t, value, path):
-        """The data attributes of the classes defined inside functions of
-        the user's files in t's MRO (class Holder: y = torch.ones(4) inside
-        a test), as value["class_attrs"] ("QUALNAME.NAME" -> node): the
-        replay makes such a class from its definitions only, never running
+        """The attributes of the classes defined inside functions of the
+        user's files in t's MRO that their def and class statements did not
+        make (class Holder: y = torch.ones(4), add = my_add, prop =
+        Descriptor() inside a test, or set on the class later), as
+        value["class_attrs"] ("QUALNAME.NAME" -> node): the replay makes
+        such a class from its definitions only, never running
         y = torch.ones(4), and sets these instead.  Once per class and
         capture; what cannot be captured is left out, never blocking the
         replay."""
@@ -268,9 +270,8 @@ class _Capture:
             soft, self.soft = self.soft, True
             try:
                 for name, v in list(vars(b).items())[:_MAX_ITEMS]:
-                    if (not isinstance(name, str) or name.startswith("__") or callable(v)
-                            or hasattr(type(v), "__get__")
-                            or isinstance(v, (type, types.ModuleType))):
+                    if (not isinstance(name, str) or name.startswith("__")
+                            or isinstance(v, types.ModuleType) or _made_by_body(q, name, v)):
                         continue
                     out["%s.%s" % (q, name)] = self.node(v, "%s.%s" % (q, name))
             finally:
@@ -375,7 +376,20 @@ class _Capture:
             number = _local_class_numbers.get(obj)
             if number is None:
                 number = _local_class_numbers[obj] = next(_class_count)
-            return {"module": module, "qualname": qualname, "local": True, "number": number}
+            ref = {"module": module, "qualname": qualname, "local": True, "number": number}
+            # Its bases defined beside it (class C(B) in one test), by their
+            # own references: the replay makes C on that very B.
+            bases, beside = {}, qualname.rpartition(".")[0] + "."
+            for b in obj.__bases__:
+                bq = getattr(b, "__qualname__", None)
+                if (isinstance(bq, str) and bq.startswith(beside) and bq == beside + b.__name__
+                        and getattr(b, "__module__", None) == module):
+                    r = self.ref(b)
+                    if r is not None and r.get("local") is True:
+                        bases[b.__name__] = r
+            if bases:
+                ref["bases"] = bases
+            return ref
         par = _parametrized(obj)
         if par is not None:
             # The class torch.nn.utils.parametrize makes for a module with a
@@ -1044,6 +1058,10 @@ class _Capture:
                  "param": cls is torch.nn.Parameter}
         if sub is not None:
             value["subclass"] = sub
+        if t.is_inference():
+            # made under torch.inference_mode(): no autograd dispatch keys,
+            # which Dynamo's TENSOR_MATCH checks
+            value["inference"] = True
         if t._is_view() and t._base is not None:
             value["view_of"] = self.node(t._base, path + "._base")
         marks = {}
@@ -1332,12 +1350,32 @@ def _plain_class(t):
                     or b is dict and mapping is not None for b in t.__mro__))
 
 
+def _made_by_body(q, name, v):
+    """Whether v, the attribute name of the class of qualname q, is what a
+    def or class statement of its body made (a method, a static or class
+    method, a property or cached_property of a method of that name, a
+    nested class): the replay's class statement makes those itself."""
+    if isinstance(v, (staticmethod, classmethod)):
+        v = v.__func__
+    elif isinstance(v, property):
+        v = v.fget
+    elif isinstance(v, functools.cached_property):
+        v = v.func
+    return isinstance(v, (types.FunctionType, type)) and (
+        getattr(v, "__qualname__", None) == "%s.%s" % (q, name))
+
+
 def _global_state():
     """The global torch state Dynamo guards on (GLOBAL_STATE)."""
     st = {"grad": torch.is_grad_enabled(), "default_dtype": str(torch.get_default_dtype()),
           "deterministic": torch.are_deterministic_algorithms_enabled(),
           "deterministic_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
           "num_threads": torch.get_num_threads()}
+    try:
+        # torch.backends.cuda.matmul.allow_tf32, in GLOBAL_STATE on any device
+        st["allow_tf32"] = bool(torch._C._get_cublas_allow_tf32())
+    except Exception:
+        pass
     try:
         st["autocast_cpu"] = [torch.is_autocast_enabled("cpu"),
                               str(torch.get_autocast_dtype("cpu"))]

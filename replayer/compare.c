@@ -198,9 +198,11 @@ static const char *config_key(const char *line, char *buf, size_t size) {
 
 /* Config groups dynrec began to record after its first traces, by the
  * prefix of their keys: the ShapeEnv's (torch.fx.experimental._config,
- * "fx.NAME", from 0.7.4).  A trace without a key of one was written by an
- * older dynrec, which did not look, not by a run without that config. */
-static const char *const LATER_GROUPS[] = {"fx."};
+ * "fx.NAME", from 0.7.4) and torch.compiler.config's dynamic and unbacked
+ * sources ("compiler.NAME", from 0.7.5).  A trace without a key of one was
+ * written by an older dynrec, which did not look, not by a run without
+ * that config. */
+static const char *const LATER_GROUPS[] = {"fx.", "compiler."};
 
 /* Whether any line of v has a key that starts with prefix. */
 static int has_group(const DrStrVec *v, const char *prefix) {

@@ -23,7 +23,7 @@ import ast
 import os
 import sys
 
-from .value_kinds import INDUCTOR_TRACED
+from .value_kinds import COMPILER_TRACED, INDUCTOR_TRACED
 
 _MAX_LITERAL_DEPTH = 20
 
@@ -263,7 +263,8 @@ def _bound_names(fn):
     return out - declared
 
 
-def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name=False):
+def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name=False,
+                     given=None):
     """A class defined inside a function ("T.test_x.<locals>.Mock") of the
     parsed source tree, as one module-level statement that nests it as the
     source does: its enclosing classes and functions reduced to that
@@ -274,6 +275,10 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
     but a @dataclass of literal options, made as a call of `dataclass` (the
     caller's name for the real dataclasses.dataclass; left out when None,
     see dataclass_options()), and its fields made by `field` (_class_body()).
+    given: the name of a dict, {name: class}, global where the statement
+    runs: a class defined beside the class before it (a base, class C(B))
+    that the dict holds is taken from it, not made again, so that one
+    recorded class is one class however it is reached.
     Returns (statement, chain): chain is the source's definitions from the
     top-level one to the class, and the class is reached from the top-level
     name by an attribute for a class of the chain and a call for a function.
@@ -317,11 +322,22 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
                 isinstance(st, ast.ImportFrom) and st.module != "__future__")]
             # The classes defined before it there (a base class beside it:
             # class B(A)), definitions only too.
-            pre += [ast.copy_location(ast.ClassDef(
+            beside = [ast.copy_location(ast.ClassDef(
                 name=st.name, bases=st.bases, keywords=st.keywords,
                 body=_class_body(st.body, field, factory_by_name), decorator_list=deco(st),
                 type_params=[]), st)
                 for st in outer.body[:idx] if isinstance(st, ast.ClassDef)]
+            if given is not None and outer is chain[-2]:
+                # if "B" in given: B = given["B"]  else: class B: ...
+                beside = [ast.copy_location(ast.If(
+                    test=ast.Compare(left=ast.Constant(value=c.name), ops=[ast.In()],
+                                     comparators=[ast.Name(id=given, ctx=ast.Load())]),
+                    body=[ast.Assign(targets=[ast.Name(id=c.name, ctx=ast.Store())],
+                                     value=ast.Subscript(
+                                         value=ast.Name(id=given, ctx=ast.Load()),
+                                         slice=ast.Constant(value=c.name), ctx=ast.Load()))],
+                    orelse=[c]), c) for c in beside]
+            pre += beside
             made = ast.FunctionDef(
                 name=outer.name, args=ast.arguments(posonlyargs=[], args=[], vararg=None,
                                                     kwonlyargs=[], kw_defaults=[], kwarg=None,
@@ -367,7 +383,7 @@ skip_code_recursive_on_recompile_limit_hit skip_fsdp_guards skip_guards_on_const
 skip_nnmodule_hook_guards skip_no_tensor_aliasing_guards_on_parameters
 skip_tensor_guards_with_matching_dict_tags skip_torchrec specialize_float specialize_int
 suppress_errors trace_autograd_ops trace_numpy use_lamba_guard_for_object_aliasing
-use_recursive_dict_tags_for_guards
+use_numpy_random_stream use_recursive_dict_tags_for_guards
 """.split())
 
 # Dynamo config names that only log, profile or count (Dynamo's TestCase
@@ -417,6 +433,7 @@ def config_allowed(name, text):
     with its recorded value text (a Python literal)."""
     return isinstance(name, str) and (
         name in DYNAMO_CONFIG or (name.startswith("fx.") and name[3:] in FX_CONFIG)
+        or (name.startswith("compiler.") and name[9:] in COMPILER_TRACED)
         or name in ("inductor.%s" % n for n in INDUCTOR_TRACED)) and (
         isinstance(text, str) and len(text) < 200)
 

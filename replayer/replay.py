@@ -61,8 +61,8 @@ from .value_kinds import (DICT_ITERATORS, DYNAMO_MARKS, FUNCTORCH_WRAPPERS, FX_G
                           FX_OPS, ITERATOR_TYPES, KINDS, MAX_CODE, MAX_DEPTH,
                           MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key, class_cell_key,
                           code_place, config_of, config_snapshot, function_where, is_place,
-                          is_structseq, local_class_number, method_key, namedtuple_made,
-                          parametrized_class, torch_op)
+                          is_structseq, local_class_bases, local_class_number, method_key,
+                          namedtuple_made, parametrized_class, torch_op)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
 _query = _dynrec.source_query
@@ -399,15 +399,18 @@ class _Sources:
                 node.end_lineno = node.lineno
                 node.end_col_offset = node.col_offset
 
-    def local_class(self, module, path, qualname, number=0):
+    def local_class(self, module, path, qualname, number=0, bases=None):
         """A class defined inside a function ("T.test_x.<locals>.Mock"), made
         from the stored source: a synthetic module nests it as the source
         does (its enclosing classes and functions reduced to that nesting,
         the names they bind bound to None), so its methods' code has the
         recorded qualnames, lines and free variables; the class body runs
         definitions only.  One class per number: the recording's classes of
-        this qualname (a function that makes one per call).  Raises
-        NotReplayable when it cannot be made."""
+        this qualname (a function that makes one per call).  bases: {name:
+        class} of the classes defined beside it that are its bases, made
+        already (the one class of their own references), which its nesting
+        takes instead of making them again.  Raises NotReplayable when it
+        cannot be made."""
         key = (path, qualname, number)
         if key in self.local_classes:
             return self.local_classes[key]
@@ -423,6 +426,7 @@ class _Sources:
         # @dataclass and field() as the real ones, never the names the
         # source binds.
         ns["__dynrec_dataclass__"], ns["__dynrec_field__"] = dataclasses.dataclass, _field
+        ns["__dynrec_given__"] = dict(bases or {})
         try:
             exec(code, ns)  # only the nesting and the class's definitions
             cur = ns[top]
@@ -439,6 +443,7 @@ class _Sources:
                 ns.pop(top, None)
             ns.pop("__dynrec_dataclass__", None)
             ns.pop("__dynrec_field__", None)
+            ns.pop("__dynrec_given__", None)
         if not isinstance(cur, type):
             raise NotReplayable("%s is not a class in the stored source" % qualname)
         cur.__qualname__ = qualname
@@ -458,7 +463,7 @@ class _Sources:
                 raise NotReplayable("%s does not parse: %s" % (path, exc))
         try:
             made, chain = local_class_tree(tree, qualname, "__dynrec_dataclass__",
-                                           "__dynrec_field__")
+                                           "__dynrec_field__", given="__dynrec_given__")
         except ValueError as exc:
             raise NotReplayable(str(exc))
         # The module's imports under `if False:` (never run): the compiler
@@ -677,10 +682,12 @@ def _no_finalizer(cls, typ, hooks=_HOOKS, mine=(object,)):
                                 "--trust rebuilds it" % (typ, what))
 
 
-def _ref(d, modules):
+def _ref(d, modules, depth=0):
     if not isinstance(d, dict) or not isinstance(d.get("module"), str) or not isinstance(
             d.get("qualname"), str):
         raise Refused("a reference needs module and qualname")
+    if depth > 32:
+        raise Refused("a reference nested more than 32 deep")
     mod, qual = d["module"], d["qualname"]
     try:
         made = namedtuple_made(d)
@@ -707,9 +714,13 @@ def _ref(d, modules):
             raise NotReplayable("%s.%s: its module's source is not in the trace" % (mod, qual))
         try:
             number = local_class_number(d)
+            bases = local_class_bases(d)
         except ValueError as exc:
             raise Refused(str(exc))
-        return _SOURCES.local_class(m, path, qual, number)
+        # Its bases defined beside it: the one class of their own
+        # references (class C(B): C's B is the B a test names).
+        bases = {k: _ref(r, modules, depth + 1) for k, r in bases.items()}
+        return _SOURCES.local_class(m, path, qual, number, bases)
     if "<" in qual:
         raise NotReplayable("%s.%s is not reachable by name" % (mod, qual))
     m = modules.get(mod)
@@ -973,11 +984,14 @@ class _Builder:
         return Refused("capture %d node %d: %s" % (self.no, n, msg))
 
     def class_attrs(self, n, cls, attrs):
-        """The recorded data attributes of the classes defined inside
-        functions in cls's MRO (capture's class_attrs: class Holder:
-        y = torch.ones(4)), set on the rebuilt class that held each where its
+        """The recorded attributes of the classes defined inside functions
+        in cls's MRO that their definitions do not make (capture's
+        class_attrs: class Holder: y = torch.ones(4), add = my_add, prop =
+        Descriptor()), set on the rebuilt class that held each where its
         definitions did not make it; one that cannot be made is left out.
-        Only on classes the replay made from the stored sources."""
+        Only on classes the replay made from the stored sources; each value
+        is a value of the trace's kinds (a function only from the stored
+        sources), as anywhere else."""
         if not attrs:
             return
         for key, c in attrs.items():
@@ -989,9 +1003,6 @@ class _Builder:
                 value = self.child(n, c)
             except NotReplayable:
                 continue
-            if callable(value) or hasattr(type(value), "__get__"):
-                # Data only, as captured: never a method or a descriptor.
-                raise self.fail(n, "class attribute %s is not data" % key)
             type.__setattr__(owner, name, value)
 
     def class_cells(self, n, cls, cells):
@@ -1839,6 +1850,9 @@ class _Builder:
         rg = v.get("requires_grad") is True
         if rg and not (dt.is_floating_point or dt.is_complex):
             raise self.fail(n, "requires_grad on an integer tensor")
+        inference = v.get("inference") is True
+        if inference and (rg or v.get("param") is True or v.get("subclass") is not None):
+            raise self.fail(n, "an inference tensor that requires grad, a parameter or a subclass")
         base = v.get("view_of")
         # (the base made first, outside the no_grad below: a base that is
         # not a leaf requires grad only when made with grad mode on)
@@ -1855,9 +1869,12 @@ class _Builder:
                     raise self.fail(n, "a view that requires grad of a base that does not")
                 t = b.as_strided(shape, stride, offset)
             else:
-                storage = torch.zeros(extent, dtype=dt, device=dev).untyped_storage()
-                t = torch.empty(0, dtype=dt, device=dev)
-                t.set_(storage, offset, shape, stride)
+                # An inference tensor is made under inference_mode (and its
+                # views are inference tensors too).
+                with torch.inference_mode() if inference else contextlib.nullcontext():
+                    storage = torch.zeros(extent, dtype=dt, device=dev).untyped_storage()
+                    t = torch.empty(0, dtype=dt, device=dev)
+                    t.set_(storage, offset, shape, stride)
             if "data" in v:
                 want = numel * elsize
                 if v["data"] != want:
@@ -1865,7 +1882,8 @@ class _Builder:
                 if want:
                     raw = self.data(n, blob, want)
                     src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
-                    t.copy_(src.view(dt).reshape(shape))
+                    with torch.inference_mode() if inference else contextlib.nullcontext():
+                        t.copy_(src.view(dt).reshape(shape))
         if base is not None and rg:
             # A view that requires grad was made with grad mode on (a
             # permute of a tensor that requires grad): made under no_grad it
@@ -2454,6 +2472,13 @@ class _GlobalState:
                     "det": (t.are_deterministic_algorithms_enabled(),
                             t.is_deterministic_algorithms_warn_only_enabled()),
                     "threads": t.get_num_threads()}
+        self.tf32 = None
+        if type(st.get("allow_tf32")) is bool:
+            try:
+                self.tf32 = t._C._get_cublas_allow_tf32()
+                t._C._set_cublas_allow_tf32(st["allow_tf32"])
+            except Exception:
+                self.tf32 = None
         if type(st.get("grad")) is bool:
             t.set_grad_enabled(st["grad"])
         dt = st.get("default_dtype")
@@ -2494,6 +2519,8 @@ class _GlobalState:
         t.set_default_dtype(o["dtype"])
         t.use_deterministic_algorithms(o["det"][0], warn_only=o["det"][1])
         t.set_num_threads(o["threads"])
+        if self.tf32 is not None:
+            t._C._set_cublas_allow_tf32(self.tf32)
         return False
 
 
@@ -2722,7 +2749,7 @@ def _fuzz(caps, n, sources, modules):
         keys = ["shape", "stride", "offset", "dtype", "device", "class", "dict", "items",
                 "fields", "self", "func", "locals", "globals", "closure", "name", "module",
                 "qualname", "view_of", "grad", "marks", "data", "requires_grad", "leaf", "attrs",
-                "mapping", "state", "builtin"]
+                "inference", "mapping", "state", "builtin", "bases", "number", "local"]
         return {rnd.choice(keys): junk(nodes, depth + 1) for _ in range(rnd.randrange(5))}
 
     bad = []

@@ -739,6 +739,7 @@ def generate(opts):
     # The calls: one per captured compile, in order.
     calls = []
     missing = []
+    tf32 = False  # torch.backends.cuda.matmul.allow_tf32 as the script left it
     not_replayable = []
     prev_config = {}
     start = _start_config()
@@ -878,6 +879,9 @@ def generate(opts):
             ctx.append("torch.autocast('cpu', dtype=%s)" % ac[1])
         if st.get("deterministic") is True:
             lines.append("torch.use_deterministic_algorithms(True)")
+        if type(st.get("allow_tf32")) is bool and st["allow_tf32"] is not tf32:
+            tf32 = st["allow_tf32"]
+            lines.append("torch.backends.cuda.matmul.allow_tf32 = %r" % tf32)
         if cap["data"].get("thread_name") not in (None, "MainThread"):
             lines.append("# (recorded on thread %s; called here on the main thread)" % comment(
                 cap["data"]["thread_name"]))

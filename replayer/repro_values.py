@@ -1053,22 +1053,27 @@ class Writer:
             src = "torch.tensor(%s, dtype=%s%s)" % (values, dt, devarg)
             note = ""
         base = v.get("view_of")
+        ind = ""
+        if base is None and v.get("inference") is True and not rg:
+            # made as recorded: an inference tensor (no autograd keys)
+            self.emit("with torch.inference_mode():  # an inference tensor, as recorded")
+            ind = "    "
         if base is not None:
             b = self.expr(base, "base")
             self.emit("%s = %s.as_strided(%r, %r, %d)  # a view, as recorded" % (
                 name, b, tuple(shape), tuple(stride), offset))
         elif offset == 0 and (stride == _contiguous(shape) or numel <= 1):
-            self.emit("%s = %s%s" % (name, src, note))
+            self.emit("%s%s = %s%s" % (ind, name, src, note))
         elif offset == 0:
-            self.emit("%s = torch.empty_strided(%r, %r, dtype=%s%s)  # strides as recorded" % (
-                name, tuple(shape), tuple(stride), dt, devarg))
-            self.emit("%s.copy_(%s)%s" % (name, src, note))
+            self.emit("%s%s = torch.empty_strided(%r, %r, dtype=%s%s)  # strides as recorded" % (
+                ind, name, tuple(shape), tuple(stride), dt, devarg))
+            self.emit("%s%s.copy_(%s)%s" % (ind, name, src, note))
         else:
-            self.emit("%s = torch.empty(0, dtype=%s%s).set_(torch.empty(%d, dtype=%s%s)"
+            self.emit("%s%s = torch.empty(0, dtype=%s%s).set_(torch.empty(%d, dtype=%s%s)"
                       ".untyped_storage(), %d, %r, %r)  # storage offset as recorded" % (
-                          name, dt, devarg, extent, dt, devarg, offset, tuple(shape),
+                          ind, name, dt, devarg, extent, dt, devarg, offset, tuple(shape),
                           tuple(stride)))
-            self.emit("%s.copy_(%s)%s" % (name, src, note))
+            self.emit("%s%s.copy_(%s)%s" % (ind, name, src, note))
         if base is None and rg and v.get("param") is not True:
             if v.get("leaf") is False:
                 self.emit("%s = %s.requires_grad_().clone()  # not a leaf" % (name, name))

@@ -271,6 +271,24 @@ def local_class_number(d):
     return number
 
 
+def local_class_bases(d):
+    """The bases defined beside it of a class defined inside a function, as
+    a reference to it names them (capture's "bases", from dynrec 0.7.5):
+    {name in the source: reference of a class defined inside that same
+    function}; {} for an older trace's.  Raises ValueError for one that is
+    not that."""
+    bases = d.get("bases", {})
+    qual = d.get("qualname")
+    prefix = qual.rpartition(".")[0] + "." if isinstance(qual, str) else None
+    if not isinstance(bases, dict) or len(bases) > 32 or not all(
+            isinstance(k, str) and k.isidentifier() and isinstance(r, dict)
+            and r.get("local") is True and r.get("module") == d.get("module")
+            and r.get("qualname") == prefix + k for k, r in bases.items()):
+        raise ValueError("local class %s with bases that are not classes defined beside it"
+                         % qual)
+    return bases
+
+
 def torch_op_parts(name):
     """The parts of a torch_op's name (namespace, op[, overload]), each a
     plain name, or None."""
@@ -491,8 +509,13 @@ def check_tree(rows, fail, more=None):
 # constants of the graph, guarded by id), and only where not at their
 # defaults (the module is loaded after Dynamo's config).
 CONFIG_MODULES = (("fx.", "torch.fx.experimental._config"),
-                  ("inductor.", "torch._inductor.config"), ("", "torch._dynamo.config"))
+                  ("inductor.", "torch._inductor.config"),
+                  ("compiler.", "torch.compiler.config"), ("", "torch._dynamo.config"))
 INDUCTOR_TRACED = ("freezing",)
+# torch.compiler.config's own settings that Dynamo reads while it traces
+# (which sources are dynamic or unbacked); the rest are aliases of Dynamo's
+# or name caches and jobs.
+COMPILER_TRACED = ("dynamic_sources", "dynamic_values", "unbacked_sources")
 
 
 def config_of(name):
@@ -502,7 +525,8 @@ def config_of(name):
     for prefix, module in CONFIG_MODULES:
         if prefix and name.startswith(prefix):
             attr = name[len(prefix):]
-            if prefix == "inductor." and attr not in INDUCTOR_TRACED:
+            if prefix == "inductor." and attr not in INDUCTOR_TRACED or (
+                    prefix == "compiler." and attr not in COMPILER_TRACED):
                 return None
         elif not prefix and "." not in name:
             attr = name
@@ -527,6 +551,11 @@ def config_snapshot(modules, text=repr, defaults=False):
                 if name in entries and (defaults or value != getattr(entries[name], "default",
                                                                      value)):
                     snap[prefix + name] = text(value)
+            continue
+        if prefix == "compiler.":
+            for name in COMPILER_TRACED if mod is not None else ():
+                if isinstance(getattr(mod, name, None), str):
+                    snap[prefix + name] = text(getattr(mod, name))
             continue
         copy = getattr(mod, "get_config_copy", None)
         if copy is not None:

@@ -245,7 +245,8 @@ static void scenario(const char *script) {
                                       "weight_norm.py",
                                       "own_getattribute.py",
                                       "own_getattr.py",
-                                      "structseqs_and_deques.py"};
+                                      "structseqs_and_deques.py",
+                                      "local_class_identity.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1186,6 +1187,30 @@ Test(replay, backend_functions_one_per_call) {
 Test(replay, dynamo_config_patches) {
     scenario("config_patches.py");
     assert_reproduced("replay", "config_patches.py");
+    assert_confined_reproduces(5);
+}
+
+/* Classes defined side by side in one test (class C(B), B(A)): C's base is
+ * the B that a method names (B.mul(self, x), super(B, self)), one class per
+ * recorded class (the replay made B twice: "super(type, obj): obj must be
+ * an instance or subtype of type"); class attributes the definitions do not
+ * make though they are functions or descriptors (add = my_add, prop =
+ * FlagDescriptor(), set on the class later) are set from the capture; an
+ * inference tensor is made under inference_mode (its TENSOR_MATCH lacked
+ * the autograd keys); torch.backends.cuda.matmul.allow_tf32 (in
+ * GLOBAL_STATE) and torch.compiler.config.dynamic_sources are set as
+ * recorded.  Confined: 5/5 (0/5 before). */
+Test(replay, local_class_identity_and_global_state) {
+    scenario("local_class_identity.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'tensor' AND"
+                                " json_extract(value, '$.inference') = 1"),
+                 1);
+    cr_assert_geq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE value LIKE"
+                                 " '%%\"bases\": {\"B\": {%%'"),
+                  1);
+    e2e_close(a);
+    assert_reproduced("replay", "local_class_identity.py");
     assert_confined_reproduces(5);
 }
 

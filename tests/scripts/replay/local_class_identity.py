@@ -1,0 +1,76 @@
+import dataclasses
+import torch
+
+
+def test_bases_and_attrs():
+    def my_add(*args):
+        obj, a, b = args
+        return obj.x + a + b
+
+    class FlagDescriptor:
+        def __get__(self, instance, owner):
+            if hasattr(owner, "flag"):
+                return 1
+            return 0
+
+    class A:
+        a = 4
+
+        def mul(self, x):
+            return x * 0.1
+
+    class B(A):
+        coeff = 4
+        add = my_add
+        prop = FlagDescriptor()
+        flag = True
+
+        def __init__(self, x):
+            self.x = x
+
+        def mul(self, x):
+            return super().mul(x) * x * 0.2
+
+    class C(B):
+        def run(self, x):
+            d = B.mul(self, x)
+            e = super(B, self).mul(x)
+            return d + e + self.add(x, 2) + self.prop
+
+    obj = C(0.5)
+
+    @torch.compile(backend="eager")
+    def fn(x, obj, A):
+        return obj.run(x) + (1 if A is type(obj).__mro__[2] else 0)
+
+    print(fn(torch.ones(3), obj, A))
+    C.later = staticmethod(my_add)
+
+
+def test_inference_and_state():
+    with torch.inference_mode():
+        x = torch.ones(4)
+
+    @torch.compile(backend="eager")
+    def g(x):
+        return x * 2
+
+    print(g(x))
+    torch._C._set_cublas_allow_tf32(True)
+    print(g(torch.ones(4)))
+    torch._C._set_cublas_allow_tf32(False)
+
+
+@torch.compiler.config.patch(dynamic_sources="L['y']")
+def test_dynamic_sources():
+    @torch.compile(dynamic=False, backend="eager")
+    def h(x, y):
+        return x * y
+
+    h(2, torch.randn(2))
+    h(3, torch.randn(3))
+
+
+test_bases_and_attrs()
+test_inference_and_state()
+test_dynamic_sources()
