@@ -30,6 +30,7 @@ import collections
 import contextlib
 import dataclasses
 import enum
+import gc
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -117,6 +118,51 @@ def _resets():
 
 
 _CID = re.compile(r"(?:(\d+):)?(\d+)/(\d+)")
+
+
+def _deallocated():
+    """The compile ids whose recorded guard failures say that an object an
+    earlier cache entry guarded by id was gone ("Cache line invalidated
+    because L['self'] got deallocated"): before those the replay lets the
+    earlier compiles' inputs go (_Kept)."""
+    return {str(cid) for (cid,) in _query(
+        "SELECT DISTINCT compile_id FROM v_guard_failures WHERE reason LIKE"
+        " '%got deallocated%'")}
+
+
+class _Kept:
+    """The inputs of a frame's latest compiles, kept alive as the program
+    kept them (it calls one module again and again): Dynamo drops a cache
+    entry whose id-guarded object dies, and the next compile would fail
+    with "got deallocated" where the recording failed the id.  At most
+    KEEP compiles per frame and BYTES of tensors in all; none across a
+    reset; let go where the recording says the object died."""
+
+    KEEP, BYTES = 8, 256 << 20
+
+    def __init__(self):
+        self.frames = {}
+        self.total = 0
+
+    def add(self, fkey, frame, pos, kw):
+        n = frame.get("bytes", 0)
+        if self.total + n > self.BYTES:
+            return
+        held = self.frames.setdefault(fkey, collections.deque())
+        held.append((n, pos, kw))
+        self.total += n
+        if len(held) > self.KEEP:
+            self.total -= held.popleft()[0]
+
+    def drop(self, fkey=None):
+        """Lets go of fkey's inputs, and collects them (a module's cycles);
+        of every frame's, at a reset, without collecting (the caches are
+        empty then)."""
+        for k in [fkey] if fkey is not None else list(self.frames):
+            for held in self.frames.pop(k, ()):
+                self.total -= held[0]
+        if fkey is not None:
+            gc.collect()
 
 
 def _recompiles_of_earlier(caps):
@@ -2653,7 +2699,7 @@ def _frame(cap, sources, modules):
             except NotReplayable:
                 pass
     return {"locals": f_locals, "cells": tuple(cells), "globals": g, "soft": soft,
-            "globals_ns": ns, "module": modname}
+            "globals_ns": ns, "module": modname, "bytes": b.total}
 
 
 def _with_parents(all_caps, sel):
@@ -2876,6 +2922,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
     start = config_snapshot(sys.modules, lambda v: v, defaults=True)
     applied = {}  # thread name -> config names set there
     skipped_frames = {}
+    kept, deallocated = _Kept(), _deallocated()
     state_notes = set()
     tty = sys.stderr.isatty()
     replayed = 0
@@ -2886,6 +2933,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
         while resets and resets[0] < cap["seq"]:
             resets.pop(0)
             torch._dynamo.reset()
+            kept.drop()
         # A frame not replayable is left out for the rest of its epoch (its
         # later compiles recompile the cache entry the replay could not
         # make); after a reset its compiles are first compiles again.
@@ -2973,7 +3021,10 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                     _top.code = None
                     _top.export = False
 
+            if str(cap["cid"]) in deallocated:
+                kept.drop(fkey[:3])
             threads.run(tname, call)
+            kept.add(fkey[:3], frame, pos, kw)
             replayed += 1
         finally:
             # (also when the trace is refused: a transform left entered

@@ -246,7 +246,8 @@ static void scenario(const char *script) {
                                       "own_getattribute.py",
                                       "own_getattr.py",
                                       "structseqs_and_deques.py",
-                                      "local_class_identity.py"};
+                                      "local_class_identity.py",
+                                      "ids_kept.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1212,6 +1213,24 @@ Test(replay, local_class_identity_and_global_state) {
     e2e_close(a);
     assert_reproduced("replay", "local_class_identity.py");
     assert_confined_reproduces(5);
+}
+
+/* Objects Dynamo guards by id stay alive as the program kept them: the
+ * replay keeps a frame's latest inputs, so the second module fails the id
+ * of the first (the replay said "L['m'] got deallocated": 3/4), and lets
+ * them go where the recording says the object died (test_dropped). */
+Test(replay, objects_guarded_by_id_live_as_recorded) {
+    scenario("ids_kept.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"
+                                " '%%got deallocated%%'"),
+                 1);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"
+                                " '%%___check_obj_id(m,%%'"),
+                 1);
+    e2e_close(a);
+    assert_reproduced("replay", "ids_kept.py");
+    assert_confined_reproduces(4);
 }
 
 /* A bare object() a function makes (a sentinel): made again as an
