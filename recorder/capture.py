@@ -1350,6 +1350,15 @@ def _plain_class(t):
                     or b is dict and mapping is not None for b in t.__mro__))
 
 
+def _dispatch_key_names(keys):
+    """The names of the keys of a torch._C.DispatchKeySet, from its repr
+    ("DispatchKeySet(CPU, BackendSelect)")."""
+    text = repr(keys)
+    inner = text[text.find("(") + 1:text.rfind(")")]
+    return {k.strip() for k in inner.split(",") if k.strip().isidentifier()}
+
+
+
 def _made_by_body(q, name, v):
     """Whether v, the attribute name of the class of qualname q, is what a
     def or class statement of its body made (a method, a static or class
@@ -1371,6 +1380,22 @@ def _global_state():
           "deterministic": torch.are_deterministic_algorithms_enabled(),
           "deterministic_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
           "num_threads": torch.get_num_threads()}
+    try:
+        if torch.is_inference_mode_enabled():
+            st["inference_mode"] = True
+        # Dispatch keys excluded beyond the default ones (a compile inside
+        # a TorchDispatchMode's __torch_dispatch__ runs below autograd):
+        # TENSOR_MATCH guards the keys a tensor has under them.
+        ks = torch._C._dispatch_tls_local_exclude_set()
+        extra = {k for k in _dispatch_key_names(ks) if not k.startswith("Autocast")}
+        if ks.has(torch._C.DispatchKey.AutogradFunctionality):
+            extra.add("AutogradFunctionality")  # (its repr leaves it out)
+        if extra:
+            # its bits exactly, for the same torch; the names for another
+            st["tls_exclude"] = {"raw": ks.raw_repr(), "torch": torch.__version__,
+                                 "keys": sorted(extra)}
+    except Exception:
+        pass
     try:
         # torch.backends.cuda.matmul.allow_tf32, in GLOBAL_STATE on any device
         st["allow_tf32"] = bool(torch._C._get_cublas_allow_tf32())

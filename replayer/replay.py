@@ -2505,6 +2505,36 @@ def _config(cap, applied, start):
             pass
 
 
+def _excluded_keys(ex):
+    """The dispatch keys the compile ran with excluded (capture's
+    tls_exclude: inside a TorchDispatchMode's __torch_dispatch__), as a
+    DispatchKeySet, less the autocast keys (_GlobalState enters autocast as
+    recorded); None for none.  Its bits on the torch that recorded it, else
+    its key names."""
+    if not isinstance(ex, dict):
+        return None
+    D = torch._C.DispatchKey
+    ks = None
+    if type(ex.get("raw")) is int and 0 < ex["raw"] < 1 << 64 and (
+            ex.get("torch") == torch.__version__):
+        ks = torch._C.DispatchKeySet.from_raw_repr(ex["raw"])
+    elif isinstance(ex.get("keys"), list) and len(ex["keys"]) <= 128:
+        for k in ex["keys"]:
+            key = getattr(D, k, None) if isinstance(k, str) and k.isidentifier() and (
+                not k.startswith("_")) else None
+            if isinstance(key, D):
+                try:
+                    ks = torch._C.DispatchKeySet(key) if ks is None else ks.add(key)
+                except Exception:
+                    pass  # an alias key
+    if ks is None:
+        return None
+    for name, key in D.__members__.items():
+        if name.startswith("Autocast"):
+            ks = ks.remove(key)
+    return ks
+
+
 class _GlobalState:
     """The global torch state of the compile (grad mode, default dtype, ...)
     around the replayed call, restored after it."""
@@ -2544,6 +2574,14 @@ class _GlobalState:
             self.hooks_off = (ag._saved_tensors_hooks_is_enabled(),
                               ag._saved_tensors_hooks_get_disabled_error_message())
             ag._saved_tensors_hooks_disable(msg)
+        self.tls = []
+        if st.get("inference_mode") is True:
+            self.tls.append(torch.inference_mode())
+        ks = _excluded_keys(st.get("tls_exclude"))
+        if ks is not None:
+            self.tls.append(torch._C._ExcludeDispatchKeyGuard(ks))
+        for ctx in self.tls:
+            ctx.__enter__()
         self.autocast = None
         ac = st.get("autocast_cpu")
         if isinstance(ac, list) and len(ac) == 2 and ac[0] is True:
@@ -2555,6 +2593,8 @@ class _GlobalState:
         t, o = torch, self.old
         if self.autocast is not None:
             self.autocast.__exit__(*exc)
+        for ctx in reversed(self.tls):
+            ctx.__exit__(*exc)
         if self.hooks_off is not None:
             ag = torch._C._autograd
             if self.hooks_off[0]:

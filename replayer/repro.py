@@ -872,6 +872,8 @@ def generate(opts):
         ctx = []
         if st.get("grad") is False:
             ctx.append("torch.no_grad()")
+        if st.get("inference_mode") is True:
+            ctx.append("torch.inference_mode()")
         if st.get("default_dtype") in ("torch.float64", "torch.float16", "torch.bfloat16"):
             lines.append("torch.set_default_dtype(%s)" % st["default_dtype"])
         ac = st.get("autocast_cpu")

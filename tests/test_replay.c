@@ -1200,19 +1200,29 @@ Test(replay, dynamo_config_patches) {
  * inference tensor is made under inference_mode (its TENSOR_MATCH lacked
  * the autograd keys); torch.backends.cuda.matmul.allow_tf32 (in
  * GLOBAL_STATE) and torch.compiler.config.dynamic_sources are set as
- * recorded.  Confined: 5/5 (0/5 before). */
+ * recorded; a compile inside a TorchDispatchMode's __torch_dispatch__
+ * (below autograd: the dispatch keys it excludes) and one inside
+ * inference_mode run so again (their TENSOR_MATCH had the autograd keys).
+ * Confined: 7/7 (0/7 before). */
 Test(replay, local_class_identity_and_global_state) {
     scenario("local_class_identity.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+#define GS(path)                                                                                    \
+    "SELECT count(*) FROM v_ev WHERE kind = 'capture' AND json_extract(data, '$.global_state." path \
+    "') IS NOT NULL"
+    cr_assert_eq(e2e_sql_int(a, GS("tls_exclude.raw")), 2);
+    cr_assert_eq(e2e_sql_int(a, GS("inference_mode")), 1);
+    cr_assert_eq(e2e_sql_int(a, GS("allow_tf32")), 7);
+#undef GS
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'tensor' AND"
                                 " json_extract(value, '$.inference') = 1"),
-                 1);
+                 2);
     cr_assert_geq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE value LIKE"
                                  " '%%\"bases\": {\"B\": {%%'"),
                   1);
     e2e_close(a);
     assert_reproduced("replay", "local_class_identity.py");
-    assert_confined_reproduces(5);
+    assert_confined_reproduces(7);
 }
 
 /* Objects Dynamo guards by id stay alive as the program kept them: the

@@ -74,3 +74,29 @@ def test_dynamic_sources():
 test_bases_and_attrs()
 test_inference_and_state()
 test_dynamic_sources()
+
+
+def test_inside_dispatch_mode_and_inference_mode():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Yolo(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls):
+            return False
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return torch.ops.aten.mul.Tensor(args[0], args[1])
+
+    x = torch.ones(5)
+    with Yolo():
+        torch.compile(torch.add, backend="eager", fullgraph=True)(x, x)
+
+    @torch.compile(fullgraph=True, backend="eager")
+    def f(x):
+        return x.data
+
+    with torch.inference_mode():
+        f(torch.randn(3))
+
+
+test_inside_dispatch_mode_and_inference_mode()
