@@ -1603,7 +1603,7 @@ def _config_now(now):
 
 
 def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, export, cid,
-                  config=None):
+                  config=None, hooks=None):
     """Stores the inputs of the frame about to be compiled (see the top)."""
     _capture_count[0] += 1
     no = _capture_count[0]
@@ -1618,6 +1618,11 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
         root["locals"] = c.named(f_locals or {}, "argument %r")
         root["closure"] = [c.cell(cell, "closure variable %r" % name)
                            for cell, name in zip(closure or (), code.co_freevars)]
+        gff = getattr(hooks, "guard_filter_fn", None)
+        if gff is not None:
+            # torch.compile(options={"guard_filter_fn": f}): which guards
+            # Dynamo keeps, called by it at the end of the compile.
+            root["guard_filter_fn"] = c.node(gff, "guard_filter_fn")
         direct, seen = set(), set()
         _code_names(code, direct, seen)
         g = {}

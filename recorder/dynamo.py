@@ -456,8 +456,9 @@ def _wrap_compile(orig):
         if _capture._cap_guard.on and len(args) >= 6:
             # dynrec replay: the frame's inputs, before tracing changes anything.
             export = args[6] if len(args) > 6 else kwargs.get("export")
+            hooks = args[8] if len(args) > 8 else kwargs.get("hooks")
             _capture._cap_guard(_capture.capture_frame, code, args[0], args[1], args[3], args[4],
-                                args[5], export, cid, config)
+                                args[5], export, cid, config, hooks)
         if _dist_unseen:
             _dist_meta()
         t0 = _now()

@@ -2342,8 +2342,12 @@ class _Backends:
                 self.note("backend %s is not one of torch's; eager instead" % name)
                 backend = self.standin(name, desc.get("instance"))
 
-        def made(fn, isolate=False):
-            more = dict(kw, isolate_recompiles=True) if isolate else kw
+        def made(fn, isolate=False, guard_filter_fn=None):
+            more = dict(kw, isolate_recompiles=True) if isolate else dict(kw)
+            if guard_filter_fn is not None:
+                # torch.compile takes it out of the options
+                more["options"] = dict(more.get("options") or {},
+                                       guard_filter_fn=guard_filter_fn)
             return torch.compile(fn, backend=backend, fullgraph=bool(fullgraph),  # noqa: F821
                                  dynamic=dyn, **more)
 
@@ -2351,13 +2355,13 @@ class _Backends:
         return made
 
 
-    def in_region(self, made, fn, region):
+    def in_region(self, made, fn, region, guard_filter_fn=None):
         """made(fn), compiled in the replay's region for the recorded
         isolate_recompiles region (one torch.compile region, with its own
         cache entries, per recorded one), or in the shared cache when the
-        capture names none."""
+        capture names none; with the recorded guard_filter_fn."""
         if type(region) is not int or region < 0:
-            return made(fn)
+            return made(fn, guard_filter_fn=guard_filter_fn)
         import torch._dynamo.eval_frame as ef
 
         counter = getattr(ef, "_next_isolate_recompiles_id", None)
@@ -2366,14 +2370,14 @@ class _Backends:
                     "torch has none, they share one cache here")
             if note not in self.notes:
                 self.notes.append(note)
-            return made(fn)
+            return made(fn, guard_filter_fn=guard_filter_fn)
         mine = self.regions.get(region)
         if mine is None:
             mine = self.regions[region] = next(counter)
         # torch.compile takes its region's number from this counter.
         ef._next_isolate_recompiles_id = itertools.repeat(mine)
         try:
-            return made(fn, isolate=True)
+            return made(fn, isolate=True, guard_filter_fn=guard_filter_fn)
         finally:
             ef._next_isolate_recompiles_id = counter
 
@@ -2738,8 +2742,13 @@ def _frame(cap, sources, modules):
                 soft[b.child(sg, pair[0])] = b.child(sg, pair[1])
             except NotReplayable:
                 pass
+    gff = None
+    if root.get("guard_filter_fn") is not None:
+        gff = b.child(0, root["guard_filter_fn"])
+        if not callable(gff):
+            raise Refused("capture %d: a guard_filter_fn that is not callable" % cap["no"])
     return {"locals": f_locals, "cells": tuple(cells), "globals": g, "soft": soft,
-            "globals_ns": ns, "module": modname, "bytes": b.total}
+            "globals_ns": ns, "module": modname, "bytes": b.total, "guard_filter_fn": gff}
 
 
 def _with_parents(all_caps, sel):
@@ -3043,7 +3052,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
             compiled = backends.in_region(
                 backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"),
                              cap["data"].get("recompile_limit")), fn,
-                cap["data"].get("isolate_region"))
+                cap["data"].get("isolate_region"), frame["guard_filter_fn"])
 
             def call(compiled=compiled, pos=pos, kw=kw, cap=cap, code=code):
                 # Dynamo's config is per thread: set where the compile runs.

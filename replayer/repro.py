@@ -859,6 +859,14 @@ def generate(opts):
             w.emit("repro_fn = repro_library_function(%s, %r, %d)" % (owner, qualname, line))
         cargs = _args(code, f_locals, w)
         kw, note = backend_kwargs(cap["data"].get("backend"), gen)
+        if type(root.get("guard_filter_fn")) is int:
+            # torch.compile(options={"guard_filter_fn": f}), as recorded
+            gff = w.expr(root["guard_filter_fn"], "guard_filter_fn")
+            opts = next((k for k in kw if k.startswith("options=")), None)
+            if opts is None:
+                kw.append("options={'guard_filter_fn': %s}" % gff)
+            else:
+                kw[kw.index(opts)] = "options=dict(%s, guard_filter_fn=%s)" % (opts[8:], gff)
         # A backend object of its own (a new CompileCounter): a torch.compile
         # of its own, whose cache entries the earlier ones' are not.
         inst = cap["data"].get("backend")

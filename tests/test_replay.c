@@ -247,7 +247,8 @@ static void scenario(const char *script) {
                                       "own_getattr.py",
                                       "structseqs_and_deques.py",
                                       "local_class_identity.py",
-                                      "ids_kept.py"};
+                                      "ids_kept.py",
+                                      "guard_filter.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1241,6 +1242,21 @@ Test(replay, objects_guarded_by_id_live_as_recorded) {
     e2e_close(a);
     assert_reproduced("replay", "ids_kept.py");
     assert_confined_reproduces(4);
+}
+
+/* torch.compile(options={"guard_filter_fn": f}) with a function of the
+ * program and with one of torch's: the function is captured with the frame
+ * (the frame node's guard_filter_fn) and passed to torch.compile again, so
+ * the guards it drops are dropped (0/3 before: the replay kept them all). */
+Test(replay, guard_filter_functions) {
+    scenario("guard_filter.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'frame' AND"
+                                " json_extract(value, '$.guard_filter_fn') IS NOT NULL"),
+                 3);
+    e2e_close(a);
+    assert_reproduced("replay", "guard_filter.py");
+    assert_confined_reproduces(3);
 }
 
 /* A bare object() a function makes (a sentinel): made again as an

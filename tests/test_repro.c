@@ -444,6 +444,15 @@ Test(repro, library_wrappers_of_definitions) {
     cr_assert_null(strstr(s, "NOT REBUILT"), "%s", s);
 }
 
+/* torch.compile(options={"guard_filter_fn": f}): passed again, the
+ * function made as the frame's other values are. */
+Test(repro, guard_filter_functions) {
+    scenario("replay/guard_filter.py");
+    char *s = reproduces("fn", "--frame", "test_filter_by_id.<locals>.fn");
+    cr_assert_not_null(strstr(s, "options={'guard_filter_fn': "), "%s", s);
+    reproduces("g", "--frame", "g");
+}
+
 /* A dict's iterator, made by iter() of the dict's view and advanced. */
 Test(repro, dict_iterators_part_way) {
     scenario("replay/dict_iterators.py");
