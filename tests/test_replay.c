@@ -1923,6 +1923,20 @@ Test(replay, transformers_wav2vec2_ctc_training) {
     e2e_close(t);
     assert_confined_reproduces_in("models", n);
 }
+/* GPT-2 compiled as a module with a guard filter of torch's
+ * (skip_guard_on_all_nn_modules_unsafe), called inside inference_mode
+ * over two lengths: the filter is passed again and the compiles run in
+ * inference_mode with inference tensors, confined (0/2 before: 453 guards
+ * on the modules the filter drops). */
+Test(replay, transformers_gpt2_inference_mode_with_a_guard_filter) {
+    if (!model_replays("gpt2_inference_mode.py")) return;
+    DrTrace *t = e2e_open(e2e_path("models/t.db"));
+    cr_assert_eq(e2e_sql_int(t, "SELECT count(*) FROM v_ev WHERE kind = 'capture' AND"
+                                " json_extract(data, '$.global_state.inference_mode') = 1"),
+                 2);
+    e2e_close(t);
+    assert_confined_reproduces_in("models", 2);
+}
 /* ACT2FN read through DeBERTa's module (G['__import_...'].ACT2FN): stored
  * by its items as the C type holds them (classes), never through its
  * __getitem__, which made an activation module per item while recording
