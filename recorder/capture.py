@@ -39,8 +39,8 @@ import _dynrec
 
 from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
-from .value_kinds import (DICT_ITERATOR_TYPES, DYNAMO_MARKS, FX_GRAPH_ATTRS, ITERATOR_TYPES,
-                          ITERATORS, MAX_DEPTH, is_structseq,
+from .value_kinds import (CLASS_ATTRS_NEVER_SET, DICT_ITERATOR_TYPES, DYNAMO_MARKS,
+                          FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS, MAX_DEPTH, is_structseq,
                           code_place, torch_op)
 
 _functorch = torch._C._functorch
@@ -270,7 +270,9 @@ class _Capture:
             soft, self.soft = self.soft, True
             try:
                 for name, v in list(vars(b).items())[:_MAX_ITEMS]:
-                    if (not isinstance(name, str) or name.startswith("__")
+                    # (a dunder too: torch._dynamo.disable on a class sets
+                    # its __call__; never one the replay refuses to set)
+                    if (not isinstance(name, str) or name in CLASS_ATTRS_NEVER_SET
                             or isinstance(v, types.ModuleType) or _made_by_body(q, name, v)):
                         continue
                     out["%s.%s" % (q, name)] = self.node(v, "%s.%s" % (q, name))

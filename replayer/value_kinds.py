@@ -343,14 +343,27 @@ def method_key(key):
     return q, a
 
 
+# Class attributes a trace never sets on a rebuilt class: those the class
+# statement (and @dataclass) makes, and the hooks that run on any attribute
+# access, assignment, subclassing or drop of an instance.
+CLASS_ATTRS_NEVER_SET = frozenset("""
+__module__ __qualname__ __doc__ __dict__ __weakref__ __slots__ __annotations__
+__orig_bases__ __parameters__ __static_attributes__ __firstlineno__ __classcell__
+__dataclass_fields__ __dataclass_params__ __match_args__ __abstractmethods__ _abc_impl
+__class__ __new__ __del__ __getattr__ __getattribute__ __setattr__ __delattr__ __set_name__
+__init_subclass__ __set__ __delete__ __class_getitem__ __mro_entries__ __prepare__
+""".split())
+
+
 def class_attr_key(key):
     """(class qualname, attribute name) of a key of an object's class_attrs
     ("T.test_x.<locals>.Holder.y"), or None for one that is not a class
-    defined inside a function and a plain name (no dunder)."""
+    defined inside a function and a name, or one of
+    CLASS_ATTRS_NEVER_SET."""
     if not isinstance(key, str):
         return None
     q, _, a = key.rpartition(".")
-    if not a.isidentifier() or a.startswith("__") or ".<locals>." not in q:
+    if not a.isidentifier() or a in CLASS_ATTRS_NEVER_SET or ".<locals>." not in q:
         return None
     return q, a
 

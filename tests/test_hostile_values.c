@@ -337,12 +337,17 @@ Test(hostile_values, compiled_wrapper_of_a_string_is_malformed) {
 
 static E2eProc *repro(const char *trace);
 
-/* 4d. An object's class_attrs naming a dunder (__init_subclass__) or a
- * class that is not local to a function: malformed for replay and repro
- * alike (the one check of the tree), nothing set on any class. */
+/* 4d. An object's class_attrs naming a hook that runs on its own
+ * (__init_subclass__, __del__, __getattr__), one the class statement makes
+ * (__dict__) or a class that is not local to a function: malformed for
+ * replay and repro alike (the one check of the tree), nothing set on any
+ * class.  (Other dunders, such as the __call__ torch._dynamo.disable sets,
+ * may be set.) */
 Test(hostile_values, class_attribute_that_is_not_a_local_plain_name_is_malformed) {
-    static const char *const keys[] = {"T.f.<locals>.C.__init_subclass__", "Module.y"};
-    for (int i = 0; i < 2; i++) {
+    static const char *const keys[] = {"T.f.<locals>.C.__init_subclass__", "Module.y",
+                                       "T.f.<locals>.C.__del__", "T.f.<locals>.C.__getattr__",
+                                       "T.f.<locals>.C.__dict__"};
+    for (int i = 0; i < 5; i++) {
         char *t = hostile(e2e_fmt("cattr%d.db", i),
                           "UPDATE value_nodes SET value = json_set(value, '$.class_attrs',"
                           " json_object(%Q, " NODE("kind_id = " STR("str")) "))"

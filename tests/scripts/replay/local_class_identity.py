@@ -100,3 +100,29 @@ def test_inside_dispatch_mode_and_inference_mode():
 
 
 test_inside_dispatch_mode_and_inference_mode()
+
+
+def test_disabled_class():
+    @torch._dynamo.disable
+    class Inner(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer0 = torch.nn.Linear(4, 4)
+
+        def forward(self, inp):
+            return self.layer0(torch.sigmoid(inp))
+
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer0 = Inner()
+            self.layer1 = torch.nn.Linear(4, 4)
+
+        def forward(self, inp):
+            z = self.layer0(torch.sin(inp))
+            return self.layer1(z)
+
+    torch.compile(Outer(), backend="eager")(torch.randn(4))
+
+
+test_disabled_class()
