@@ -1033,8 +1033,9 @@ class _Builder:
         """The recorded attributes of the classes defined inside functions
         in cls's MRO that their definitions do not make (capture's
         class_attrs: class Holder: y = torch.ones(4), add = my_add, prop =
-        Descriptor()), set on the rebuilt class that held each where its
-        definitions did not make it; one that cannot be made is left out.
+        Descriptor()), and their values at this compile (A.a = 5 between
+        two calls), set on the rebuilt class that held each; one that
+        cannot be made is left out.
         Only on classes the replay made from the stored sources; each value
         is a value of the trace's kinds (a function only from the stored
         sources), as anywhere else."""
@@ -1043,8 +1044,11 @@ class _Builder:
         for key, c in attrs.items():
             q, name = class_attr_key(key)  # checked with the tree
             owner = _made_class(cls, q)
-            if owner is None or name in vars(owner):
+            if owner is None:
                 continue
+            # (set also where its definitions made it: the value at this
+            # compile, A.a = 5 between two calls; the capture leaves out
+            # what the class's def and class statements made)
             try:
                 value = self.child(n, c)
             except NotReplayable:

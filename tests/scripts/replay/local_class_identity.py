@@ -126,3 +126,21 @@ def test_disabled_class():
 
 
 test_disabled_class()
+
+
+def test_class_attribute_changed_between_calls():
+    class A:
+        a = 4
+
+    class B(A):
+        def add(self, x):
+            return super().a * x
+
+    fn = B().add
+    opt = torch.compile(fn, backend="eager", fullgraph=True)
+    opt(torch.ones(2))
+    A.a = 5
+    opt(torch.ones(2))
+
+
+test_class_attribute_changed_between_calls()
