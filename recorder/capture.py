@@ -875,8 +875,16 @@ class _Capture:
                               "--capture-values)" % (path, obj.nbytes, self.limit))
             data = obj.tobytes(order="C")
             self.data_bytes += len(data)
-            return "ndarray", {"dtype": dt.str, "shape": [int(x) for x in obj.shape],
-                               "nbytes": len(data)}, data
+            value = {"dtype": dt.str, "shape": [int(x) for x in obj.shape], "nbytes": len(data)}
+            st = [int(x) for x in obj.strides]
+            if obj.ndim and all(x >= 0 and x % dt.itemsize == 0 for x in st) and (
+                    [x // dt.itemsize for x in st] != _contiguous_strides(value["shape"])):
+                # (np.broadcast_to's zeros, a[:, None]'s: Dynamo guards the
+                # strides of the tensor it makes of the array)
+                value["strides"] = [x // dt.itemsize for x in st]
+            if not obj.flags.writeable:
+                value["readonly"] = True
+            return "ndarray", value, data
         data = obj.tobytes()
         return "npscalar", {"dtype": dt.str, "nbytes": len(data)}, data
 
@@ -1359,6 +1367,15 @@ def _dispatch_key_names(keys):
     inner = text[text.find("(") + 1:text.rfind(")")]
     return {k.strip() for k in inner.split(",") if k.strip().isidentifier()}
 
+
+
+def _contiguous_strides(shape):
+    """The strides, in elements, of a C-contiguous array of shape."""
+    out, n = [], 1
+    for d in reversed(shape):
+        out.append(n)
+        n *= max(d, 1)
+    return out[::-1]
 
 
 def _made_by_body(q, name, v):

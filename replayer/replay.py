@@ -1756,7 +1756,28 @@ class _Builder:
         if self.total > _MAX_TOTAL:
             raise self.fail(n, "the values of this frame need more than %d bytes" % _MAX_TOTAL)
         arr = np.frombuffer(bytearray(self.data(n, blob, nbytes)), dtype=dt)
-        return arr.reshape(shape) if kind == "ndarray" else arr[0]
+        if kind != "ndarray":
+            return arr[0]
+        arr = arr.reshape(shape)
+        strides = v.get("strides")
+        if strides is not None:
+            # The recorded strides (in elements) over a buffer of their
+            # extent (a broadcast's zeros), filled with the elements.
+            strides = _ints(strides, "strides", 0, 1 << 40)
+            if len(strides) != len(shape):
+                raise self.fail(n, "a numpy array with strides not of its shape")
+            extent = 0 if 0 in shape else 1 + sum((d - 1) * s for d, s in zip(shape, strides))
+            self.total += extent * dt.itemsize
+            if self.total > _MAX_TOTAL:
+                raise self.fail(n, "the values of this frame need more than %d bytes"
+                                % _MAX_TOTAL)
+            out = np.ndarray(shape, dtype=dt, buffer=np.zeros(extent, dtype=dt),
+                             strides=[s * dt.itemsize for s in strides])
+            out[...] = arr
+            arr = out
+        if v.get("readonly") is True:
+            arr.flags.writeable = False
+        return arr
 
     def data(self, n, blob, nbytes):
         if blob is None:

@@ -551,7 +551,26 @@ class Writer:
                 raise self.tree.fail(n, "a numpy array without a shape")
             self.gen.imports.add("numpy")
             e = "numpy.frombuffer(bytearray(%r), dtype=%r)" % (self.data(n, blob, nbytes), dt)
-            return "%s.reshape(%r)" % (e, tuple(shape)) if shape is not None else e + "[0]"
+            if shape is None:
+                return e + "[0]"
+            e = "%s.reshape(%r)" % (e, tuple(shape))
+            strides = v.get("strides")
+            if not (v.get("readonly") is True or isinstance(strides, list)):
+                return e
+            name = self.var("arr")
+            if isinstance(strides, list) and len(strides) == len(shape) and all(
+                    type(x) is int and 0 <= x < 1 << 40 for x in strides):
+                # the recorded strides over a buffer of their extent
+                extent = 0 if 0 in shape else 1 + sum((d - 1) * x for d, x in zip(shape, strides))
+                self.emit("%s = numpy.ndarray(%r, dtype=%r, buffer=numpy.zeros(%d, dtype=%r), "
+                          "strides=[x * numpy.dtype(%r).itemsize for x in %r])  # as recorded"
+                          % (name, tuple(shape), dt, extent, dt, dt, strides))
+                self.emit("%s[...] = %s" % (name, e))
+            else:
+                self.emit("%s = %s" % (name, e))
+            if v.get("readonly") is True:
+                self.emit("%s.flags.writeable = False  # read-only, as recorded" % name)
+            return name
         if kind == "npdtype":
             self.gen.imports.add("numpy")
             return "numpy.dtype(%r)" % v

@@ -248,7 +248,8 @@ static void scenario(const char *script) {
                                       "structseqs_and_deques.py",
                                       "local_class_identity.py",
                                       "ids_kept.py",
-                                      "guard_filter.py"};
+                                      "guard_filter.py",
+                                      "numpy_strides.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1264,6 +1265,25 @@ Test(replay, guard_filter_functions) {
                  3);
     e2e_close(a);
     assert_reproduced("replay", "guard_filter.py");
+    assert_confined_reproduces(3);
+}
+
+/* numpy arrays that are not C-contiguous (np.broadcast_to's zero strides,
+ * read-only; a[:, None]; a transpose) keep their strides, in elements, and
+ * read-only flag: Dynamo guards the strides of the tensor it makes of them
+ * (0/3 before: made contiguous). */
+Test(replay, numpy_arrays_keep_their_strides) {
+    scenario("numpy_strides.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_str_eq(e2e_sql_lines(a, NULL,
+                                   "SELECT json_extract(value, '$.strides') FROM v_values WHERE"
+                                   " kind = 'ndarray' ORDER BY capture, node"),
+                     "[0,1]\n[1,0]\n[1,3]\n");
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'ndarray' AND"
+                                " json_extract(value, '$.readonly') = 1"),
+                 1);
+    e2e_close(a);
+    assert_reproduced("replay", "numpy_strides.py");
     assert_confined_reproduces(3);
 }
 

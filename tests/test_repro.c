@@ -453,6 +453,15 @@ Test(repro, guard_filter_functions) {
     reproduces("g", "--frame", "g");
 }
 
+/* numpy arrays with their recorded strides and read-only flag. */
+Test(repro, numpy_arrays_keep_their_strides) {
+    scenario("replay/numpy_strides.py");
+    char *s = reproduces("same", "--frame", "same");
+    cr_assert_not_null(strstr(s, "= numpy.ndarray((2, 3), dtype='<i8', buffer=numpy.zeros(3,"),
+                       "%s", s);
+    cr_assert_not_null(strstr(s, ".flags.writeable = False"), "%s", s);
+}
+
 /* A dict's iterator, made by iter() of the dict's view and advanced. */
 Test(repro, dict_iterators_part_way) {
     scenario("replay/dict_iterators.py");
