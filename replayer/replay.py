@@ -2534,34 +2534,42 @@ def _config(cap, applied, start):
             pass
 
 
+# The dispatch keys a trace may have the replay exclude around a compile:
+# autograd's and the functionality keys above the backends (a
+# TorchDispatchMode's __torch_dispatch__ runs with these excluded), never a
+# backend's, BackendSelect, autocast's or Python's (Dynamo's fake tensors
+# need it: "you will segfault if you are in a no_dispatch() block").
+EXCLUDABLE_KEYS = """
+ADInplaceOrView AutogradFunctionality AutogradOther AutogradNestedTensor Functionalize
+Conjugate Negative ZeroTensor FuncTorchDynamicLayerBackMode FuncTorchDynamicLayerFrontMode
+FuncTorchBatched FuncTorchVmapMode FuncTorchGradWrapper PythonTLSSnapshot PreDispatch
+""".split()
+
+
 def _excluded_keys(ex):
     """The dispatch keys the compile ran with excluded (capture's
     tls_exclude: inside a TorchDispatchMode's __torch_dispatch__), as a
-    DispatchKeySet, less the autocast keys (_GlobalState enters autocast as
-    recorded); None for none.  Its bits on the torch that recorded it, else
-    its key names."""
+    DispatchKeySet of EXCLUDABLE_KEYS only; None for none.  Its bits on
+    the torch that recorded it, else its key names."""
     if not isinstance(ex, dict):
         return None
-    D = torch._C.DispatchKey
+    D, KS = torch._C.DispatchKey, torch._C.DispatchKeySet
+    allowed = {}
+    for name in EXCLUDABLE_KEYS:
+        key = getattr(D, name, None)
+        if isinstance(key, D):
+            allowed[name] = KS(key)
+    if not allowed:
+        return None
+    mask = functools.reduce(lambda a, b: a | b, allowed.values())
     ks = None
     if type(ex.get("raw")) is int and 0 < ex["raw"] < 1 << 64 and (
             ex.get("torch") == torch.__version__):
-        ks = torch._C.DispatchKeySet.from_raw_repr(ex["raw"])
+        ks = KS.from_raw_repr(ex["raw"]) & mask
     elif isinstance(ex.get("keys"), list) and len(ex["keys"]) <= 128:
-        for k in ex["keys"]:
-            key = getattr(D, k, None) if isinstance(k, str) and k.isidentifier() and (
-                not k.startswith("_")) else None
-            if isinstance(key, D):
-                try:
-                    ks = torch._C.DispatchKeySet(key) if ks is None else ks.add(key)
-                except Exception:
-                    pass  # an alias key
-    if ks is None:
-        return None
-    for name, key in D.__members__.items():
-        if name.startswith("Autocast"):
-            ks = ks.remove(key)
-    return ks
+        picked = [allowed[k] for k in ex["keys"] if isinstance(k, str) and k in allowed]
+        ks = functools.reduce(lambda a, b: a | b, picked) if picked else None
+    return ks if ks is not None and ks.raw_repr() else None
 
 
 class _GlobalState:

@@ -366,6 +366,40 @@ Test(hostile_values, class_attribute_that_is_not_a_local_plain_name_is_malformed
     }
 }
 
+/* 4e. A capture's tls_exclude naming every dispatch key (63 bits on
+ * this torch; the backend keys by name on another): the replay excludes
+ * autograd's and the functionality keys above the backends only, never
+ * CPU, BackendSelect or Python, so the compile still runs on CPU tensors
+ * (its tensor guards without the autograd keys: a divergence, exit 1);
+ * key names it does not allow are left out (the compile reproduces). */
+Test(hostile_values, excluded_dispatch_keys_never_a_backend) {
+    static const char *const values[] = {
+        "json_object('raw', 9223372036854775807, 'torch',"
+        " (SELECT value FROM meta WHERE key = 'torch_version'), 'keys', json_array())",
+        "json_object('raw', 1, 'torch', '0.0', 'keys',"
+        " json_array('CPU', 'BackendSelect', 'Dense', 'Undefined', '__class__', 7))"};
+    for (int i = 0; i < 2; i++) {
+        char *t = hostile(e2e_fmt("tls%d.db", i),
+                          "UPDATE strings SET text = json_set(text, '$.global_state.tls_exclude',"
+                          " %s) WHERE id IN (SELECT data_id FROM events WHERE kind_id ="
+                          " " STR("capture") ");",
+                          values[i]);
+        E2eProc *r = replay(t);
+        cr_assert_eq(r->status, (i == 0) << 8, "%d: exit %s:\n%s%s", i,
+                     e2e_status_text(r->status), r->out.data, r->err.data);
+        cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+        DrTrace *b = e2e_open(e2e_path("r.db"));
+        cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_compiles WHERE outcome = 'compiled'"),
+                     1, "%d:\n%s%s", i, r->out.data, r->err.data);
+        cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guards WHERE guard LIKE"
+                                    " 'TENSOR_MATCH%%DispatchKeySet(CPU, BackendSelect%%'"),
+                     1, "%d:\n%s", i, r->out.data);
+        e2e_close(b);
+        if (i == 1)
+            cr_assert_not_null(strstr(r->out.data, "reproduced 1/1 compile"), "%s", r->out.data);
+    }
+}
+
 static E2eProc *repro(const char *trace) {
     return sh(e2e_fmt("cd '%s' && '%s' repro '%s' -o x.py", e2e_dir, e2e_bin, trace));
 }
