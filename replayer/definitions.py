@@ -428,14 +428,35 @@ triton.persistent_reductions triton.divisible_by_16 triton.unique_kernel_names
 
 
 def config_allowed(name, text):
-    """Whether a recorded config name (a Dynamo config name, fx.NAME, or
-    inductor.NAME of value_kinds.INDUCTOR_TRACED) may be set from a trace,
-    with its recorded value text (a Python literal)."""
+    """Whether a recorded config name (a Dynamo config name, fx.NAME,
+    compiler.NAME of value_kinds.COMPILER_TRACED, or inductor.NAME of
+    value_kinds.INDUCTOR_TRACED) may be set from a trace, with its recorded
+    value text (a Python literal)."""
+    if isinstance(name, str) and name.startswith("compiler.") and not _source_patterns(text):
+        return False
     return isinstance(name, str) and (
         name in DYNAMO_CONFIG or (name.startswith("fx.") and name[3:] in FX_CONFIG)
         or (name.startswith("compiler.") and name[9:] in COMPILER_TRACED)
         or name in ("inductor.%s" % n for n in INDUCTOR_TRACED)) and (
         isinstance(text, str) and len(text) < 200)
+
+
+_PATTERN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                           "_[]'\".*:, ")
+
+
+def _source_patterns(text):
+    """Whether text is the literal of torch.compiler.config's dynamic or
+    unbacked sources that Dynamo may match with re.match: comma-separated
+    patterns of names, subscripts, dots, backslashes and at most three `*`
+    each (no groups, alternatives or counted repeats, which could make a
+    match backtrack for ever)."""
+    try:
+        value = ast.literal_eval(text) if isinstance(text, str) and len(text) < 200 else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return False
+    return isinstance(value, str) and set(value) <= _PATTERN_CHARS and all(
+        entry.count("*") <= 3 for entry in value.split(","))
 
 
 def option_allowed(name, value):

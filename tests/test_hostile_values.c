@@ -400,6 +400,26 @@ Test(hostile_values, excluded_dispatch_keys_never_a_backend) {
     }
 }
 
+/* 4f. torch.compiler.config's dynamic sources, which Dynamo matches with
+ * re.match: a pattern that could backtrack for ever ((a+)+$, many *) is
+ * not set, with a note; the compile replays. */
+Test(hostile_values, source_patterns_that_could_backtrack_are_not_set) {
+    static const char *const values[] = {"'(a+)+$'", "'L.*.*.*.*.*x'", "'L[x]|y'"};
+    for (int i = 0; i < 3; i++) {
+        char *t = hostile(e2e_fmt("pat%d.db", i),
+                          "UPDATE strings SET text = json_set(text, '$.config.\"compiler.dynamic_"
+                          "sources\"', %Q) WHERE id IN (SELECT data_id FROM events WHERE kind_id ="
+                          " " STR("capture") ");",
+                          values[i]);
+        E2eProc *r = replay(t);
+        cr_assert_eq(r->status, 0, "%s: exit %s:\n%s%s", values[i], e2e_status_text(r->status),
+                     r->out.data, r->err.data);
+        cr_assert_not_null(strstr(r->out.data, "config compiler.dynamic_sources from the trace is"
+                                               " not one dynrec sets"),
+                           "%s:\n%s", values[i], r->out.data);
+    }
+}
+
 static E2eProc *repro(const char *trace) {
     return sh(e2e_fmt("cd '%s' && '%s' repro '%s' -o x.py", e2e_dir, e2e_bin, trace));
 }
