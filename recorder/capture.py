@@ -853,9 +853,12 @@ class _Capture:
             if k is not None:
                 cands.append((mod, k))
         g = self.global_of.get(id(obj))
-        if g is not None and not _user_module(g[0]):
+        if g is not None and (not _user_module(g[0]) or g[1] in _decorated_defs(g[0])):
             # (a global of the user's own module is made by code the
-            # replay's definitions-only load does not run)
+            # replay's definitions-only load does not run, unless a
+            # decorated def or class statement binds it: a
+            # @torch.library.custom_op's CustomOpDef, which the replay's
+            # definitions make again)
             cands.append(g)
         for mod, name in cands:
             m = sys.modules.get(mod)
@@ -1367,6 +1370,42 @@ def _dispatch_key_names(keys):
     inner = text[text.find("(") + 1:text.rfind(")")]
     return {k.strip() for k in inner.split(",") if k.strip().isidentifier()}
 
+
+
+_decorated_cache = {}
+
+
+def _decorated_defs(modname):
+    """The names the module-level decorated def and class statements of the
+    user's module bind (those of a try: body too, as the replay's
+    definitions rule runs them); empty when its source cannot be read."""
+    m = sys.modules.get(modname)
+    path = getattr(m, "__file__", None)
+    if not isinstance(path, str):
+        return frozenset()
+    try:
+        key = (path, os.stat(path).st_mtime_ns)
+    except OSError:
+        return frozenset()
+    names = _decorated_cache.get(key)
+    if names is None:
+        import ast
+
+        names = set()
+        try:
+            with open(path, "rb") as f:
+                todo = list(ast.parse(f.read(), path).body)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            todo = []
+        while todo:
+            st = todo.pop()
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
+                    st.decorator_list):
+                names.add(st.name)
+            elif isinstance(st, ast.Try):
+                todo.extend(st.body)
+        names = _decorated_cache[key] = frozenset(names)
+    return names
 
 
 def _contiguous_strides(shape):

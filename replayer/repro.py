@@ -124,10 +124,19 @@ class Source:
         self.tree = ast.parse(text, path)
         self.defs = []  # top-level definition statements, in order
         self.where = {}  # name -> definition statements
+        self.decorates = {}  # name -> the definitions a decorator of it decorates
         for st in definitions(self.tree.body):  # definitions.py: the one filter
             self.defs.append(st)
             for name in _defined_names(st):
                 self.where.setdefault(name, []).append(st)
+            for d in getattr(st, "decorator_list", ()):
+                # @scale.register_fake: the definition registers itself with
+                # scale (a custom op), which needs it though no name does.
+                root = d.func if isinstance(d, ast.Call) else d
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root is not d:
+                    self.decorates.setdefault(root.id, []).append(st)
         self.funcs = {}  # (qualname, firstlineno) -> (node, enclosing function nodes)
         self.lambdas = {}  # such a key -> every lambda's (node, enclosing nodes) there
         self._walk(self.tree.body, "", [])
@@ -478,7 +487,7 @@ class Generator:
                 while names - seen:
                     name = (names - seen).pop()
                     seen.add(name)
-                    for st in src.where.get(name, []):
+                    for st in src.where.get(name, []) + src.decorates.get(name, []):
                         if id(st) in pick:
                             continue
                         pick.add(id(st))

@@ -249,7 +249,8 @@ static void scenario(const char *script) {
                                       "local_class_identity.py",
                                       "ids_kept.py",
                                       "guard_filter.py",
-                                      "numpy_strides.py"};
+                                      "numpy_strides.py",
+                                      "custom_ops.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1285,6 +1286,22 @@ Test(replay, numpy_arrays_keep_their_strides) {
     e2e_close(a);
     assert_reproduced("replay", "numpy_strides.py");
     assert_confined_reproduces(3);
+}
+
+/* A module-level @torch.library.custom_op (its CustomOpDef, with a fake
+ * registered by @scale.register_fake) read as a global: a reference to the
+ * module's name, which the replay's definitions make again by running the
+ * decorated defs (the frame was not replayable: "of type
+ * torch._library.custom_ops.CustomOpDef"). */
+Test(replay, module_level_custom_ops) {
+    scenario("custom_ops.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'singleton' AND"
+                                " json_extract(value, '$.name') = 'scale'"),
+                 2);
+    e2e_close(a);
+    assert_reproduced("replay", "custom_ops.py");
+    assert_confined_reproduces(2);
 }
 
 /* A bare object() a function makes (a sentinel): made again as an

@@ -453,6 +453,15 @@ Test(repro, guard_filter_functions) {
     reproduces("g", "--frame", "g");
 }
 
+/* A module-level custom op: its decorated def, and the definitions that
+ * register themselves with it (@scale.register_fake), which no name reaches
+ * (without the fake, both calls raised). */
+Test(repro, module_level_custom_ops) {
+    scenario("replay/custom_ops.py");
+    char *s = reproduces("f", "--frame", "f");
+    cr_assert_not_null(strstr(s, "@scale.register_fake"), "%s", s);
+}
+
 /* numpy arrays with their recorded strides and read-only flag. */
 Test(repro, numpy_arrays_keep_their_strides) {
     scenario("replay/numpy_strides.py");
