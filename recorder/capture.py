@@ -1383,10 +1383,7 @@ def _decorated_defs(modname):
     path = getattr(m, "__file__", None)
     if not isinstance(path, str):
         return frozenset()
-    try:
-        key = (path, os.stat(path).st_mtime_ns)
-    except OSError:
-        return frozenset()
+    key = (modname, path)  # read once per run
     names = _decorated_cache.get(key)
     if names is None:
         import ast

@@ -7,9 +7,11 @@ of a trace's stored sources run.  Imports, def and class statements, and
 assignments of literals (constants, negative numbers, tuples, lists, dicts
 and sets of literals) -- never a call, a name, an attribute or a subscript,
 which could run code the trace chose (a metaclass __getitem__, a function
-named like a builtin).  The one exception is a namedtuple or TypeVar made
-from literals, which callers make with the real factory (factory()), never
-through a name the source binds.  A `try:` contributes the definitions of
+named like a builtin).  The exceptions are a namedtuple or TypeVar made
+from literals, which callers make with the real factory (factory()), and
+a custom op's schema, torch.library.define of literals (library_call()),
+which callers define with the real torch.library.define; never through a
+name the source binds.  A `try:` contributes the definitions of
 its body; `if __name__ == "__main__":` and every other statement is left
 out; `from __future__` imports are left out of the list (a script cannot
 hold them mid-file) and given as compile flags by future_flags().
@@ -92,6 +94,36 @@ def factory(st):
     return st.targets[0].id, FACTORIES[name], args, kw
 
 
+def library_call(st):
+    """For `torch.library.define("ns::op", "(Tensor x) -> Tensor")` as a
+    statement (a custom op's schema, which the `@torch.library.impl` and
+    `@torch.library.register_fake` definitions beside it need), its
+    arguments literal and its tags torch.Tag members by name: (qualname,
+    schema, [tag names]); else None.  The caller calls the real
+    torch.library.define, never the name the source binds."""
+    call = st.value if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) else None
+    f = call.func if call is not None else None
+    if not (isinstance(f, ast.Attribute) and f.attr == "define" and isinstance(
+            f.value, ast.Attribute) and f.value.attr == "library" and isinstance(
+            f.value.value, ast.Name) and f.value.value.id == "torch"):
+        return None
+    if len(call.args) != 2 or not all(isinstance(a, ast.Constant) and type(a.value) is str
+                                      and len(a.value) < 4096 for a in call.args):
+        return None
+    tags = []
+    for k in call.keywords:
+        if k.arg != "tags":
+            return None  # (lib=: a Library object the definitions do not make)
+        items = k.value.elts if isinstance(k.value, (ast.Tuple, ast.List)) else [k.value]
+        for t in items:
+            if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Attribute)
+                    and t.value.attr == "Tag" and isinstance(t.value.value, ast.Name)
+                    and t.value.value.id == "torch"):
+                return None
+            tags.append(t.attr)
+    return call.args[0].value, call.args[1].value, tags
+
+
 def _is_main_guard(st):
     t = st.test if isinstance(st, ast.If) else None
     return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and (
@@ -117,7 +149,7 @@ def definitions(body):
         elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and (
                 st.value is None or _literal(st.value)) and st.simple:
             out.append(st)
-        elif factory(st) is not None:
+        elif factory(st) is not None or library_call(st) is not None:
             out.append(st)
         elif isinstance(st, ast.Try) and not _is_main_guard(st):
             out.extend(definitions(st.body))
@@ -220,7 +252,7 @@ def _class_body(body, field=None, factory_by_name=False):
                 value=value, simple=1), st))
         else:
             out += [d for d in definitions([st]) if not isinstance(
-                d, (ast.Import, ast.ImportFrom)) and factory(d) is None]
+                d, (ast.Import, ast.ImportFrom)) and factory(d) is None and library_call(d) is None]
     return out or [ast.Pass()]
 
 

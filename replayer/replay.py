@@ -53,8 +53,8 @@ import weakref
 import _dynrec
 
 from .definitions import (CONFIG_NOT_DECISIONS, FIELD_FACTORIES, code_name, config_allowed,
-                          definitions, factory, future_flags, local_class_tree, module_name,
-                          option_allowed)
+                          definitions, factory, future_flags, library_call, local_class_tree,
+                          module_name, option_allowed)
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
@@ -574,6 +574,10 @@ class _Sources:
                 body.append(st)
                 continue
             made = factory(st)
+            lib = library_call(st) if made is None else None
+            if lib is not None:
+                # torch.library.define of literals: the real one, no name bound
+                made = (None, ("torch.library", "define"), list(lib[:2]), {"tags": lib[2]})
             if made is not None:
                 made_by.append(made)
                 inner = [ast.Expr(ast.Call(ast.Name("__dynrec_factory__", ast.Load()),
@@ -602,6 +606,15 @@ class _Sources:
         def make(i):
             name, (modname, fname), args, kw = made_by[i]
             fn = getattr(importlib.import_module(modname), fname)
+            if name is None:
+                # a custom op's schema; its tags torch.Tag's members
+                tags = tuple(getattr(torch.Tag, t, None) for t in kw["tags"]
+                             if not t.startswith("_"))
+                if not all(isinstance(t, torch.Tag) for t in tags) or len(tags) != len(
+                        kw["tags"]):
+                    raise ValueError("tags that are not torch.Tag's")
+                fn(*args, tags=tags)
+                return
             if fname == "namedtuple":
                 kw["module"] = module.__name__
             module.__dict__[name] = fn(*args, **kw)

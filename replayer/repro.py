@@ -19,8 +19,8 @@ import types
 import _dynrec_repro
 
 from . import recorded as _trace
-from .definitions import (SAFE_BUILTINS, code_name, definitions, factory, local_class_tree,
-                          module_name, shadows)
+from .definitions import (SAFE_BUILTINS, code_name, definitions, factory, library_call,
+                          local_class_tree, module_name, shadows)
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
                            Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
@@ -101,6 +101,8 @@ def _defined_names(st):
         return {st.name}
     if isinstance(st, (ast.Import, ast.ImportFrom)):
         return {(a.asname or a.name).split(".")[0] for a in st.names}
+    if isinstance(st, ast.Expr):
+        return set()  # torch.library.define(...) binds no name
     out = set()
     targets = st.targets if isinstance(st, ast.Assign) else [st.target]
     for t in targets:
@@ -124,19 +126,34 @@ class Source:
         self.tree = ast.parse(text, path)
         self.defs = []  # top-level definition statements, in order
         self.where = {}  # name -> definition statements
+        self.library = []  # custom op schemas and the definitions registered to them
         self.decorates = {}  # name -> the definitions a decorator of it decorates
         for st in definitions(self.tree.body):  # definitions.py: the one filter
             self.defs.append(st)
             for name in _defined_names(st):
                 self.where.setdefault(name, []).append(st)
+        ops = set()
+        for st in self.defs:
+            lib = library_call(st)
+            if lib is not None:
+                self.library.append(st)
+                ops.add(lib[0])
+        for st in self.defs:
             for d in getattr(st, "decorator_list", ()):
                 # @scale.register_fake: the definition registers itself with
-                # scale (a custom op), which needs it though no name does.
+                # scale (a custom op def here), which needs it though no
+                # name does; @torch.library.impl("ns::op", ...) with an op
+                # torch.library.define defines here: with that schema.
                 root = d.func if isinstance(d, ast.Call) else d
                 while isinstance(root, ast.Attribute):
                     root = root.value
-                if isinstance(root, ast.Name) and root is not d:
+                if isinstance(root, ast.Name) and root is not d and any(isinstance(
+                        w, (ast.FunctionDef, ast.ClassDef)) for w in self.where.get(root.id, ())):
                     self.decorates.setdefault(root.id, []).append(st)
+                elif isinstance(d, ast.Call) and d.args and isinstance(
+                        d.args[0], ast.Constant) and d.args[0].value in ops and (
+                        ast.unparse(d.func).startswith("torch.library.")):
+                    self.library.append(st)
         self.funcs = {}  # (qualname, firstlineno) -> (node, enclosing function nodes)
         self.lambdas = {}  # such a key -> every lambda's (node, enclosing nodes) there
         self._walk(self.tree.body, "", [])
@@ -484,6 +501,13 @@ class Generator:
             for src, names in list(self.needed.items()):
                 seen = done.setdefault(src, set())
                 pick = chosen.setdefault(src, set())
+                # The custom op schemas it defines (torch.library.define)
+                # and the definitions registered to them.
+                for st in src.library:
+                    if id(st) not in pick:
+                        pick.add(id(st))
+                        for n in _loaded_names(st):
+                            self.need(src, n)
                 while names - seen:
                     name = (names - seen).pop()
                     seen.add(name)

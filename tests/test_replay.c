@@ -1292,7 +1292,10 @@ Test(replay, numpy_arrays_keep_their_strides) {
  * registered by @scale.register_fake) read as a global: a reference to the
  * module's name, which the replay's definitions make again by running the
  * decorated defs (the frame was not replayable: "of type
- * torch._library.custom_ops.CustomOpDef"). */
+ * torch._library.custom_ops.CustomOpDef"); and an op whose schema
+ * torch.library.define gives at module level (with a pt2_compliant tag),
+ * defined again by the real torch.library.define, its
+ * @torch.library.impl and register_fake definitions beside it. */
 Test(replay, module_level_custom_ops) {
     scenario("custom_ops.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));

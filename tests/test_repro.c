@@ -453,13 +453,16 @@ Test(repro, guard_filter_functions) {
     reproduces("g", "--frame", "g");
 }
 
-/* A module-level custom op: its decorated def, and the definitions that
+/* Module-level custom ops: a decorated def and the definitions that
  * register themselves with it (@scale.register_fake), which no name reaches
- * (without the fake, both calls raised). */
+ * (without the fake, both calls raised); a torch.library.define schema and
+ * the @torch.library.impl / register_fake definitions of that op. */
 Test(repro, module_level_custom_ops) {
     scenario("replay/custom_ops.py");
     char *s = reproduces("f", "--frame", "f");
     cr_assert_not_null(strstr(s, "@scale.register_fake"), "%s", s);
+    cr_assert_not_null(strstr(s, "torch.library.define(\"dynrec_test::twice\""), "%s", s);
+    cr_assert_not_null(strstr(s, "@torch.library.register_fake(\"dynrec_test::twice\")"), "%s", s);
 }
 
 /* numpy arrays with their recorded strides and read-only flag. */
