@@ -41,7 +41,7 @@ from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
 from .value_kinds import (CLASS_ATTRS_NEVER_SET, DICT_ITERATOR_TYPES, DYNAMO_MARKS,
                           FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS, MAX_DEPTH, is_structseq,
-                          code_place, torch_op)
+                          code_place, contiguous_strides, torch_op)
 
 _functorch = torch._C._functorch
 _cap_guard = Guarded("capture")
@@ -881,7 +881,7 @@ class _Capture:
             value = {"dtype": dt.str, "shape": [int(x) for x in obj.shape], "nbytes": len(data)}
             st = [int(x) for x in obj.strides]
             if obj.ndim and all(x >= 0 and x % dt.itemsize == 0 for x in st) and (
-                    [x // dt.itemsize for x in st] != _contiguous_strides(value["shape"])):
+                    [x // dt.itemsize for x in st] != contiguous_strides(value["shape"])):
                 # (np.broadcast_to's zeros, a[:, None]'s: Dynamo guards the
                 # strides of the tensor it makes of the array)
                 value["strides"] = [x // dt.itemsize for x in st]
@@ -1403,15 +1403,6 @@ def _decorated_defs(modname):
                 todo.extend(st.body)
         names = _decorated_cache[key] = frozenset(names)
     return names
-
-
-def _contiguous_strides(shape):
-    """The strides, in elements, of a C-contiguous array of shape."""
-    out, n = [], 1
-    for d in reversed(shape):
-        out.append(n)
-        n *= max(d, 1)
-    return out[::-1]
 
 
 def _made_by_body(q, name, v):

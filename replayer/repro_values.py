@@ -36,7 +36,7 @@ import _dynrec_repro
 from .recorded import Refused
 from .recorded import number as _int
 from .value_kinds import (DICT_ITERATORS, FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key,
-                          class_cell_key, local_class_number, method_key,
+                          class_cell_key, contiguous_strides, local_class_number, method_key,
                           function_where, namedtuple_made)
 
 _query = _dynrec_repro.query
@@ -317,14 +317,6 @@ def _wrap(line, indent="    "):
         start = end
     out.append(cur)
     return out
-
-
-def _contiguous(shape):
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= max(d, 1)
-    return list(reversed(out))
 
 
 _HEADER_IMPORTS = {"import logging", "import sys", "import torch", "import torch._dynamo",
@@ -1081,7 +1073,7 @@ class Writer:
             b = self.expr(base, "base")
             self.emit("%s = %s.as_strided(%r, %r, %d)  # a view, as recorded" % (
                 name, b, tuple(shape), tuple(stride), offset))
-        elif offset == 0 and (stride == _contiguous(shape) or numel <= 1):
+        elif offset == 0 and (stride == contiguous_strides(shape) or numel <= 1):
             self.emit("%s%s = %s%s" % (ind, name, src, note))
         elif offset == 0:
             self.emit("%s%s = torch.empty_strided(%r, %r, dtype=%s%s)  # strides as recorded" % (

@@ -272,6 +272,16 @@ def local_class_number(d):
     return number
 
 
+def contiguous_strides(shape):
+    """The strides, in elements, of a C-contiguous tensor or array of
+    shape."""
+    out, n = [], 1
+    for d in reversed(shape):
+        out.append(n)
+        n *= max(d, 1)
+    return out[::-1]
+
+
 def local_class_bases(d):
     """The bases defined beside it of a class defined inside a function, as
     a reference to it names them (capture's "bases", from dynrec 0.7.5):
