@@ -40,8 +40,8 @@ import _dynrec
 from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
 from .value_kinds import (CLASS_ATTRS_NEVER_SET, DICT_ITERATOR_TYPES, DYNAMO_MARKS,
-                          FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS, MAX_DEPTH, is_structseq,
-                          code_place, contiguous_strides, torch_op)
+                          EXCLUDABLE_KEYS, FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS, MAX_DEPTH,
+                          is_structseq, code_place, contiguous_strides, torch_op)
 
 _functorch = torch._C._functorch
 _cap_guard = Guarded("capture")
@@ -1363,15 +1363,6 @@ def _plain_class(t):
                     or b is dict and mapping is not None for b in t.__mro__))
 
 
-def _dispatch_key_names(keys):
-    """The names of the keys of a torch._C.DispatchKeySet, from its repr
-    ("DispatchKeySet(CPU, BackendSelect)")."""
-    text = repr(keys)
-    inner = text[text.find("(") + 1:text.rfind(")")]
-    return {k.strip() for k in inner.split(",") if k.strip().isidentifier()}
-
-
-
 _decorated_cache = {}
 
 
@@ -1388,20 +1379,15 @@ def _decorated_defs(modname):
     if names is None:
         import ast
 
-        names = set()
+        _dynrec.load_embedded("definitions")  # the replay's one rule
         try:
             with open(path, "rb") as f:
-                todo = list(ast.parse(f.read(), path).body)
+                body = _dynrec.definitions.definitions(ast.parse(f.read(), path).body)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            todo = []
-        while todo:
-            st = todo.pop()
-            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
-                    st.decorator_list):
-                names.add(st.name)
-            elif isinstance(st, ast.Try):
-                todo.extend(st.body)
-        names = _decorated_cache[key] = frozenset(names)
+            body = []
+        names = _decorated_cache[key] = frozenset(
+            st.name for st in body if isinstance(st, (
+                ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and st.decorator_list)
     return names
 
 
@@ -1429,17 +1415,17 @@ def _global_state():
     try:
         if torch.is_inference_mode_enabled():
             st["inference_mode"] = True
-        # Dispatch keys excluded beyond the default ones (a compile inside
-        # a TorchDispatchMode's __torch_dispatch__ runs below autograd):
-        # TENSOR_MATCH guards the keys a tensor has under them.
+        # Dispatch keys excluded that the replay may exclude again
+        # (EXCLUDABLE_KEYS: a compile inside a TorchDispatchMode's
+        # __torch_dispatch__ runs below autograd): TENSOR_MATCH guards the
+        # keys a tensor has under them.
         ks = torch._C._dispatch_tls_local_exclude_set()
-        extra = {k for k in _dispatch_key_names(ks) if not k.startswith("Autocast")}
-        if ks.has(torch._C.DispatchKey.AutogradFunctionality):
-            extra.add("AutogradFunctionality")  # (its repr leaves it out)
-        if extra:
+        D = torch._C.DispatchKey
+        keys = [k for k in EXCLUDABLE_KEYS if isinstance(getattr(D, k, None), D)
+                and ks.has(getattr(D, k))]
+        if keys:
             # its bits exactly, for the same torch; the names for another
-            st["tls_exclude"] = {"raw": ks.raw_repr(), "torch": torch.__version__,
-                                 "keys": sorted(extra)}
+            st["tls_exclude"] = {"raw": ks.raw_repr(), "torch": torch.__version__, "keys": keys}
     except Exception:
         pass
     try:

@@ -58,8 +58,8 @@ from .definitions import (CONFIG_NOT_DECISIONS, FIELD_FACTORIES, code_name, conf
 from . import recorded as _trace
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import (DICT_ITERATORS, DYNAMO_MARKS, FUNCTORCH_WRAPPERS, FX_GRAPH_ATTRS,
-                          FX_OPS, ITERATOR_TYPES, KINDS, MAX_CODE, MAX_DEPTH,
+from .value_kinds import (DICT_ITERATORS, DYNAMO_MARKS, EXCLUDABLE_KEYS, FUNCTORCH_WRAPPERS,
+                          FX_GRAPH_ATTRS, FX_OPS, HOOKS, ITERATOR_TYPES, KINDS, MAX_CODE, MAX_DEPTH,
                           MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key, class_cell_key,
                           code_place, config_of, config_snapshot, function_where, is_place,
                           is_structseq, local_class_bases, local_class_number, method_key,
@@ -607,11 +607,9 @@ class _Sources:
             name, (modname, fname), args, kw = made_by[i]
             fn = getattr(importlib.import_module(modname), fname)
             if name is None:
-                # a custom op's schema; its tags torch.Tag's members
-                tags = tuple(getattr(torch.Tag, t, None) for t in kw["tags"]
-                             if not t.startswith("_"))
-                if not all(isinstance(t, torch.Tag) for t in tags) or len(tags) != len(
-                        kw["tags"]):
+                # a custom op's schema; its tags torch.Tag's members by name
+                tags = tuple(torch.Tag.__members__.get(t) for t in kw["tags"])
+                if None in tags:
                     raise ValueError("tags that are not torch.Tag's")
                 fn(*args, tags=tags)
                 return
@@ -708,10 +706,6 @@ def _import(name):
         raise NotReplayable("module %s cannot be imported here (%s)" % (name, exc))
 
 
-_HOOKS = ("__del__", "__getattr__", "__getattribute__", "__setattr__", "__delattr__",
-          "__set_name__", "__init_subclass__", "__set__", "__delete__")
-
-
 def _c_base(cls):
     """The nearest base of cls that is not a class statement's (a C type):
     whose __new__ makes its instances."""
@@ -721,7 +715,7 @@ def _c_base(cls):
     return object
 
 
-def _no_finalizer(cls, typ, hooks=_HOOKS, mine=(object,)):
+def _no_finalizer(cls, typ, hooks=HOOKS, mine=(object,)):
     """Objects are rebuilt from recorded state without __init__: one whose
     class (as it is here, not as the trace says) has a finalizer would run
     it on that state when dropped, one with attribute hooks whenever Dynamo
@@ -2545,18 +2539,6 @@ def _config(cap, applied, start):
             applied.add(name)
         except Exception:
             pass
-
-
-# The dispatch keys a trace may have the replay exclude around a compile:
-# autograd's and the functionality keys above the backends (a
-# TorchDispatchMode's __torch_dispatch__ runs with these excluded), never a
-# backend's, BackendSelect, autocast's or Python's (Dynamo's fake tensors
-# need it: "you will segfault if you are in a no_dispatch() block").
-EXCLUDABLE_KEYS = """
-ADInplaceOrView AutogradFunctionality AutogradOther AutogradNestedTensor Functionalize
-Conjugate Negative ZeroTensor FuncTorchDynamicLayerBackMode FuncTorchDynamicLayerFrontMode
-FuncTorchBatched FuncTorchVmapMode FuncTorchGradWrapper PythonTLSSnapshot PreDispatch
-""".split()
 
 
 def _excluded_keys(ex):

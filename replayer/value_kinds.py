@@ -353,16 +353,33 @@ def method_key(key):
     return q, a
 
 
+# The hooks of a class that run on their own: on any attribute access or
+# assignment, subclassing, or the drop of an instance.  The replay refuses
+# to rebuild objects of a class with one (outside --trust and the sandbox)
+# and never sets one on a rebuilt class.
+HOOKS = ("__del__", "__getattr__", "__getattribute__", "__setattr__", "__delattr__",
+         "__set_name__", "__init_subclass__", "__set__", "__delete__")
+
 # Class attributes a trace never sets on a rebuilt class: those the class
-# statement (and @dataclass) makes, and the hooks that run on any attribute
-# access, assignment, subclassing or drop of an instance.
+# statement (and @dataclass) makes, and HOOKS.
 CLASS_ATTRS_NEVER_SET = frozenset("""
 __module__ __qualname__ __doc__ __dict__ __weakref__ __slots__ __annotations__
 __orig_bases__ __parameters__ __static_attributes__ __firstlineno__ __classcell__
 __dataclass_fields__ __dataclass_params__ __match_args__ __abstractmethods__ _abc_impl
-__class__ __new__ __del__ __getattr__ __getattribute__ __setattr__ __delattr__ __set_name__
-__init_subclass__ __set__ __delete__ __class_getitem__ __mro_entries__ __prepare__
-""".split())
+__class__ __new__ __class_getitem__ __mro_entries__ __prepare__
+""".split()) | frozenset(HOOKS)
+
+# The dispatch keys a trace may have the replay exclude around a compile
+# (capture's global_state tls_exclude): autograd's and the functionality
+# keys above the backends (a TorchDispatchMode's __torch_dispatch__ runs
+# with these excluded), never a backend's, BackendSelect, autocast's or
+# Python's (Dynamo's fake tensors need it: "you will segfault if you are in
+# a no_dispatch() block").
+EXCLUDABLE_KEYS = """
+ADInplaceOrView AutogradFunctionality AutogradOther AutogradNestedTensor Functionalize
+Conjugate Negative ZeroTensor FuncTorchDynamicLayerBackMode FuncTorchDynamicLayerFrontMode
+FuncTorchBatched FuncTorchVmapMode FuncTorchGradWrapper PythonTLSSnapshot PreDispatch
+""".split()
 
 
 def class_attr_key(key):
