@@ -9,9 +9,12 @@ and sets of literals) -- never a call, a name, an attribute or a subscript,
 which could run code the trace chose (a metaclass __getitem__, a function
 named like a builtin).  The exceptions are a namedtuple or TypeVar made
 from literals, which callers make with the real factory (factory()), and
-a custom op's schema, torch.library.define of literals (library_call()),
-which callers define with the real torch.library.define; never through a
-name the source binds.  A `try:` contributes the definitions of
+custom op statements of literals (library_call()): a torch.library.Library
+(made by the real class and bound to its name), torch.library.define and
+.impl, a Library's define and impl (a kernel a name of the module or one of
+torch's functions, registered, never called), which callers make with the
+real torch.library; never through a name the source binds (a name bound
+again after the Library is no longer it).  A `try:` contributes the definitions of
 its body; `if __name__ == "__main__":` and every other statement is left
 out; `from __future__` imports are left out of the list (a script cannot
 hold them mid-file) and given as compile flags by future_flags().
@@ -94,34 +97,153 @@ def factory(st):
     return st.targets[0].id, FACTORIES[name], args, kw
 
 
-def library_call(st):
-    """For `torch.library.define("ns::op", "(Tensor x) -> Tensor")` as a
-    statement (a custom op's schema, which the `@torch.library.impl` and
-    `@torch.library.register_fake` definitions beside it need), its
-    arguments literal and its tags torch.Tag members by name: (qualname,
-    schema, [tag names]); else None.  The caller calls the real
-    torch.library.define, never the name the source binds."""
+def _tags(node):
+    """The names of the torch.Tag members a tags= keyword gives (one, or a
+    tuple/list of them), else None."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    out = []
+    for t in items:
+        if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Attribute)
+                and t.value.attr == "Tag" and isinstance(t.value.value, ast.Name)
+                and t.value.value.id == "torch"):
+            return None
+        out.append(t.attr)
+    return out
+
+
+def _torch_attr(node, prefix):
+    """For `torch.library.NAME` (prefix "torch.library") and the like: NAME,
+    else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    dotted = ".".join([node.id] + parts[::-1])
+    return dotted[len(prefix) + 1:] if dotted.startswith(prefix + ".") and (
+        "." not in dotted[len(prefix) + 1:]) else None
+
+
+def _kernel(node):
+    """A kernel a library statement registers: a name of the module
+    ("name", NAME) or one of torch's functions ("torch", "sin" /
+    "ops.aten.sin.default"), else None."""
+    if isinstance(node, ast.Name):
+        return "name", node.id
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id == "torch" and parts and len(parts) <= 6:
+        return "torch", ".".join(parts[::-1])
+    return None
+
+
+def _strs(nodes, limit=4096):
+    return all(isinstance(a, ast.Constant) and type(a.value) is str and len(a.value) < limit
+               for a in nodes)
+
+
+LIBRARY_KINDS = ("DEF", "FRAGMENT", "IMPL")
+
+
+def library_call(st, libs=()):
+    """A custom op statement at module level, its arguments literal, tags
+    torch.Tag members by name, a kernel a name of the module or one of
+    torch's functions; libs the names earlier statements bind to Library
+    objects (name -> namespace).  One of:
+      ("Library", NAME, [ns, kind(, dispatch key)])  NAME = torch.library.Library(...)
+      ("define", LIB, qualname, schema, tags)  torch.library.define(q, s[, lib=LIB])
+      ("impl", LIB, qualname, kernel, key)  torch.library.impl(q, key, fn[, lib=LIB])
+      ("lib.define", LIB, qualname, schema, tags, alias)  LIB.define("op(...) -> ...")
+      ("lib.impl", LIB, qualname, kernel, key, op, {keyword: bool})  LIB.impl("op", fn[, key])
+    (LIB None where there is none); else None.  The caller makes them with
+    the real torch.library, its own Library objects by their names, never
+    through a name the source binds (a kernel, which it registers and
+    never calls, excepted)."""
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(
+            st.targets[0], ast.Name) and isinstance(st.value, ast.Call):
+        call = st.value
+        if _torch_attr(call.func, "torch.library") != "Library" or call.keywords or not (
+                2 <= len(call.args) <= 3) or not _strs(call.args, 256) or (
+                call.args[1].value not in LIBRARY_KINDS):
+            return None
+        return "Library", st.targets[0].id, [a.value for a in call.args]
     call = st.value if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) else None
-    f = call.func if call is not None else None
-    if not (isinstance(f, ast.Attribute) and f.attr == "define" and isinstance(
-            f.value, ast.Attribute) and f.value.attr == "library" and isinstance(
-            f.value.value, ast.Name) and f.value.value.id == "torch"):
+    if call is None:
         return None
-    if len(call.args) != 2 or not all(isinstance(a, ast.Constant) and type(a.value) is str
-                                      and len(a.value) < 4096 for a in call.args):
+    f = call.func
+    kw = {k.arg: k.value for k in call.keywords}
+    if None in kw:
         return None
-    tags = []
-    for k in call.keywords:
-        if k.arg != "tags":
-            return None  # (lib=: a Library object the definitions do not make)
-        items = k.value.elts if isinstance(k.value, (ast.Tuple, ast.List)) else [k.value]
-        for t in items:
-            if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Attribute)
-                    and t.value.attr == "Tag" and isinstance(t.value.value, ast.Name)
-                    and t.value.value.id == "torch"):
-                return None
-            tags.append(t.attr)
-    return call.args[0].value, call.args[1].value, tags
+    lib = kw.pop("lib", None)
+    if lib is not None:
+        if not (isinstance(lib, ast.Name) and lib.id in libs):
+            return None
+        lib = lib.id
+    tags = _tags(kw.pop("tags")) if "tags" in kw else []
+    if tags is None:
+        return None
+    name = _torch_attr(f, "torch.library")
+    if name == "define" and not kw and len(call.args) == 2 and _strs(call.args):
+        return "define", lib, call.args[0].value, call.args[1].value, tags
+    if name == "impl" and not kw and not tags and len(call.args) == 3 and _strs(
+            call.args[:2], 512) and _kernel(call.args[2]) is not None:
+        return "impl", lib, call.args[0].value, _kernel(call.args[2]), call.args[1].value
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and (
+            f.value.id in libs)) or lib is not None:
+        return None
+    ns, lib = libs[f.value.id], f.value.id
+    if f.attr == "define" and not kw and 1 <= len(call.args) <= 2 and _strs(call.args):
+        schema = call.args[0].value
+        op, paren, rest = schema.partition("(")
+        alias = call.args[1].value if len(call.args) == 2 else ""
+        return ("lib.define", lib, ns + "::" + op.strip(), paren + rest, tags, alias) if (
+            paren and alias in ("", "FROM_SCHEMA", "CONSERVATIVE")) else None
+    if f.attr == "impl" and not tags and set(kw) <= {"with_keyset", "allow_override"} and all(
+            isinstance(v, ast.Constant) and type(v.value) is bool for v in kw.values()) and (
+            2 <= len(call.args) <= 3) and _strs(call.args[:1], 512) and _strs(
+            call.args[2:], 512) and _kernel(call.args[1]) is not None:
+        op = call.args[0].value
+        return ("lib.impl", lib, op if "::" in op else ns + "::" + op, _kernel(call.args[1]),
+                call.args[2].value if len(call.args) == 3 else "", op,
+                {k: v.value for k, v in kw.items()})
+    return None
+
+
+def library_calls(stmts):
+    """library_call() of each of definitions()'s statements in order, the
+    Library objects earlier ones bind known to later ones: [(statement,
+    spec or None)]."""
+    libs, out = {}, []
+    for st in stmts:
+        spec = library_call(st, libs)
+        _libraries_after(libs, st, spec)
+        out.append((st, spec))
+    return out
+
+
+def _libraries_after(libs, st, spec):
+    """libs (name -> namespace of the Library objects module-level
+    statements bound) after statement st, its library_call() spec."""
+    if spec is not None:
+        if spec[0] == "Library":
+            libs[spec[1]] = spec[2][0]
+    elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.ClassDef,
+                         ast.AsyncFunctionDef, ast.Import, ast.ImportFrom)):
+        for n in _bound_at_module(st):
+            libs.pop(n, None)  # (a name bound again is no longer the Library)
+
+
+def _bound_at_module(st):
+    """The names a module-level definition statement binds."""
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [st.name]
+    if isinstance(st, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in st.names]
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 
 def _is_main_guard(st):
@@ -135,6 +257,10 @@ def definitions(body):
     keeps, in order: imports (not from __future__), def, class, literal
     assignments, literal factory calls (see factory()), and those of a
     try: body.  The one filter of replay and repro."""
+    return _definitions(body, {})
+
+
+def _definitions(body, libs):
     out = []
     for st in body:
         if isinstance(st, ast.ImportFrom) and st.module == "__future__":
@@ -149,10 +275,14 @@ def definitions(body):
         elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and (
                 st.value is None or _literal(st.value)) and st.simple:
             out.append(st)
-        elif factory(st) is not None or library_call(st) is not None:
+        elif factory(st) is not None or library_call(st, libs) is not None:
             out.append(st)
         elif isinstance(st, ast.Try) and not _is_main_guard(st):
-            out.extend(definitions(st.body))
+            out.extend(_definitions(st.body, libs))
+            continue
+        else:
+            continue
+        _libraries_after(libs, st, library_call(st, libs))
     return out
 
 

@@ -53,7 +53,7 @@ import weakref
 import _dynrec
 
 from .definitions import (CONFIG_NOT_DECISIONS, FIELD_FACTORIES, code_name, config_allowed,
-                          definitions, factory, future_flags, library_call, local_class_tree,
+                          definitions, factory, future_flags, library_calls, local_class_tree,
                           module_name, option_allowed)
 from . import recorded as _trace
 from .recorded import Refused
@@ -349,6 +349,42 @@ def _field(default_factory=None, **kw):
     return dataclasses.field(**kw)
 
 
+
+def make_library(module, spec, libraries):
+    """Makes a module-level custom op statement of the stored sources
+    (definitions.library_call()'s spec) with the real torch.library: a
+    Library kept in libraries and bound in module (the decorators beside it
+    name it), a schema, a kernel (a function of module or of torch,
+    registered, never called here)."""
+    lib = libraries.get(spec[1]) if spec[0] != "Library" and spec[1] is not None else None
+    if spec[0] != "Library" and spec[1] is not None and lib is None:
+        raise ValueError("no Library %s" % spec[1])
+    if spec[0] == "Library":
+        libraries[spec[1]] = module.__dict__[spec[1]] = torch.library.Library(*spec[2])
+    elif spec[0] in ("define", "lib.define"):
+        tags = tuple(torch.Tag.__members__.get(t) for t in spec[4])
+        if None in tags:
+            raise ValueError("tags that are not torch.Tag's")
+        if spec[0] == "lib.define":
+            lib.define(spec[2].partition("::")[2] + spec[3], spec[5], tags=tags)
+        else:
+            torch.library.define(spec[2], spec[3], lib=lib, tags=tags)
+    else:
+        kind, name = spec[3]
+        if kind == "name":
+            fn = module.__dict__[name]
+        else:
+            fn = torch
+            for part in name.split("."):
+                fn = getattr(fn, part)
+        if not callable(fn):
+            raise TypeError("kernel %s is not callable" % name)
+        if spec[0] == "lib.impl":
+            lib.impl(spec[5], fn, spec[4], **spec[6])
+        else:
+            torch.library.impl(spec[2], spec[4], fn, lib=lib)
+
+
 class _Sources:
     def __init__(self, meta):
         self.cwd = meta.get("cwd") or "/"
@@ -569,15 +605,11 @@ class _Sources:
         base = os.path.basename(path)
         made_by = []
         body = []
-        for st in definitions(tree.body):
+        for st, lib in library_calls(definitions(tree.body)):
             if isinstance(st, ast.ImportFrom) and st.module == "__future__":
                 body.append(st)
                 continue
-            made = factory(st)
-            lib = library_call(st) if made is None else None
-            if lib is not None:
-                # torch.library.define of literals: the real one, no name bound
-                made = (None, ("torch.library", "define"), list(lib[:2]), {"tags": lib[2]})
+            made = factory(st) if lib is None else (None, lib)
             if made is not None:
                 made_by.append(made)
                 inner = [ast.Expr(ast.Call(ast.Name("__dynrec_factory__", ast.Load()),
@@ -603,16 +635,15 @@ class _Sources:
         def failed(lineno, exc):
             self.notes.append("%s:%d: %s: %s" % (base, lineno, type(exc).__name__, exc))
 
+        libraries = {}  # name -> the Library made for it
+
         def make(i):
+            if made_by[i][0] is None:
+                # a custom op statement: the real torch.library, no name bound
+                make_library(module, made_by[i][1], libraries)
+                return
             name, (modname, fname), args, kw = made_by[i]
             fn = getattr(importlib.import_module(modname), fname)
-            if name is None:
-                # a custom op's schema; its tags torch.Tag's members by name
-                tags = tuple(torch.Tag.__members__.get(t) for t in kw["tags"])
-                if None in tags:
-                    raise ValueError("tags that are not torch.Tag's")
-                fn(*args, tags=tags)
-                return
             if fname == "namedtuple":
                 kw["module"] = module.__name__
             module.__dict__[name] = fn(*args, **kw)

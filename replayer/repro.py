@@ -19,7 +19,7 @@ import types
 import _dynrec_repro
 
 from . import recorded as _trace
-from .definitions import (SAFE_BUILTINS, code_name, definitions, factory, library_call,
+from .definitions import (SAFE_BUILTINS, code_name, definitions, factory, library_calls,
                           local_class_tree, module_name, shadows)
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
@@ -133,11 +133,10 @@ class Source:
             for name in _defined_names(st):
                 self.where.setdefault(name, []).append(st)
         ops = set()
-        for st in self.defs:
-            lib = library_call(st)
-            if lib is not None:
+        for st, lib in library_calls(self.defs):
+            if lib is not None and lib[0] != "Library":  # (a Library: by its name)
                 self.library.append(st)
-                ops.add(lib[0])
+                ops.add(lib[2])
         for st in self.defs:
             for d in getattr(st, "decorator_list", ()):
                 # @scale.register_fake: the definition registers itself with

@@ -465,6 +465,18 @@ Test(repro, module_level_custom_ops) {
     cr_assert_not_null(strstr(s, "@torch.library.register_fake(\"dynrec_test::twice\")"), "%s", s);
 }
 
+/* Module-level torch.library.Library objects: the Library statements, the
+ * lib.define / lib.impl statements and the kernels they name (before, the
+ * script had none of them and both calls raised). */
+Test(repro, module_level_library_objects) {
+    scenario("replay/library_objects.py");
+    char *s = reproduces("f", "--frame", "f");
+    cr_assert_not_null(strstr(s, "lib = torch.library.Library(\"dynrec_lib\", \"DEF\")"), "%s", s);
+    cr_assert_not_null(strstr(s, "lib.impl(\"scale2\", scale2_kernel, \"CPU\")"), "%s", s);
+    cr_assert_not_null(strstr(s, "def scale2_kernel(x, s):"), "%s", s);
+    cr_assert_not_null(strstr(s, "@torch.library.impl(\"dynrec_lib::shift\""), "%s", s);
+}
+
 /* numpy arrays with their recorded strides and read-only flag. */
 Test(repro, numpy_arrays_keep_their_strides) {
     scenario("replay/numpy_strides.py");
