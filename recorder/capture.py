@@ -1757,6 +1757,8 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
 _IMPORT_ATTR = re.compile(
     r"G\['([A-Za-z_][A-Za-z0-9_]*)'\]\.([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 _STATE_TYPES = (dict, list, set, bool, int, float, str)
+# Guard sources that read a global of the frame's own module: G['name'].
+_OWN_GLOBAL = re.compile(r"G\['([A-Za-z_][A-Za-z0-9_]*)'\]")
 
 
 def _parametrized(t):
@@ -1803,10 +1805,22 @@ def capture_module_state(code, output_graph):
     if not isinstance(scope, dict) or guards is None:
         return
     found = {}
+    # The frame's own module, where it is a library's (a program's globals
+    # are captured with its frames): the data it holds, which a fresh
+    # import would not (transformers' _CAN_RECORD_REGISTRY of the models
+    # that ran).
+    own = sys.modules.get(scope.get("__name__")) if isinstance(
+        scope.get("__name__"), str) else None
+    if own is None or vars(own) is not scope or _user_module(own.__name__):
+        own = None
     for g in list(guards):
         name = getattr(g, "name", None)
         if not isinstance(name, str) or "G['" not in name:
             continue
+        for attr in _OWN_GLOBAL.findall(name) if own is not None else ():
+            if not attr.startswith("__") and not isinstance(scope.get(attr), (
+                    types.ModuleType, type)):
+                found.setdefault((own.__name__, attr), own)
         for imp, attr, more in _IMPORT_ATTR.findall(name):
             m = scope.get(imp)
             if isinstance(m, types.ModuleType) and not attr.startswith("__"):

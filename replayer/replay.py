@@ -954,7 +954,16 @@ def _inner_codes(code, depth=0):
 
 def _unwrapped_codes(obj):
     """The code of obj and of the functions functools.wraps chains behind
-    it (__wrapped__), at most 20 deep."""
+    it (__wrapped__), at most 20 deep; of a property, its getter's, setter's
+    and deleter's, of a cached_property its function's (the name the class
+    binds: PreTrainedModel.loss_function)."""
+    if isinstance(obj, property):
+        for f in (obj.fget, obj.fset, obj.fdel):
+            if f is not None:
+                yield from _unwrapped_codes(f)
+        return
+    if isinstance(obj, functools.cached_property):
+        obj = obj.func
     for _ in range(20):
         f = getattr(obj, "__func__", obj)
         c = getattr(f, "__code__", None) if isinstance(f, types.FunctionType) else None

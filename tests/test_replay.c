@@ -1998,6 +1998,25 @@ Test(replay, transformers_gpt2_inference_mode_with_a_guard_filter) {
     e2e_close(t);
     assert_confined_reproduces_in("models", 2);
 }
+/* GPT-2 training with gradient checkpointing, compiled as a module: the
+ * frame of transformers' output-capturing wrapper reads its own module's
+ * _CAN_RECORD_REGISTRY (G['_CAN_RECORD_REGISTRY'], filled by the graph
+ * broken calls before it), captured as that module's state and put back
+ * (34 guards were missing); the frame of the loss_function property's
+ * getter is found in the installed library (before, "stored compiled in
+ * the trace": 7/8 confined, one frame not replayable). */
+Test(replay, transformers_gpt2_gradient_checkpointing) {
+    if (!model_replays("gpt2_checkpointing.py")) return;
+    DrTrace *t = e2e_open(e2e_path("models/t.db"));
+    cr_assert_gt(e2e_sql_int(t, "SELECT count(*) FROM v_values WHERE kind = 'str' AND"
+                                " value = '\"transformers.utils.output_capturing\"' AND capture IN"
+                                " (SELECT num FROM v_ev WHERE kind = 'capture_state')"),
+                 0, "the wrapper's own registry was not captured");
+    long long n = e2e_sql_int(t, "SELECT count(*) FROM v_compiles");
+    cr_assert_gt(n, 5);
+    e2e_close(t);
+    assert_confined_reproduces_in("models", n);
+}
 /* ACT2FN read through DeBERTa's module (G['__import_...'].ACT2FN): stored
  * by its items as the C type holds them (classes), never through its
  * __getitem__, which made an activation module per item while recording
