@@ -130,6 +130,24 @@ def _deallocated():
         " '%got deallocated%'")}
 
 
+_BACKEND_RAISED = re.compile(
+    r"backend='([^'\n]{1,200})' raised:\n([A-Za-z_][A-Za-z0-9_.]{0,200}): ?(.*)")
+
+
+def _backends_raised():
+    """The compiles whose recorded backend raised (BackendCompilerFailed):
+    compile id -> (backend name, exception type name, its message's first
+    line), for the stand-in of a backend the replay cannot make
+    (_Backends.standin), which raises there as the recorded one did."""
+    out = {}
+    for cid, msg in _query("SELECT compile_id, message FROM v_errors WHERE exc_type ="
+                           " 'BackendCompilerFailed' LIMIT 100000"):
+        m = _BACKEND_RAISED.match(msg) if isinstance(msg, str) else None
+        if m is not None and isinstance(cid, str):
+            out.setdefault(cid, (m.group(1), m.group(2).rpartition(".")[2], m.group(3)[:500]))
+    return out
+
+
 class _Kept:
     """The inputs of a frame's latest compiles, kept alive as the program
     kept them (it calls one module again and again): Dynamo drops a cache
@@ -2304,6 +2322,8 @@ class _Backends:
         self.notes = []
         self.regions = {}  # recorded isolate_recompiles region -> the replay's
         self.standins = {}  # recorded backend number -> the replay's eager stand-in
+        self.raised = {}  # compile id -> how its recorded backend raised (_backends_raised)
+        self.current = None  # the recorded compile id being replayed
 
     def note(self, text):
         if text not in self.notes:
@@ -2356,10 +2376,24 @@ class _Backends:
             return "eager"
         fn = self.standins.get(instance)
         if fn is None:
+            own = name if name.isidentifier() else "backend"
+
             def fn(gm, example_inputs, **kwargs):
+                # Where the recorded backend raised at this compile, the
+                # stand-in raises as it did: an exception of the recorded
+                # builtin type (else RuntimeError) with its message.
+                how = self.raised.get(self.current)
+                if how is not None and how[0] == own:
+                    t = getattr(builtins, how[1], None)
+                    try:
+                        exc = t(how[2]) if isinstance(t, type) and issubclass(
+                            t, Exception) else None
+                    except Exception:  # (one with more arguments: UnicodeDecodeError)
+                        exc = None
+                    raise exc if exc is not None else RuntimeError(how[2])
                 return gm.forward  # what the eager backend returns
 
-            fn.__name__ = fn.__qualname__ = name if name.isidentifier() else "backend"
+            fn.__name__ = fn.__qualname__ = own
             self.standins[instance] = fn
         return fn
 
@@ -3035,6 +3069,7 @@ def main():
 def _replay(caps, sources, modules, resets, states, earlier=()):
     global _BACKENDS
     backends = _BACKENDS = _Backends(_R.get("backend"), sources, modules)
+    backends.raised = _backends_raised()
     threads = _Threads()
     start = config_snapshot(sys.modules, lambda v: v, defaults=True)
     applied = {}  # thread name -> config names set there
@@ -3129,6 +3164,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                     _apply_state(no, sources, modules, state_notes)
                 _top.code = code
                 _top.export = cap["data"].get("export") is True
+                backends.current = str(cap["cid"])
                 try:
                     with _GlobalState(cap["data"].get("global_state")):
                         compiled(*pos, **kw)
@@ -3137,6 +3173,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                 finally:
                     _top.code = None
                     _top.export = False
+                    backends.current = None
 
             if str(cap["cid"]) in deallocated:
                 kept.drop(fkey[:3])

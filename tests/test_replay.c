@@ -251,7 +251,8 @@ static void scenario(const char *script) {
                                       "guard_filter.py",
                                       "numpy_strides.py",
                                       "custom_ops.py",
-                                      "library_objects.py"};
+                                      "library_objects.py",
+                                      "backend_raises.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1318,6 +1319,28 @@ Test(replay, module_level_library_objects) {
     scenario("library_objects.py");
     assert_reproduced("replay", "library_objects.py");
     assert_confined_reproduces(2);
+}
+
+/* A backend function a test defines raises (BackendCompilerFailed, raised
+ * and under suppress_errors): the replay's stand-in for it raises where the
+ * recorded one did, as the recorded builtin type with its message, and
+ * returns the graph elsewhere (before, 1/3: the failed compiles compiled,
+ * with guards the recording never built). */
+Test(replay, stand_in_backends_raise_where_the_recorded_ones_did) {
+    scenario("backend_raises.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_errors WHERE exc_type = "
+                                "'BackendCompilerFailed'"),
+                 2);
+    e2e_close(a);
+    assert_reproduced("replay", "backend_raises.py");
+    E2eProc *u = assert_confined_reproduces(3);
+    (void)u;
+    DrTrace *r = e2e_open(e2e_path("replay/u.db"));
+    cr_assert_eq(e2e_sql_int(r, "SELECT count(*) FROM v_errors WHERE message LIKE "
+                                "'backend=''broken_backend'' raised:%ValueError: two inputs%'"),
+                 1);
+    e2e_close(r);
 }
 
 /* A bare object() a function makes (a sentinel): made again as an
