@@ -3165,12 +3165,19 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                 _top.code = code
                 _top.export = cap["data"].get("export") is True
                 backends.current = str(cap["cid"])
+                if _top.export:
+                    # torch._dynamo.export drops the code's cache entries
+                    # before and after (remove_from_cache): the next compile
+                    # of the frame is a first one, of a new frame id.
+                    torch._C._dynamo.eval_frame.reset_code(code)
                 try:
                     with _GlobalState(cap["data"].get("global_state")):
                         compiled(*pos, **kw)
                 except (Exception, _NotRun):
                     pass  # the recorder has the error; the replay goes on
                 finally:
+                    if _top.export:
+                        torch._C._dynamo.eval_frame.reset_code(code)
                     _top.code = None
                     _top.export = False
                     backends.current = None

@@ -252,7 +252,8 @@ static void scenario(const char *script) {
                                       "numpy_strides.py",
                                       "custom_ops.py",
                                       "library_objects.py",
-                                      "backend_raises.py"};
+                                      "backend_raises.py",
+                                      "export_between_calls.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1341,6 +1342,20 @@ Test(replay, stand_in_backends_raise_where_the_recorded_ones_did) {
                                 "'backend=''broken_backend'' raised:%ValueError: two inputs%'"),
                  1);
     e2e_close(r);
+}
+
+/* torch._dynamo.export of a function between torch.compile calls of it:
+ * export drops the code's cache entries before and after, so each compile
+ * after it is a first compile of a new frame id (0/0, 1/0, 2/0, 3/0); the
+ * replay drops them too (before, 1/4: the later compiles recompiled the
+ * export's cache entry). */
+Test(replay, export_between_calls_starts_the_frame_again) {
+    scenario("export_between_calls.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_compiles WHERE recompile = 0"), 4);
+    e2e_close(a);
+    assert_reproduced("replay", "export_between_calls.py");
+    assert_confined_reproduces(4);
 }
 
 /* A bare object() a function makes (a sentinel): made again as an
