@@ -28,6 +28,7 @@ import ast
 import builtins
 import collections
 import contextlib
+import copy
 import dataclasses
 import enum
 import gc
@@ -368,6 +369,37 @@ def _field(default_factory=None, **kw):
 
 
 
+def guarded(stmts, lineno):
+    """stmts in a try whose handler notes the exception (fill's
+    __dynrec_failed__) as of the statement at lineno, and goes on."""
+    return ast.Try(body=stmts, handlers=[ast.ExceptHandler(
+        type=ast.Name("Exception", ast.Load()), name="__dynrec_exc__",
+        body=[ast.Expr(ast.Call(ast.Name("__dynrec_failed__", ast.Load()),
+                                [ast.Constant(lineno),
+                                 ast.Name("__dynrec_exc__", ast.Load())], []))])],
+        orelse=[], finalbody=[])
+
+
+def _statements_guarded(cls, guard, depth=0):
+    """A copy of class statement cls whose body statements (and those of
+    the classes in it) each run in a try of their own (guard): one method
+    whose decorator fails here (a name a newer torch has) is a note, and
+    the class and its other methods are made.  The methods' code is the
+    same: a try around a def changes only the class body's own code."""
+    body = []
+    for i, b in enumerate(cls.body):
+        if (i == 0 and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)) or (
+                isinstance(b, ast.Pass)):
+            body.append(b)  # (its docstring stays the docstring)
+            continue
+        if isinstance(b, ast.ClassDef) and depth < 8:
+            b = _statements_guarded(b, guard, depth + 1)
+        body.append(ast.copy_location(guard([b], b.lineno), b))
+    out = copy.copy(cls)
+    out.body = body
+    return out
+
+
 def make_library(module, spec, libraries):
     """Makes a module-level custom op statement of the stored sources
     (definitions.library_call()'s spec) with the real torch.library: a
@@ -633,20 +665,13 @@ class _Sources:
                 inner = [ast.Expr(ast.Call(ast.Name("__dynrec_factory__", ast.Load()),
                                            [ast.Constant(len(made_by) - 1)], []))]
             else:
-                inner = [st]
-            def guarded(stmts):
-                return ast.Try(body=stmts, handlers=[ast.ExceptHandler(
-                    type=ast.Name("Exception", ast.Load()), name="__dynrec_exc__",
-                    body=[ast.Expr(ast.Call(ast.Name("__dynrec_failed__", ast.Load()),
-                                            [ast.Constant(st.lineno),
-                                             ast.Name("__dynrec_exc__", ast.Load())], []))])],
-                    orelse=[], finalbody=[])
-            wrap = guarded(inner)
+                inner = [_statements_guarded(st, guarded) if isinstance(st, ast.ClassDef) else st]
+            wrap = guarded(inner, st.lineno)
             if isinstance(st, ast.ImportFrom) and len(st.names) > 1:
                 # One name this torch lacks (a test file of a newer one):
                 # the others are imported one by one.
                 wrap.handlers[0].body = [guarded([ast.ImportFrom(
-                    module=st.module, names=[a], level=st.level)]) for a in st.names]
+                    module=st.module, names=[a], level=st.level)], st.lineno) for a in st.names]
             body.append(ast.copy_location(wrap, st))
         ast.fix_missing_locations(body_mod := ast.Module(body=body, type_ignores=[]))
 

@@ -253,7 +253,8 @@ static void scenario(const char *script) {
                                       "custom_ops.py",
                                       "library_objects.py",
                                       "backend_raises.py",
-                                      "export_between_calls.py"};
+                                      "export_between_calls.py",
+                                      "class_with_failing_method.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1356,6 +1357,19 @@ Test(replay, export_between_calls_starts_the_frame_again) {
     e2e_close(a);
     assert_reproduced("replay", "export_between_calls.py");
     assert_confined_reproduces(4);
+}
+
+/* A class of the program one of whose method decorators fails in the
+ * replay (a name a statement that is not a definition binds; a name a
+ * newer torch has): the class is made without that method, with a note,
+ * so the frames of its other methods replay (before, "has no Tests": not
+ * replayable). */
+Test(replay, class_with_a_method_that_cannot_be_made) {
+    scenario("class_with_failing_method.py");
+    assert_reproduced("replay", "class_with_failing_method.py");
+    E2eProc *u = assert_confined_reproduces(2);
+    cr_assert_not_null(strstr(u->out.data, "NameError: name 'marker' is not defined"), "%s",
+                       u->out.data);
 }
 
 /* A bare object() a function makes (a sentinel): made again as an
