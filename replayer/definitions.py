@@ -14,7 +14,8 @@ custom op statements of literals (library_call()): a torch.library.Library
 .impl, a Library's define and impl (a kernel a name of the module or one of
 torch's functions, registered, never called), which callers make with the
 real torch.library; never through a name the source binds (a name bound
-again after the Library is no longer it).  A `try:` contributes the definitions of
+again after the Library is no longer it); in a test function's body, the
+custom op statements of local_library().  A `try:` contributes the definitions of
 its body; `if __name__ == "__main__":` and every other statement is left
 out; `from __future__` imports are left out of the list (a script cannot
 hold them mid-file) and given as compile flags by future_flags().
@@ -244,6 +245,101 @@ def _bound_at_module(st):
         return [(a.asname or a.name).split(".")[0] for a in st.names]
     targets = st.targets if isinstance(st, ast.Assign) else [st.target]
     return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+# Decorators a custom op's local kernel may have (torch.library.NAME(...)):
+# each registers the function, none calls it.
+LIBRARY_DECORATORS = ("impl", "register_fake", "register_kernel", "impl_abstract",
+                      "register_autograd")
+
+
+def _library_args_ok(call, libs):
+    """Whether a decorator call's arguments are literals, torch.Tag members
+    or names of the Library objects libs holds."""
+    def ok(a):
+        return _literal(a) or (isinstance(a, ast.Name) and a.id in libs) or (
+            _tags(a) is not None)
+    return all(ok(a) for a in call.args) and all(
+        k.arg is not None and ok(k.value) for k in call.keywords)
+
+
+def _library_def(st, libs, bound):
+    """Whether st is a def a custom op's registration decorates: every
+    decorator a torch.library.NAME(...) of LIBRARY_DECORATORS whose
+    arguments are literals or Library names, or torch._dynamo.disable; at
+    least one of the first kind; and it reads no name the enclosing
+    function binds (bound) but those Libraries' (no closure)."""
+    if not isinstance(st, ast.FunctionDef) or not st.decorator_list:
+        return False
+    registers = False
+    for d in st.decorator_list:
+        if isinstance(d, ast.Call) and _torch_attr(d.func, "torch.library") in (
+                LIBRARY_DECORATORS) and _library_args_ok(d, libs):
+            registers = True
+        elif not (_torch_attr(d, "torch._dynamo") == "disable"):
+            return False
+    read = {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(
+        n.ctx, ast.Load)} - _bound_names(st)
+    return registers and not (read & (bound - set(libs)))
+
+
+def local_library(tree, qualname):
+    """The custom op statements of the function a frame defined inside a
+    function ("T.test_x.<locals>.f") is made in: (that function's qualname,
+    [items]), items in source order, from its body and the bodies of its
+    `with` and `try` statements:
+      ("Library", NAME, [ns, kind])  with torch.library._scoped_library(ns,
+                                     kind) as NAME:, or a Library statement
+      (spec)                         library_call() of the Library names
+                                     (a kernel one of torch's functions)
+      ("def", node)                  a def custom op decorators register
+                                     (_library_def), made where they run
+    or None where it has none.  The one rule of which statements of a
+    test's body the replay runs for its frames."""
+    parts = [p for p in qualname.split(".") if p != "<locals>"]
+    body, outer, quals = tree.body, None, []
+    for name in parts[:-1]:
+        node = next((st for st in body if isinstance(st, (ast.ClassDef, ast.FunctionDef))
+                     and st.name == name), None)
+        if node is None:
+            return None
+        quals.append(name)
+        if isinstance(node, ast.FunctionDef):
+            outer = node
+            break
+        body = node.body
+    if outer is None:
+        return None
+    bound = _bound_names(outer)
+    libs, items = {}, []
+
+    def walk(stmts, depth):
+        for st in stmts:
+            if isinstance(st, ast.With) and depth < 8:
+                for it in st.items:
+                    c = it.context_expr
+                    if isinstance(c, ast.Call) and _torch_attr(
+                            c.func, "torch.library") == "_scoped_library" and not c.keywords and (
+                            len(c.args) == 2) and _strs(c.args, 256) and (
+                            c.args[1].value in LIBRARY_KINDS) and isinstance(
+                            it.optional_vars, ast.Name):
+                        libs[it.optional_vars.id] = c.args[0].value
+                        items.append(("Library", it.optional_vars.id,
+                                      [a.value for a in c.args]))
+                walk(st.body, depth + 1)
+            elif isinstance(st, ast.Try) and depth < 8:
+                walk(st.body, depth + 1)
+            elif _library_def(st, libs, bound):
+                items.append(("def", st))
+            else:
+                spec = library_call(st, libs)
+                if spec is not None and not any(
+                        isinstance(k, tuple) and k[0] == "name" for k in spec[3:4]):
+                    items.append(spec)
+                _libraries_after(libs, st, spec)
+
+    walk(outer.body, 0)
+    return (".".join(quals), items) if any(i[0] != "Library" for i in items) else None
 
 
 def _is_main_guard(st):

@@ -55,6 +55,7 @@ import _dynrec
 
 from .definitions import (CONFIG_NOT_DECISIONS, FIELD_FACTORIES, code_name, config_allowed,
                           definitions, factory, future_flags, library_calls, local_class_tree,
+                          local_library,
                           module_name, option_allowed)
 from . import recorded as _trace
 from .recorded import Refused
@@ -400,17 +401,17 @@ def _statements_guarded(cls, guard, depth=0):
     return out
 
 
-def make_library(module, spec, libraries):
-    """Makes a module-level custom op statement of the stored sources
+def make_library(ns, spec, libraries):
+    """Makes a custom op statement of the stored sources
     (definitions.library_call()'s spec) with the real torch.library: a
-    Library kept in libraries and bound in module (the decorators beside it
-    name it), a schema, a kernel (a function of module or of torch,
-    registered, never called here)."""
+    Library kept in libraries and bound in namespace ns (a module's dict:
+    the decorators beside it name it), a schema, a kernel (a function of ns
+    or of torch, registered, never called here)."""
     lib = libraries.get(spec[1]) if spec[0] != "Library" and spec[1] is not None else None
     if spec[0] != "Library" and spec[1] is not None and lib is None:
         raise ValueError("no Library %s" % spec[1])
     if spec[0] == "Library":
-        libraries[spec[1]] = module.__dict__[spec[1]] = torch.library.Library(*spec[2])
+        libraries[spec[1]] = ns[spec[1]] = torch.library.Library(*spec[2])
     elif spec[0] in ("define", "lib.define"):
         tags = tuple(torch.Tag.__members__.get(t) for t in spec[4])
         if None in tags:
@@ -422,7 +423,7 @@ def make_library(module, spec, libraries):
     else:
         kind, name = spec[3]
         if kind == "name":
-            fn = module.__dict__[name]
+            fn = ns[name]
         else:
             fn = torch
             for part in name.split("."):
@@ -433,6 +434,75 @@ def make_library(module, spec, libraries):
             lib.impl(spec[5], fn, spec[4], **spec[6])
         else:
             torch.library.impl(spec[2], spec[4], fn, lib=lib)
+
+
+class _LocalOps:
+    """The custom ops a test function defines in its body for the frames
+    defined inside it (definitions.local_library()): made before the first
+    of its frames is replayed, with the real torch.library, in a namespace
+    of their own over the module's globals; their Library objects
+    destroyed (the ops undefined, as a `with _scoped_library` leaves them)
+    when the replay comes to a frame of another function."""
+
+    def __init__(self, sources, notes):
+        self.sources = sources
+        self.notes = notes
+        self.key = None
+        self.libraries = {}
+
+    def close(self):
+        for lib in self.libraries.values():
+            try:
+                lib._destroy()
+            except Exception:
+                pass
+        self.libraries = {}
+        self.key = None
+
+    def enter(self, cap, modules):
+        qual = str(cap["qualname"])
+        path = os.path.normpath(str(cap["filename"]))
+        if path == self.sources.main:
+            mod = "__main__"
+        else:
+            mod = next((m for m, p in self.sources.modules.items() if p == path), None)
+        module = modules.get(mod) or sys.modules.get(mod) if mod else None
+        tree = None
+        if "<locals>" in qual and path in self.sources.text:
+            tree = self.sources.trees.get(path)
+            if tree is None:
+                try:
+                    tree = self.sources.trees[path] = ast.parse(
+                        self.sources.text[path], self.sources.spelled.get(path, path))
+                except SyntaxError:
+                    tree = None
+        found = local_library(tree, qual) if tree is not None and module is not None else None
+        key = (path, found[0]) if found else None
+        if key == self.key:
+            return
+        self.close()
+        if found is None:
+            return
+        self.key = key
+        ns = dict(vars(module))
+        base = os.path.basename(path)
+        for item in found[1]:
+            try:
+                if item[0] == "def":
+                    st = item[1]
+                    code = compile(ast.fix_missing_locations(ast.Module(
+                        body=[st], type_ignores=[])), self.sources.spelled.get(path, path),
+                        "exec", dont_inherit=True)
+                    exec(code, ns)
+                else:
+                    make_library(ns, item, self.libraries)
+            except Exception as exc:
+                line = getattr(item[1], "lineno", None) if item[0] == "def" else None
+                note = "%s: %s: custom op statement%s: %s: %s" % (
+                    base, found[0], " at line %d" % line if line else "",
+                    type(exc).__name__, (str(exc).splitlines() or [""])[0][:200])
+                if note not in self.notes:
+                    self.notes.append(note)
 
 
 class _Sources:
@@ -683,7 +753,7 @@ class _Sources:
         def make(i):
             if made_by[i][0] is None:
                 # a custom op statement: the real torch.library, no name bound
-                make_library(module, made_by[i][1], libraries)
+                make_library(module.__dict__, made_by[i][1], libraries)
                 return
             name, (modname, fname), args, kw = made_by[i]
             fn = getattr(importlib.import_module(modname), fname)
@@ -3100,6 +3170,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
     applied = {}  # thread name -> config names set there
     skipped_frames = {}
     kept, deallocated = _Kept(), _deallocated()
+    local_ops = _LocalOps(sources, [])
     state_notes = set()
     tty = sys.stderr.isatty()
     replayed = 0
@@ -3138,6 +3209,9 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                     # Its values are made inside the transforms it ran in (a
                     # vmap's batched tensors need the vmap).
                     transforms.enter()
+                    # The custom ops its test function defines (before its
+                    # values: an op's overload can be one).
+                    local_ops.enter(cap, modules)
                     frame = _frame(cap, sources, modules)
                     code = _find_code(cap, frame, sources, modules)
                     if len(frame["cells"]) != len(code.co_freevars):
@@ -3217,9 +3291,11 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
             # breaks the interpreter's exit)
             transforms.close()
     threads.stop()
+    local_ops.close()
     if tty:
         sys.stderr.write("\r\033[K")
-    notes = sources.notes + backends.notes + _config_notes + sorted(state_notes)
+    notes = sources.notes + backends.notes + local_ops.notes + _config_notes + sorted(
+        state_notes)
     _dynrec.meta("replay.captures", str(len(caps)))
     _dynrec.meta("replay.replayed", str(replayed))
     _dynrec.meta("replay.notes", json.dumps(notes[:50]))

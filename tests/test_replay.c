@@ -254,7 +254,8 @@ static void scenario(const char *script) {
                                       "library_objects.py",
                                       "backend_raises.py",
                                       "export_between_calls.py",
-                                      "class_with_failing_method.py"};
+                                      "class_with_failing_method.py",
+                                      "local_custom_ops.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1370,6 +1371,20 @@ Test(replay, class_with_a_method_that_cannot_be_made) {
     E2eProc *u = assert_confined_reproduces(2);
     cr_assert_not_null(strstr(u->out.data, "NameError: name 'marker' is not defined"), "%s",
                        u->out.data);
+}
+
+/* Custom ops a test function defines in its body for the functions it
+ * compiles (with torch.library._scoped_library(...) as lib: define, impl
+ * of torch's functions, lib.define, defs decorated with
+ * @torch.library.impl(lib, ...) and register_fake): made before the
+ * test's first frame, undefined at the next test's (which defines
+ * mylib::bar again, with another schema) (before, 0/3 and one frame not
+ * replayable: "no op mylib::bar"). */
+Test(replay, custom_ops_a_test_defines) {
+    scenario("local_custom_ops.py");
+    assert_reproduced("replay", "local_custom_ops.py");
+    E2eProc *u = assert_confined_reproduces(4);
+    cr_assert_null(strstr(u->out.data, "custom op statement"), "%s", u->out.data);
 }
 
 /* A bare object() a function makes (a sentinel): made again as an
