@@ -128,10 +128,13 @@ def _torch_attr(node, prefix):
 
 def _kernel(node):
     """A kernel a library statement registers: a name of the module
-    ("name", NAME) or one of torch's functions ("torch", "sin" /
-    "ops.aten.sin.default"), else None."""
+    ("name", NAME), one of torch's functions ("torch", "sin" /
+    "ops.aten.sin.default") or a lambda ("lambda", node: made where the
+    statement runs, never called there), else None."""
     if isinstance(node, ast.Name):
         return "name", node.id
+    if isinstance(node, ast.Lambda):
+        return "lambda", node
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -263,6 +266,16 @@ def _library_args_ok(call, libs):
         k.arg is not None and ok(k.value) for k in call.keywords)
 
 
+def _reads_locals(fn, bound, libs):
+    """Whether function or lambda node fn reads a name its enclosing
+    function binds (bound) other than a Library's (libs): a closure."""
+    own = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} if isinstance(
+        fn, ast.Lambda) else _bound_names(fn)
+    read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(
+        n.ctx, ast.Load)} - own
+    return bool(read & (bound - set(libs)))
+
+
 def _library_def(st, libs, bound):
     """Whether st is a def a custom op's registration decorates: every
     decorator a torch.library.NAME(...) of LIBRARY_DECORATORS whose
@@ -278,9 +291,7 @@ def _library_def(st, libs, bound):
             registers = True
         elif not (_torch_attr(d, "torch._dynamo") == "disable"):
             return False
-    read = {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(
-        n.ctx, ast.Load)} - _bound_names(st)
-    return registers and not (read & (bound - set(libs)))
+    return registers and not _reads_locals(st, bound, libs)
 
 
 def local_library(tree, qualname):
@@ -333,8 +344,9 @@ def local_library(tree, qualname):
                 items.append(("def", st))
             else:
                 spec = library_call(st, libs)
-                if spec is not None and not any(
-                        isinstance(k, tuple) and k[0] == "name" for k in spec[3:4]):
+                kernel = spec[3] if spec is not None and spec[0] in ("impl", "lib.impl") else None
+                if spec is not None and (kernel is None or kernel[0] == "torch" or (
+                        kernel[0] == "lambda" and not _reads_locals(kernel[1], bound, libs))):
                     items.append(spec)
                 _libraries_after(libs, st, spec)
 

@@ -424,6 +424,11 @@ def make_library(ns, spec, libraries):
         kind, name = spec[3]
         if kind == "name":
             fn = ns[name]
+        elif kind == "lambda":
+            # made here (its defaults evaluated, its body not run)
+            fn = eval(compile(ast.fix_missing_locations(ast.Expression(body=name)),
+                              "<dynrec kernel>", "eval", dont_inherit=True), ns)
+            name = "lambda"
         else:
             fn = torch
             for part in name.split("."):

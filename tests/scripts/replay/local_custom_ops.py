@@ -55,9 +55,22 @@ class Tests:
 
             f(torch.randn(4, requires_grad=True), torch.randn(2))
 
+    def test_lambda_kernels(self):
+        with torch.library._scoped_library("mylib", "FRAGMENT") as lib:
+            lib.define("pair(Tensor x) -> (Tensor, Tensor)")
+            lib.impl("pair", lambda x: (x * 2, x + 1), "CompositeExplicitAutograd")
+            lib.impl("pair", lambda x: (torch.empty_like(x), torch.empty_like(x)), "Meta")
+
+            def fn(x):
+                a, b = torch.ops.mylib.pair(x)
+                return a + b
+
+            torch.compile(fn, fullgraph=True, backend="eager")(torch.randn(4))
+
 
 t = Tests()
 t.test_compliant()
 t.test_out_variant()
 t.test_fake_and_kernel()
+t.test_lambda_kernels()
 print("done")
