@@ -712,7 +712,7 @@ def config_allowed(name, text):
 
 
 _PATTERN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                           "_[]'\".*:, ")
+                           "_[]'\".*:, \\")
 
 
 def _source_patterns(text):
