@@ -453,15 +453,16 @@ class _LocalOps:
         self.sources = sources
         self.notes = notes
         self.key = None
-        self.libraries = {}
+        self.libraries = {}  # name -> the Library made for it last
+        self.made = []  # every Library made (two `with` blocks may bind one name)
 
     def close(self):
-        for lib in self.libraries.values():
+        for lib in self.made:
             try:
                 lib._destroy()
             except Exception:
                 pass
-        self.libraries = {}
+        self.libraries, self.made = {}, []
         self.key = None
 
     def enter(self, cap, modules):
@@ -501,6 +502,8 @@ class _LocalOps:
                     exec(code, ns)
                 else:
                     make_library(ns, item, self.libraries)
+                    if item[0] == "Library":
+                        self.made.append(self.libraries[item[1]])
             except Exception as exc:
                 line = getattr(item[1], "lineno", None) if item[0] == "def" else None
                 note = "%s: %s: custom op statement%s: %s: %s" % (

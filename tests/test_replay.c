@@ -1378,13 +1378,14 @@ Test(replay, class_with_a_method_that_cannot_be_made) {
  * of torch's functions, lib.define, defs decorated with
  * @torch.library.impl(lib, ...) and register_fake): made before the
  * test's first frame, undefined at the next test's (which defines
- * mylib::bar again, with another schema), kernels that are lambdas
+ * mylib::bar again, with another schema), kernels that are lambdas, two
+ * `with` blocks binding one name, each Library kept until the next test
  * (before, 0/3 and one frame not
  * replayable: "no op mylib::bar"). */
 Test(replay, custom_ops_a_test_defines) {
     scenario("local_custom_ops.py");
     assert_reproduced("replay", "local_custom_ops.py");
-    E2eProc *u = assert_confined_reproduces(5);
+    E2eProc *u = assert_confined_reproduces(6);
     cr_assert_null(strstr(u->out.data, "custom op statement"), "%s", u->out.data);
 }
 

@@ -39,6 +39,18 @@ class Tests:
 
             f1(torch.randn(3), [torch.empty(3), torch.empty(3)])
 
+        # A second library bound to the same name (the replay keeps the
+        # first one's op for f1, which it compiles first).
+        with torch.library._scoped_library("mylib", "FRAGMENT") as lib:
+            lib.define("twice(Tensor x) -> Tensor")
+            lib.impl("twice", lambda x: x * 2, "CompositeImplicitAutograd")
+
+            @torch.compile(backend="eager", fullgraph=True)
+            def f2(src):
+                return torch.ops.mylib.twice(src)
+
+            f2(torch.randn(3))
+
     def test_fake_and_kernel(self):
         # The same op name as another test's, defined again here.
         with torch.library._scoped_library("mylib", "FRAGMENT") as lib:
