@@ -470,6 +470,14 @@ def _wrap_compile(orig):
 
     def after(state, result, exc):
         code, cid, cache_entries, t0 = state
+        st = getattr(_tls, "compiles", {}).get(cid) or {}
+        if st.get("output") is not None and not st.get("state") and _capture._cap_guard.on and (
+                getattr(result, "guarded_code", None) is None):
+            # A compile that failed or was skipped after a graph break builds
+            # no guards: the module state the guards of its tracing read
+            # (a registry the wrapper it failed in reads), for the replay.
+            _capture._cap_guard(_capture.capture_module_state, code, st["output"])
+        st.pop("output", None)
         _compile_guard(_record_compile, code, cid, cache_entries, result, exc, t0)
 
     return _around(orig, before, after)
@@ -541,6 +549,10 @@ def _record_graph_break(tx, reason, exc):
     gb_type = getattr(exc, "gb_type", None) or type(exc).__name__
     cid = compile_id_now()
     code = getattr(tx, "f_code", None)
+    st = getattr(_tls, "compiles", {}).get(cid)
+    if st is not None:
+        # (for the module state its guards read, should the compile fail)
+        st["output"] = getattr(tx, "output", None)
     emit("graph_break", code=code, cid=cid, num=lineno or 0, text=reason,
          data={"type": gb_type, "user_stack": frames, "filename": filename,
                "attempt": attempt_now()},
@@ -921,6 +933,9 @@ def _wrap_guard_code(orig):
         if exc is None and state[2] is not None and _capture._cap_guard.on:
             # dynrec replay: the other modules' state these guards read.
             _capture._cap_guard(_capture.capture_module_state, state[1], state[2])
+            st = getattr(_tls, "compiles", {}).get(compile_id_now())
+            if st is not None:
+                st["state"] = True
 
     return _around(orig, before, after)
 
