@@ -62,7 +62,7 @@ from .recorded import Refused
 from .recorded import number as _int
 from .value_kinds import (DICT_ITERATORS, DYNAMO_MARKS, EXCLUDABLE_KEYS, FUNCTORCH_WRAPPERS,
                           FX_GRAPH_ATTRS, FX_OPS, HOOKS, ITERATOR_TYPES, KINDS, MAX_CODE, MAX_DEPTH,
-                          MAX_FUNCTORCH_LEVELS, check_tree, class_attr_key, class_cell_key,
+                          MAX_FUNCTORCH_LEVELS, check_tree, class_attrs_to_set, class_cell_key,
                           code_place, config_of, config_snapshot, function_where, is_place,
                           is_structseq, local_class_bases, local_class_number, method_key,
                           namedtuple_made, parametrized_class, torch_op)
@@ -1207,10 +1207,7 @@ class _Builder:
         Only on classes the replay made from the stored sources; each value
         is a value of the trace's kinds (a function only from the stored
         sources), as anywhere else."""
-        if not attrs:
-            return
-        for key, c in attrs.items():
-            q, name = class_attr_key(key)  # checked with the tree
+        for q, name, c in class_attrs_to_set(attrs):  # checked with the tree
             owner = _made_class(cls, q)
             if owner is None:
                 continue

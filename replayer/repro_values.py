@@ -35,9 +35,9 @@ import _dynrec_repro
 
 from .recorded import Refused
 from .recorded import number as _int
-from .value_kinds import (DICT_ITERATORS, FX_OPS, MAX_DEPTH, check_tree, children, class_attr_key,
-                          class_cell_key, contiguous_strides, local_class_number, method_key,
-                          function_where, namedtuple_made)
+from .value_kinds import (DICT_ITERATORS, FX_OPS, MAX_DEPTH, check_tree, children,
+                          class_attrs_to_set, class_cell_key, contiguous_strides,
+                          local_class_number, method_key, function_where, namedtuple_made)
 
 _query = _dynrec_repro.query
 _blob = _dynrec_repro.blob
@@ -897,8 +897,7 @@ class Writer:
         """The recorded data attributes of the local classes in the MRO
         (capture's class_attrs), which their class bodies made and the
         definitions of those bodies do not: set on that class."""
-        for key, c in (v.get("class_attrs") or {}).items():
-            q, a = class_attr_key(key)  # checked with the tree
+        for q, a, c in class_attrs_to_set(v.get("class_attrs")):  # checked with the tree
             if self.tree.rows.get(c, ("opaque",))[0] == "opaque":
                 continue
             self.emit("type.__setattr__(next(b for b in %s.__mro__ if b.__qualname__ == %r), %r,"

@@ -385,14 +385,28 @@ FuncTorchBatched FuncTorchVmapMode FuncTorchGradWrapper PythonTLSSnapshot PreDis
 def class_attr_key(key):
     """(class qualname, attribute name) of a key of an object's class_attrs
     ("T.test_x.<locals>.Holder.y"), or None for one that is not a class
-    defined inside a function and a name, or one of
-    CLASS_ATTRS_NEVER_SET."""
+    defined inside a function and a name, or a dunder or hook of
+    CLASS_ATTRS_NEVER_SET.  (The others of it, _abc_impl, which a dynrec
+    before 0.7.5 recorded: a key, never set -- class_attrs_to_set().)"""
     if not isinstance(key, str):
         return None
     q, _, a = key.rpartition(".")
-    if not a.isidentifier() or a in CLASS_ATTRS_NEVER_SET or ".<locals>." not in q:
+    if not a.isidentifier() or ".<locals>." not in q or (
+            a in CLASS_ATTRS_NEVER_SET and (a.startswith("__") or a in HOOKS)):
         return None
     return q, a
+
+
+def class_attrs_to_set(attrs):
+    """[(class qualname, attribute name, node)] of an object's class_attrs
+    (checked with the tree) that replay and repro set: every one but those
+    of CLASS_ATTRS_NEVER_SET."""
+    out = []
+    for key, c in (attrs or {}).items():
+        q, a = class_attr_key(key)
+        if a not in CLASS_ATTRS_NEVER_SET:
+            out.append((q, a, c))
+    return out
 
 
 def class_cell_key(key):

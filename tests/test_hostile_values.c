@@ -366,6 +366,23 @@ Test(hostile_values, class_attribute_that_is_not_a_local_plain_name_is_malformed
     }
 }
 
+/* 4d'. An object's class_attrs naming _abc_impl, which a dynrec before
+ * 0.7.5 recorded for a local abstract class (test_functions' TensorDict):
+ * well formed, never set; the trace replays (it was refused as malformed,
+ * exit 65, by 0.7.5). */
+Test(hostile_values, class_attribute_an_older_dynrec_recorded_is_left_unset) {
+    char *t = hostile("cattr_abc.db",
+                      "UPDATE value_nodes SET value = json_set(value, '$.class_attrs',"
+                      " json_object('T.f.<locals>.C._abc_impl', " NODE("kind_id = " STR("str")) "))"
+                      " WHERE kind_id = " STR("object") ";");
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 0, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    E2eProc *x = repro(t);
+    cr_assert_eq(x->status, 0, "repro: exit %s:\n%s%s", e2e_status_text(x->status), x->out.data,
+                 x->err.data);
+}
+
 /* 4e. A capture's tls_exclude naming every dispatch key (63 bits on
  * this torch; the backend keys by name on another): the replay excludes
  * autograd's and the functionality keys above the backends only, never
