@@ -297,14 +297,17 @@ def _library_def(st, libs, bound):
 def local_library(tree, qualname):
     """The custom op statements of the function a frame defined inside a
     function ("T.test_x.<locals>.f") is made in: (that function's qualname,
-    [items]), items in source order, from its body and the bodies of its
+    [(spec, node)]), in source order, from its body and the bodies of its
     `with` and `try` statements:
       ("Library", NAME, [ns, kind])  with torch.library._scoped_library(ns,
-                                     kind) as NAME:, or a Library statement
-      (spec)                         library_call() of the Library names
-                                     (a kernel one of torch's functions)
-      ("def", node)                  a def custom op decorators register
-                                     (_library_def), made where they run
+                                     kind) as NAME: (node the with), or a
+                                     Library statement
+      spec                           library_call() of the Library names (a
+                                     kernel one of torch's functions or a
+                                     lambda that reads none of its locals)
+      None                           node a def custom op decorators
+                                     register (_library_def), made where
+                                     they run
     or None where it has none.  The one rule of which statements of a
     test's body the replay runs for its frames."""
     parts = [p for p in qualname.split(".") if p != "<locals>"]
@@ -335,23 +338,24 @@ def local_library(tree, qualname):
                             c.args[1].value in LIBRARY_KINDS) and isinstance(
                             it.optional_vars, ast.Name):
                         libs[it.optional_vars.id] = c.args[0].value
-                        items.append(("Library", it.optional_vars.id,
-                                      [a.value for a in c.args]))
+                        items.append((("Library", it.optional_vars.id,
+                                       [a.value for a in c.args]), st))
                 walk(st.body, depth + 1)
             elif isinstance(st, ast.Try) and depth < 8:
                 walk(st.body, depth + 1)
             elif _library_def(st, libs, bound):
-                items.append(("def", st))
+                items.append((None, st))
             else:
                 spec = library_call(st, libs)
                 kernel = spec[3] if spec is not None and spec[0] in ("impl", "lib.impl") else None
                 if spec is not None and (kernel is None or kernel[0] == "torch" or (
                         kernel[0] == "lambda" and not _reads_locals(kernel[1], bound, libs))):
-                    items.append(spec)
+                    items.append((spec, st))
                 _libraries_after(libs, st, spec)
 
     walk(outer.body, 0)
-    return (".".join(quals), items) if any(i[0] != "Library" for i in items) else None
+    return (".".join(quals), items) if any(
+        spec is None or spec[0] != "Library" for spec, _ in items) else None
 
 
 def _is_main_guard(st):

@@ -492,23 +492,21 @@ class _LocalOps:
         self.key = key
         ns = dict(vars(module))
         base = os.path.basename(path)
-        for item in found[1]:
+        for spec, st in found[1]:
             try:
-                if item[0] == "def":
-                    st = item[1]
+                if spec is None:  # a def its decorators register
                     code = compile(ast.fix_missing_locations(ast.Module(
                         body=[st], type_ignores=[])), self.sources.spelled.get(path, path),
                         "exec", dont_inherit=True)
                     exec(code, ns)
                 else:
-                    make_library(ns, item, self.libraries)
-                    if item[0] == "Library":
-                        self.made.append(self.libraries[item[1]])
+                    make_library(ns, spec, self.libraries)
+                    if spec[0] == "Library":
+                        self.made.append(self.libraries[spec[1]])
             except Exception as exc:
-                line = getattr(item[1], "lineno", None) if item[0] == "def" else None
-                note = "%s: %s: custom op statement%s: %s: %s" % (
-                    base, found[0], " at line %d" % line if line else "",
-                    type(exc).__name__, (str(exc).splitlines() or [""])[0][:200])
+                note = "%s: %s: custom op statement at line %d: %s: %s" % (
+                    base, found[0], st.lineno, type(exc).__name__,
+                    (str(exc).splitlines() or [""])[0][:200])
                 if note not in self.notes:
                     self.notes.append(note)
 

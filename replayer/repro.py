@@ -20,7 +20,7 @@ import _dynrec_repro
 
 from . import recorded as _trace
 from .definitions import (SAFE_BUILTINS, code_name, definitions, factory, library_calls,
-                          local_class_tree, module_name, shadows)
+                          local_class_tree, local_library, module_name, shadows)
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
                            Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
@@ -744,6 +744,7 @@ def generate(opts):
     code = src.codes.get((code_name(qualname), line)) if src is not None else None
     found = src.funcs.get((code_name(qualname), line)) if src is not None else None
     library = None
+    local_ops = []  # the custom op statements of the test it is made in
     if code is None or found is None:
         library = _library_layout(sel)
         if library is None:
@@ -765,6 +766,24 @@ def generate(opts):
             gen.need(src, qualname.split(".")[0])
             fn_expr = qualname
         reach = _reach(src, node)
+        # The custom ops the test function it is made in defines in its
+        # body (definitions.local_library(), the replay's rule), written at
+        # module level, before the calls.
+        local = local_library(src.tree, qualname) if nested else None
+        if local:
+            gen.reserved.add("repro_libraries")
+        for spec, st in (local[1] if local else ()):
+            if spec is not None and spec[0] == "Library" and isinstance(st, ast.With):
+                local_ops.append("%s = torch.library.Library(%s)  # %s's `with "
+                                 "torch.library._scoped_library(...) as %s:`" % (
+                                     spec[1], ", ".join(repr(a) for a in spec[2]),
+                                     comment(local[0]), spec[1]))
+                # (kept: one the next `with` binds to the name stays)
+                local_ops.append("repro_libraries.append(%s)" % spec[1])
+                continue
+            for n in _loaded_names(st):
+                gen.need(src, n)
+            local_ops.append(("\n%s\n" if spec is None else "%s") % ast.unparse(st))
     recorded, breaks, nresume, nresume_re = _recorded(key, {_epoch(c["cid"]) for c in sel})
     states = _trace.states(_query)
 
@@ -986,12 +1005,17 @@ def generate(opts):
         out.append("import %s  # named by a recorded value" % m if m not in (
             "collections", "types") else "import %s" % m)
     out += ["", "import torch", "import torch._dynamo", "import torch._logging", ""]
-    if defs or gen.factories:
+    if defs or gen.factories or local_ops:
         out.append("# ---- definitions from the recorded sources (definitions only) ----")
         out.append("")
         for d in defs:
             out.append(d)
         out.append("")
+        if local_ops:
+            out.append("# -- custom ops the test defines in its body --")
+            out.append("repro_libraries = []")
+            out += local_ops
+            out.append("")
         for f in gen.factories.values():
             out.append(f[2])
             out.append("")

@@ -477,6 +477,20 @@ Test(repro, module_level_library_objects) {
     cr_assert_not_null(strstr(s, "@torch.library.impl(\"dynrec_lib::shift\""), "%s", s);
 }
 
+/* The custom ops a test defines in its body for the function it compiles
+ * (a `with torch.library._scoped_library(...) as lib:`, lib.define, defs
+ * registered with @torch.library.impl(lib, ...)), written at module level
+ * as the replay makes them, each Library kept (a second `with` binds the
+ * same name); before, the call raised: no op mylib::copy_to. */
+Test(repro, custom_ops_a_test_defines) {
+    scenario("replay/local_custom_ops.py");
+    char *s = reproduces("f1", "--frame", "Tests.test_out_variant.<locals>.f1");
+    cr_assert_not_null(strstr(s, "lib = torch.library.Library('mylib', 'FRAGMENT')"), "%s", s);
+    cr_assert_not_null(strstr(s, "repro_libraries.append(lib)"), "%s", s);
+    cr_assert_not_null(strstr(s, "@torch.library.impl(lib, 'copy_to', 'Meta')"), "%s", s);
+    reproduces("g", "--frame", "Tests.test_compliant.<locals>.g");
+}
+
 /* numpy arrays with their recorded strides and read-only flag. */
 Test(repro, numpy_arrays_keep_their_strides) {
     scenario("replay/numpy_strides.py");
