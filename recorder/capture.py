@@ -484,6 +484,20 @@ class _Capture:
             return "defaultdict", {"factory": self.node(obj.default_factory,
                                                         path + ".default_factory"),
                                    "entries": self.node(dict(obj), path)}, None
+        if t in (weakref.WeakKeyDictionary, weakref.WeakValueDictionary, weakref.WeakSet):
+            # Its live items, held strongly here; the same container of them
+            # again (the replay keeps them alive while it compiles).
+            items = list(obj.items()) if t is not weakref.WeakSet else list(obj)
+            if len(items) > _MAX_ITEMS:
+                raise _TooBig("%s holds %d items" % (path, len(items)))
+            if t is weakref.WeakSet:
+                return "weak", {"class": t.__name__, "items": self.items(items, path)}, None
+            return "weak", {"class": t.__name__, "entries": self.node(dict(items), path)}, None
+        if t is weakref.ReferenceType:
+            # A plain weak reference: its referent, or null when it is gone.
+            ref = obj()
+            return "weakref", {"referent": None if ref is None else self.node(
+                ref, path + "()")}, None
         if t is collections.deque:
             # Its items and maxlen; collections.deque(items, maxlen) again.
             if len(obj) > _MAX_ITEMS:

@@ -150,6 +150,10 @@ def _backends_raised():
     return out
 
 
+class _Gone:
+    """The referent of a weak reference that was dead when recorded."""
+
+
 class _Kept:
     """The inputs of a frame's latest compiles, kept alive as the program
     kept them (it calls one module again and again): Dynamo drops a cache
@@ -169,7 +173,7 @@ class _Kept:
         if self.total + n > self.BYTES:
             return
         held = self.frames.setdefault(fkey, collections.deque())
-        held.append((n, pos, kw))
+        held.append((n, pos, kw, frame.get("keep")))
         self.total += n
         if len(held) > self.KEEP:
             self.total -= held.popleft()[0]
@@ -1167,6 +1171,7 @@ class _Builder:
         self.built = {}
         self.busy = set()
         self.late_cells = []  # (cell, node): a cell of a function that holds itself
+        self.keep = []  # what the frame's weak containers and references hold
         self.total = 0
         self.frame_ns = None  # the globals of the frame being rebuilt (_frame)
         self.fx_env = []  # {name: fx node} of each fx graph being built (graph_module)
@@ -1453,6 +1458,43 @@ class _Builder:
                 return fn(*args, **kw)
             except TypeError as exc:
                 raise self.fail(n, "a generator's call: %s" % exc)
+        if kind in ("weak", "weakref"):
+            # (form checked with the tree) its items held strongly by the
+            # frame (keep), so they live while it compiles, as the
+            # program's did
+            cls = getattr(weakref, v["class"]) if kind == "weak" else None
+            if kind == "weakref":
+                ref = v.get("referent")
+                if ref is None:
+                    gone = _Gone()
+                    out = weakref.ref(gone)
+                    del gone
+                    return out
+                target = kid(ref)
+                try:
+                    out = weakref.ref(target)
+                except TypeError:
+                    raise self.fail(n, "a weak reference to a %s" % type(target).__name__)
+                self.keep.append(target)
+                return out
+            out = cls()
+            self.built[n] = out
+            try:
+                if cls is weakref.WeakSet:
+                    for c in v["items"]:
+                        item = kid(c)
+                        self.keep.append(item)
+                        out.add(item)
+                else:
+                    entries = kid(v["entries"])
+                    if type(entries) is not dict:
+                        raise self.fail(n, "a weak dictionary of something other than a dict")
+                    for k, val in entries.items():
+                        self.keep.append(k if cls is weakref.WeakKeyDictionary else val)
+                        out[k] = val
+            except TypeError as exc:
+                raise self.fail(n, "a %s item: %s" % (v["class"], exc))
+            return out
         if kind == "deque":
             # (form checked with the tree) made empty first: an item may hold it
             out = collections.deque(maxlen=v.get("maxlen"))
@@ -2948,7 +2990,8 @@ def _frame(cap, sources, modules):
         if not callable(gff):
             raise Refused("capture %d: a guard_filter_fn that is not callable" % cap["no"])
     return {"locals": f_locals, "cells": tuple(cells), "globals": g, "soft": soft,
-            "globals_ns": ns, "module": modname, "bytes": b.total, "guard_filter_fn": gff}
+            "globals_ns": ns, "module": modname, "bytes": b.total, "guard_filter_fn": gff,
+            "keep": b.keep}
 
 
 def _with_parents(all_caps, sel):

@@ -397,6 +397,28 @@ class Generator:
             self.reserved.add("repro_unwrapped")
         return "repro_unwrapped"
 
+    def weak_maker(self):
+        """The script's helper that makes a weak container or reference of
+        items it keeps alive (as the program's other references did)."""
+        key = ("helper", "weak")
+        if key not in self.factories:
+            text = "\n".join([
+                "class repro_Gone:",
+                "    pass  # the referent of a weak reference dead when recorded",
+                "",
+                "",
+                "repro_held = []  # what the weak containers and references below hold",
+                "",
+                "",
+                "def repro_weak(make, items):",
+                "    if items is None:",
+                "        return make(repro_Gone())  # dead at once, as recorded",
+                "    repro_held.append(items)",
+                "    return make(items)"])
+            self.factories[key] = ("repro_weak", [], text)
+            self.reserved.update(("repro_weak", "repro_held", "repro_Gone"))
+        return "repro_weak"
+
     def cell_setter(self):
         """The script's helper that puts a value in the closure cell of a
         method of a class (a local class's method that calls a function the

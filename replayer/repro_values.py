@@ -496,6 +496,16 @@ class Writer:
             self.gen.imports.add("inspect")
             return "inspect.unwrap(%s)(%s)" % (x(v.get("func"), hint + "_func"), ", ".join(
                 self.call_args(n, v, "kwds", hint, x)))
+        if kind in ("weak", "weakref"):
+            self.gen.imports.add("weakref")
+            make = "weakref.%s" % (v["class"] if kind == "weak" else "ref")
+            if kind == "weakref":
+                held = "None" if v.get("referent") is None else x(v["referent"], hint + "_ref")
+            elif v["class"] == "WeakSet":
+                held = "[%s]" % ", ".join(x(c) for c in v["items"])
+            else:
+                held = x(v["entries"], hint + "_entries")
+            return "%s(%s, %s)" % (self.gen.weak_maker(), make, held)
         if kind == "deque":
             self.gen.imports.add("collections")
             return "collections.deque([%s], maxlen=%r)" % (

@@ -93,6 +93,9 @@ OBJECTS = {
     "partial": ("func", "args", "keywords", "dict"), "defaultdict": ("factory", "entries"),
     # collections.deque(items, maxlen).
     "deque": ("items",),
+    # weakref.WeakKeyDictionary / WeakValueDictionary of a dict node's
+    # entries, WeakSet of items; weakref.ref of its referent (null: dead).
+    "weak": ("entries", "items"), "weakref": ("referent",),
     # A generator not started, made by func(*args, **kwds) (a @contextmanager
     # object's gen).
     "pygenerator": ("func", "args", "kwds"),
@@ -116,6 +119,8 @@ OBJECTS = {
 # function node's marks): the mark -> the set of ids in trace_rules.
 DYNAMO_MARKS = {"nonstrict_trace": "_nonstrict_trace_callable_ids",
                 "leaf_function": "_leaf_function_ids"}
+# The weak containers a "weak" node makes again (weakref's).
+WEAK_CLASSES = ("WeakKeyDictionary", "WeakValueDictionary", "WeakSet")
 # What makes a builtin iterator again (an iterator node's make): builtins of
 # these names.
 ITERATORS = ("iter", "reversed", "filter", "map", "zip", "enumerate")
@@ -474,6 +479,12 @@ def _form(kind, v):
                 and type(v.get("requires_grad")) is bool
                 and type(v.get("persistent", True)) is bool):
             return "uninitialized without which, its dtype, device and grad"
+        if kind == "weak" and not (v.get("class") in WEAK_CLASSES and (
+                isinstance(v.get("items"), list) if v["class"] == "WeakSet" else type(
+                    v.get("entries")) is int)):
+            return "weak without a weak container class and its items"
+        if kind == "weakref" and not (v.get("referent") is None or type(v["referent"]) is int):
+            return "weakref without its referent"
         ml = v.get("maxlen")
         if kind == "deque" and not (isinstance(v.get("items"), list) and (
                 ml is None or (type(ml) is int and 0 <= ml < 1 << 31))):

@@ -304,6 +304,30 @@ Test(hostile_values, deep_value_tree_is_malformed) {
     cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
 }
 
+/* 4a'. A weak container node of a class that is not one of weakref's
+ * (WEAK_CLASSES: it would name any callable), or a weak dictionary over
+ * something other than a dict: malformed, no traceback. */
+Test(hostile_values, weak_container_of_another_class_is_malformed) {
+    static const char *const values[] = {
+        "json_object('class', 'Popen', 'items', json_array())",
+        "json_object('class', 'WeakKeyDictionary', 'entries', " NODE("kind_id = " STR("str")) ")"};
+    for (int i = 0; i < 2; i++) {
+        char *t = hostile(e2e_fmt("weak%d.db", i),
+                          ADD_STR("weak") "UPDATE value_nodes SET kind_id = " STR("weak")
+                                          ", value = %s WHERE kind_id = " STR("float")
+                                          " AND value = '\"2.0\"';",
+                          values[i]);
+        E2eProc *r = replay(t);
+        cr_assert_eq(r->status, 65 << 8, "%d: exit %s:\n%s%s", i, e2e_status_text(r->status),
+                     r->out.data, r->err.data);
+        cr_assert_not_null(strstr(r->err.data, i == 0
+                                                   ? "weak without a weak container class"
+                                                   : "a weak dictionary of something other than a dict"),
+                           "%s%s", r->out.data, r->err.data);
+        cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+    }
+}
+
 /* 4b. An object's slots naming an attribute that is not one of its class's
  * slots (__class__ would swap the object's class): malformed, nothing set. */
 Test(hostile_values, slot_that_the_class_lacks_is_malformed) {

@@ -255,7 +255,8 @@ static void scenario(const char *script) {
                                       "backend_raises.py",
                                       "export_between_calls.py",
                                       "class_with_failing_method.py",
-                                      "local_custom_ops.py"};
+                                      "local_custom_ops.py",
+                                      "weak_containers.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -1387,6 +1388,27 @@ Test(replay, custom_ops_a_test_defines) {
     assert_reproduced("replay", "local_custom_ops.py");
     E2eProc *u = assert_confined_reproduces(6);
     cr_assert_null(strstr(u->out.data, "custom op statement"), "%s", u->out.data);
+}
+
+/* Weak containers and references a compiled function reads (a
+ * WeakKeyDictionary of modules, a WeakSet, a module's global
+ * WeakKeyDictionary, weakref.ref of a live object and of a dead one):
+ * made again over their items, which the replay keeps alive while the
+ * frame compiles (before: not replayable, "of type weakref.ReferenceType";
+ * the recompile is states' length). */
+Test(replay, weak_containers_and_references) {
+    scenario("weak_containers.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a,
+                             "SELECT count(DISTINCT json_extract(value, '$.class')) FROM v_values"
+                             " WHERE kind = 'weak'"),
+                 2);
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'weakref' AND"
+                                " json_extract(value, '$.referent') IS NULL"),
+                 0);
+    e2e_close(a);
+    assert_reproduced("replay", "weak_containers.py");
+    assert_confined_reproduces(2);
 }
 
 /* A bare object() a function makes (a sentinel): made again as an

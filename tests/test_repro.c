@@ -491,6 +491,15 @@ Test(repro, custom_ops_a_test_defines) {
     reproduces("g", "--frame", "Tests.test_compliant.<locals>.g");
 }
 
+/* Weak containers and references, made over items the script keeps
+ * alive (repro_weak), a dead reference dead again. */
+Test(repro, weak_containers_and_references) {
+    scenario("replay/weak_containers.py");
+    char *s = reproduces("fn", "--frame", "test_weak.<locals>.fn");
+    cr_assert_not_null(strstr(s, "repro_weak(weakref.WeakSet, ["), "%s", s);
+    cr_assert_not_null(strstr(s, "repro_weak(weakref.ref, None)"), "%s", s);
+}
+
 /* numpy arrays with their recorded strides and read-only flag. */
 Test(repro, numpy_arrays_keep_their_strides) {
     scenario("replay/numpy_strides.py");
