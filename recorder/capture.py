@@ -1832,8 +1832,7 @@ def capture_module_state(code, output_graph):
         if not isinstance(name, str) or "G['" not in name:
             continue
         for attr in _OWN_GLOBAL.findall(name) if own is not None else ():
-            if not attr.startswith("__") and not isinstance(scope.get(attr), (
-                    types.ModuleType, type)):
+            if not attr.startswith("__"):  # (data only: see below)
                 found.setdefault((own.__name__, attr), own)
         for imp, attr, more in _IMPORT_ATTR.findall(name):
             m = scope.get(imp)

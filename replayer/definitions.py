@@ -112,36 +112,36 @@ def _tags(node):
     return out
 
 
+def _dotted(node):
+    """The dotted name an attribute chain spells ("torch.library.impl"), at
+    most 8 parts, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute) and len(parts) < 8:
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id] + parts[::-1]) if isinstance(node, ast.Name) else None
+
+
 def _torch_attr(node, prefix):
     """For `torch.library.NAME` (prefix "torch.library") and the like: NAME,
     else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    dotted = ".".join([node.id] + parts[::-1])
-    return dotted[len(prefix) + 1:] if dotted.startswith(prefix + ".") and (
-        "." not in dotted[len(prefix) + 1:]) else None
+    dotted = _dotted(node) or ""
+    rest = dotted[len(prefix) + 1:]
+    return rest if dotted.startswith(prefix + ".") and "." not in rest else None
 
 
 def _kernel(node):
     """A kernel a library statement registers: a name of the module
     ("name", NAME), one of torch's functions ("torch", "sin" /
-    "ops.aten.sin.default") or a lambda ("lambda", node: made where the
-    statement runs, never called there), else None."""
+    "ops.aten.sin.default") or a lambda without defaults ("lambda", node:
+    made where the statement runs, nothing of it run there), else None."""
     if isinstance(node, ast.Name):
         return "name", node.id
     if isinstance(node, ast.Lambda):
-        return "lambda", node
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name) and node.id == "torch" and parts and len(parts) <= 6:
-        return "torch", ".".join(parts[::-1])
-    return None
+        a = node.args
+        return ("lambda", node) if not a.defaults and not any(a.kw_defaults) else None
+    dotted = _dotted(node) or ""
+    return ("torch", dotted[6:]) if dotted.startswith("torch.") else None
 
 
 def _strs(nodes, limit=4096):
@@ -152,10 +152,20 @@ def _strs(nodes, limit=4096):
 LIBRARY_KINDS = ("DEF", "FRAGMENT", "IMPL")
 
 
+def _library_args(call, name):
+    """[ns, kind(, dispatch key)] of a call of torch.library.NAME (Library,
+    _scoped_library) with those literal arguments only, else None."""
+    if not isinstance(call, ast.Call) or _torch_attr(call.func, "torch.library") != name or (
+            call.keywords) or not 2 <= len(call.args) <= 3 or not _strs(call.args, 256) or (
+            call.args[1].value not in LIBRARY_KINDS):
+        return None
+    return [a.value for a in call.args]
+
+
 def library_call(st, libs=()):
     """A custom op statement at module level, its arguments literal, tags
-    torch.Tag members by name, a kernel a name of the module or one of
-    torch's functions; libs the names earlier statements bind to Library
+    torch.Tag members by name, a kernel a name of the module, one of
+    torch's functions or a lambda (_kernel()); libs the names earlier statements bind to Library
     objects (name -> namespace).  One of:
       ("Library", NAME, [ns, kind(, dispatch key)])  NAME = torch.library.Library(...)
       ("define", LIB, qualname, schema, tags)  torch.library.define(q, s[, lib=LIB])
@@ -167,13 +177,9 @@ def library_call(st, libs=()):
     through a name the source binds (a kernel, which it registers and
     never calls, excepted)."""
     if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(
-            st.targets[0], ast.Name) and isinstance(st.value, ast.Call):
-        call = st.value
-        if _torch_attr(call.func, "torch.library") != "Library" or call.keywords or not (
-                2 <= len(call.args) <= 3) or not _strs(call.args, 256) or (
-                call.args[1].value not in LIBRARY_KINDS):
-            return None
-        return "Library", st.targets[0].id, [a.value for a in call.args]
+            st.targets[0], ast.Name):
+        args = _library_args(st.value, "Library")
+        return ("Library", st.targets[0].id, args) if args is not None else None
     call = st.value if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) else None
     if call is None:
         return None
@@ -331,15 +337,10 @@ def local_library(tree, qualname):
         for st in stmts:
             if isinstance(st, ast.With) and depth < 8:
                 for it in st.items:
-                    c = it.context_expr
-                    if isinstance(c, ast.Call) and _torch_attr(
-                            c.func, "torch.library") == "_scoped_library" and not c.keywords and (
-                            len(c.args) == 2) and _strs(c.args, 256) and (
-                            c.args[1].value in LIBRARY_KINDS) and isinstance(
-                            it.optional_vars, ast.Name):
-                        libs[it.optional_vars.id] = c.args[0].value
-                        items.append((("Library", it.optional_vars.id,
-                                       [a.value for a in c.args]), st))
+                    args = _library_args(it.context_expr, "_scoped_library")
+                    if args is not None and isinstance(it.optional_vars, ast.Name):
+                        libs[it.optional_vars.id] = args[0]
+                        items.append((("Library", it.optional_vars.id, args), st))
                 walk(st.body, depth + 1)
             elif isinstance(st, ast.Try) and depth < 8:
                 walk(st.body, depth + 1)

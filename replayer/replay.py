@@ -385,9 +385,9 @@ def guarded(stmts, lineno):
         orelse=[], finalbody=[])
 
 
-def _statements_guarded(cls, guard, depth=0):
+def _statements_guarded(cls, depth=0):
     """A copy of class statement cls whose body statements (and those of
-    the classes in it) each run in a try of their own (guard): one method
+    the classes in it) each run in a try of their own (guarded()): one method
     whose decorator fails here (a name a newer torch has) is a note, and
     the class and its other methods are made.  The methods' code is the
     same: a try around a def changes only the class body's own code."""
@@ -398,8 +398,8 @@ def _statements_guarded(cls, guard, depth=0):
             body.append(b)  # (its docstring stays the docstring)
             continue
         if isinstance(b, ast.ClassDef) and depth < 8:
-            b = _statements_guarded(b, guard, depth + 1)
-        body.append(ast.copy_location(guard([b], b.lineno), b))
+            b = _statements_guarded(b, depth + 1)
+        body.append(ast.copy_location(guarded([b], b.lineno), b))
     out = copy.copy(cls)
     out.body = body
     return out
@@ -477,16 +477,11 @@ class _LocalOps:
         else:
             mod = next((m for m, p in self.sources.modules.items() if p == path), None)
         module = modules.get(mod) or sys.modules.get(mod) if mod else None
-        tree = None
-        if "<locals>" in qual and path in self.sources.text:
-            tree = self.sources.trees.get(path)
-            if tree is None:
-                try:
-                    tree = self.sources.trees[path] = ast.parse(
-                        self.sources.text[path], self.sources.spelled.get(path, path))
-                except SyntaxError:
-                    tree = None
-        found = local_library(tree, qual) if tree is not None and module is not None else None
+        try:
+            tree = self.sources.tree(path) if "<locals>" in qual and module is not None else None
+        except (NotReplayable, SyntaxError):
+            tree = None
+        found = local_library(tree, qual) if tree is not None else None
         key = (path, found[0]) if found else None
         if key == self.key:
             return
@@ -495,6 +490,7 @@ class _LocalOps:
             return
         self.key = key
         ns = dict(vars(module))
+        ns["torch"] = torch  # (the decorators' torch.library is the real one)
         base = os.path.basename(path)
         for spec, st in found[1]:
             try:
@@ -662,17 +658,25 @@ class _Sources:
         self.local_classes[key] = cur
         return cur
 
+    def tree(self, path):
+        """The stored source at path, parsed once; NotReplayable where it
+        is not stored or does not parse."""
+        tree = self.trees.get(path)
+        if tree is None:
+            if path not in self.text:
+                raise NotReplayable("%s is not in the trace" % path)
+            try:
+                tree = self.trees[path] = ast.parse(self.text[path], self.spelled.get(path, path))
+            except SyntaxError as exc:
+                raise NotReplayable("%s does not parse: %s" % (path, exc))
+        return tree
+
     def _local_class_code(self, path, qualname):
         """(code, top-level name, chain) of the synthetic module that makes
         the class defined inside a function (local_class())."""
         if path not in self.text:
             raise NotReplayable("%s: its source is not in the trace" % qualname)
-        tree = self.trees.get(path)
-        if tree is None:
-            try:
-                tree = self.trees[path] = ast.parse(self.text[path], self.spelled.get(path, path))
-            except SyntaxError as exc:
-                raise NotReplayable("%s does not parse: %s" % (path, exc))
+        tree = self.tree(path)
         try:
             made, chain = local_class_tree(tree, qualname, "__dynrec_dataclass__",
                                            "__dynrec_field__", given="__dynrec_given__")
@@ -745,7 +749,7 @@ class _Sources:
                 inner = [ast.Expr(ast.Call(ast.Name("__dynrec_factory__", ast.Load()),
                                            [ast.Constant(len(made_by) - 1)], []))]
             else:
-                inner = [_statements_guarded(st, guarded) if isinstance(st, ast.ClassDef) else st]
+                inner = [_statements_guarded(st) if isinstance(st, ast.ClassDef) else st]
             wrap = guarded(inner, st.lineno)
             if isinstance(st, ast.ImportFrom) and len(st.names) > 1:
                 # One name this torch lacks (a test file of a newer one):
@@ -1458,25 +1462,22 @@ class _Builder:
                 return fn(*args, **kw)
             except TypeError as exc:
                 raise self.fail(n, "a generator's call: %s" % exc)
-        if kind in ("weak", "weakref"):
-            # (form checked with the tree) its items held strongly by the
-            # frame (keep), so they live while it compiles, as the
-            # program's did
-            cls = getattr(weakref, v["class"]) if kind == "weak" else None
-            if kind == "weakref":
-                ref = v.get("referent")
-                if ref is None:
-                    gone = _Gone()
-                    out = weakref.ref(gone)
-                    del gone
-                    return out
-                target = kid(ref)
-                try:
-                    out = weakref.ref(target)
-                except TypeError:
-                    raise self.fail(n, "a weak reference to a %s" % type(target).__name__)
-                self.keep.append(target)
-                return out
+        if kind == "weakref":
+            # (form checked with the tree) its referent held strongly by the
+            # frame (keep), so it lives while the frame compiles, as the
+            # program's did; a dead one dead again
+            if v.get("referent") is None:
+                return weakref.ref(_Gone())
+            target = kid(v["referent"])
+            try:
+                out = weakref.ref(target)
+            except TypeError:
+                raise self.fail(n, "a weak reference to a %s" % type(target).__name__)
+            self.keep.append(target)
+            return out
+        if kind == "weak":
+            # (form checked with the tree) its items kept as a weakref's
+            cls = getattr(weakref, v["class"])
             out = cls()
             self.built[n] = out
             try:
