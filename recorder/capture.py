@@ -1497,6 +1497,37 @@ def _functorch_transforms():
     return out
 
 
+MAX_DYNAMISM = 256  # argument sources of one frame's recorded dynamism
+
+
+def _dynamism(code):
+    """What torch.compiler.set_stance("eager_then_compile") found across the
+    frame's first calls, which its compile reads to make those dimensions
+    dynamic: code_context's "dynamism" of the code (argument name ->
+    {source: one bool per dimension}), as JSON; None where there is none."""
+    try:
+        from torch._dynamo.code_context import code_context
+        if not code_context.has_context(code):
+            return None
+        d = code_context.get_context(code).get("dynamism")
+    except Exception:
+        return None
+    if not isinstance(d, dict):
+        return None
+    out, n = {}, 0
+    for name, per in d.items():
+        if not isinstance(name, str) or not isinstance(per, dict):
+            return None
+        out[name] = {}
+        for src, dims in per.items():
+            n += 1
+            if n > MAX_DYNAMISM or not isinstance(src, str) or not isinstance(dims, tuple) or (
+                    len(dims) > 64 or not all(type(b) is bool for b in dims)):
+                return None
+            out[name][src] = list(dims)
+    return out
+
+
 def _isolate_region():
     """The region of torch.compile(..., isolate_recompiles=True) the compile
     runs in (each such call has its own cache entries), or None: the shared
@@ -1740,6 +1771,9 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
     region = _isolate_region()
     if region is not None:
         data["isolate_region"] = region
+    dynamism = _dynamism(code)
+    if dynamism is not None:
+        data["dynamism"] = dynamism
     limit = _recompile_limit()
     if limit is not None:
         data["recompile_limit"] = limit

@@ -2705,6 +2705,41 @@ def _args(code, f_locals):
     return pos, kw
 
 
+def _dynamism(d):
+    """A capture's recorded dynamism (what set_stance("eager_then_compile")
+    found across the frame's first calls), checked: argument name ->
+    {source: tuple of one bool per dimension}; None where none was
+    recorded.  Anything else makes the frame not replayable."""
+    if d is None:
+        return None
+    bad = NotReplayable("its recorded dynamism (set_stance eager_then_compile) is malformed")
+    if not isinstance(d, dict):
+        raise bad
+    out, n = {}, 0
+    for name, per in d.items():
+        if not isinstance(per, dict):
+            raise bad
+        out[name] = {}
+        for src, dims in per.items():
+            n += 1
+            if n > 256 or not isinstance(dims, list) or len(dims) > 64 or not all(
+                    type(b) is bool for b in dims):
+                raise bad
+            out[name][src] = tuple(dims)
+    return out
+
+
+def _set_dynamism(code, dynamism):
+    """Dynamo's code_context of the code holds the recorded dynamism for the
+    compile, as set_stance's delayed compile left it; none where none was
+    recorded."""
+    from torch._dynamo.code_context import code_context
+    if dynamism is not None:
+        code_context.get_context(code)["dynamism"] = dynamism
+    elif code_context.has_context(code):
+        code_context.get_context(code).pop("dynamism", None)
+
+
 @functools.lru_cache(maxsize=None)
 def _compile_takes_recompile_limit():
     """Whether this torch's torch.compile takes recompile_limit (2.13 on)."""
@@ -3265,6 +3300,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                         raise NotReplayable("its closure has %d cells, its code %d" % (
                             len(frame["cells"]), len(code.co_freevars)))
                     pos, kw = _args(code, frame["locals"])
+                    dynamism = _dynamism(cap["data"].get("dynamism"))
                 except NotReplayable as exc:
                     reason = str(exc)
                 except KeyError as exc:
@@ -3303,9 +3339,10 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                              cap["data"].get("recompile_limit")), fn,
                 cap["data"].get("isolate_region"), frame["guard_filter_fn"])
 
-            def call(compiled=compiled, pos=pos, kw=kw, cap=cap, code=code):
+            def call(compiled=compiled, pos=pos, kw=kw, cap=cap, code=code, dynamism=dynamism):
                 # Dynamo's config is per thread: set where the compile runs.
                 _config(cap, applied.setdefault(tname, set()), start)
+                _set_dynamism(code, dynamism)
                 for no in states.get(cap["cid"], ()):
                     _apply_state(no, sources, modules, state_notes)
                 _top.code = code

@@ -256,7 +256,8 @@ static void scenario(const char *script) {
                                       "export_between_calls.py",
                                       "class_with_failing_method.py",
                                       "local_custom_ops.py",
-                                      "weak_containers.py"};
+                                      "weak_containers.py",
+                                      "stance_then_compile.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2199,4 +2200,21 @@ Test(replay, transformers_bert_in_a_user_module_with_graph_breaks) {
                 e2e_sql_int(t, "SELECT count(*) FROM v_captures"));
     cr_assert_eq(r->status, 0, "redacted pack: %s%s", r->out.data, r->err.data);
     cr_assert_not_null(strstr(r->out.data, want), "want '%s':\n%s", want, r->out.data);
+}
+
+/* torch.compiler.set_stance("eager_then_compile") and
+ * "aot_eager_then_compile": the compile at the second call makes dynamic
+ * what changed since the first, eager, call (Dynamo's code_context
+ * "dynamism" of the code, captured with the frame and set again for the
+ * replay's compile), also for a resume function (before, 2/5: the
+ * compiles were static). */
+Test(replay, set_stance_eager_then_compile) {
+    scenario("stance_then_compile.py");
+    assert_reproduced("replay", "stance_then_compile.py");
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(DISTINCT compile_id) FROM v_guards "
+                                "WHERE guard LIKE '%2 <= L[''y''].size()[0]%'"),
+                 3);
+    e2e_close(b);
+    assert_confined_reproduces(5);
 }
