@@ -2572,8 +2572,11 @@ class _Backends:
         elif isinstance(desc.get("instance_of"), dict):
             backend = self.instance(desc["instance_of"], name, desc.get("backend_arg"))
             if backend == "eager":
-                # (one per recorded object, so its recompiles stay)
-                backend = self.standin("backend", desc.get("instance"))
+                # (one per recorded object, so its recompiles stay; named
+                # as the recorder names an object, by its class)
+                cls = desc["instance_of"].get("qualname")
+                backend = self.standin(cls.rpartition(".")[2] if isinstance(cls, str) else "",
+                                       desc.get("instance"))
         elif isinstance(desc.get("function"), dict):
             try:
                 backend = _ref(desc["function"], self.modules)

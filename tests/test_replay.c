@@ -257,7 +257,8 @@ static void scenario(const char *script) {
                                       "class_with_failing_method.py",
                                       "local_custom_ops.py",
                                       "weak_containers.py",
-                                      "stance_then_compile.py"};
+                                      "stance_then_compile.py",
+                                      "backend_with_arguments.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2217,4 +2218,18 @@ Test(replay, set_stance_eager_then_compile) {
                  3);
     e2e_close(b);
     assert_confined_reproduces(5);
+}
+
+/* A backend object whose class takes constructor arguments the trace does
+ * not hold: eager stands in for it, named by the class as the recorder
+ * names an object backend, so its graphs compare (before, "backend" against
+ * "AssertOutputs": 0/1). */
+Test(replay, backend_object_that_cannot_be_made_again) {
+    scenario("backend_with_arguments.py");
+    assert_reproduced("replay", "backend_with_arguments.py");
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_graphs WHERE backend = 'AssertOutputs'"),
+                 1);
+    e2e_close(b);
+    assert_confined_reproduces(1);
 }
