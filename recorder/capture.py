@@ -1744,6 +1744,7 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
         reason = "compiled inside torch.func's %s: the replay enters %s only" % (
             " > ".join(transforms), ", ".join(t.lower() for t in FUNCTORCH_REPLAYED))
     c.rows[0] = (0, "frame", "frame", json.dumps(root), None)
+    _ids_of(c)
     closure = root.get("closure")
     if reason is None and closure is not None and len(closure) != len(code.co_freevars):
         reason = "closure cells missing"
@@ -1807,6 +1808,36 @@ _IMPORT_ATTR = re.compile(
 _STATE_TYPES = (dict, list, set, bool, int, float, str)
 # Guard sources that read a global of the frame's own module: G['name'].
 _OWN_GLOBAL = re.compile(r"G\['([A-Za-z_][A-Za-z0-9_]*)'\]")
+
+
+_id_ints = collections.OrderedDict()  # the ints earlier captures wrote as id nodes
+_MAX_ID_INTS = 4096
+
+
+def _ids_of(c):
+    """An int among the frame's values that is the id() of another of them
+    (`ref_id = id(m1)` beside m1 itself; Dynamo compares `id(self) ==
+    ref_id`) becomes an `id` node of that value, which the replay makes as
+    id() of the value it makes; one an earlier capture wrote so (m1's id
+    passed again beside another module) an `id` node of no value here,
+    which the replay makes as the id of the value it made there.  (An
+    address is never below 2**16; the values are alive until the capture
+    is written, so their ids are theirs.)"""
+    for i, row in enumerate(c.rows):
+        if row is None or row[1] != "int":
+            continue
+        v = json.loads(row[3])
+        if type(v) is not int or v < 1 << 16:
+            continue
+        m = c.memo.get(v)
+        if m is not None and m != i and c.rows[m] is not None and c.rows[m][1] != "int":
+            c.rows[i] = (i, "id", row[2], json.dumps({"of": m, "int": v}), None)
+            _id_ints[v] = True
+            _id_ints.move_to_end(v)
+            if len(_id_ints) > _MAX_ID_INTS:
+                _id_ints.popitem(last=False)
+        elif v in _id_ints:
+            c.rows[i] = (i, "id", row[2], json.dumps({"of": None, "int": v}), None)
 
 
 def _parametrized(t):

@@ -1462,6 +1462,18 @@ class _Builder:
                 return fn(*args, **kw)
             except TypeError as exc:
                 raise self.fail(n, "a generator's call: %s" % exc)
+        if kind == "id":
+            # (form checked with the tree) the recorded int where that
+            # value is being made and is not there yet (a tuple that holds
+            # its own id; an object is there before its attributes)
+            if v["of"] is None:
+                target = _ids_made.get(v["int"])
+                return v["int"] if target is None else id(target)
+            if v["of"] in self.busy and v["of"] not in self.built:
+                return v["int"]
+            target = kid(v["of"])
+            _ids_made[v["int"]] = target  # (alive: a later capture's id is its)
+            return id(target)
         if kind == "weakref":
             # (form checked with the tree) its referent held strongly by the
             # frame (keep), so it lives while the frame compiles, as the
@@ -2416,6 +2428,7 @@ class _NotRun(BaseException):
         self.dynrec_result = result
 
 
+_ids_made = {}  # the int of an id node -> the value the replay made for it
 _top = threading.local()  # .code: the code of the frame this thread replays
 
 

@@ -419,6 +419,24 @@ class Generator:
             self.reserved.update(("repro_weak", "repro_held", "repro_Gone"))
         return "repro_weak"
 
+    def id_maker(self):
+        """The script's helper for an int that was id() of a value: id() of
+        the value made for it, and the same id for the same recorded int
+        in a later call (where that value is not an argument)."""
+        key = ("helper", "id")
+        if key not in self.factories:
+            text = "\n".join([
+                "repro_ids = {}  # a recorded id -> the value made for it",
+                "",
+                "",
+                "def repro_id(recorded, *value):",
+                "    if value:",
+                "        repro_ids[recorded] = value[0]",
+                "    return id(repro_ids[recorded]) if recorded in repro_ids else recorded"])
+            self.factories[key] = ("repro_id", [], text)
+            self.reserved.update(("repro_id", "repro_ids"))
+        return "repro_id"
+
     def cell_setter(self):
         """The script's helper that puts a value in the closure cell of a
         method of a class (a local class's method that calls a function the

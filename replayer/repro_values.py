@@ -496,6 +496,10 @@ class Writer:
             self.gen.imports.add("inspect")
             return "inspect.unwrap(%s)(%s)" % (x(v.get("func"), hint + "_func"), ", ".join(
                 self.call_args(n, v, "kwds", hint, x)))
+        if kind == "id":
+            if v["of"] is None or v["of"] in self.busy:
+                return "%s(%r)" % (self.gen.id_maker(), v["int"])
+            return "%s(%r, %s)" % (self.gen.id_maker(), v["int"], x(v["of"], hint + "_of"))
         if kind in ("weak", "weakref"):
             self.gen.imports.add("weakref")
             make = "weakref.%s" % (v["class"] if kind == "weak" else "ref")

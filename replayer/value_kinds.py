@@ -114,6 +114,11 @@ OBJECTS = {
     "exception": ("args", "dict"),
     # types.MappingProxyType over a dict (a dict node).
     "mappingproxy": ("mapping",),
+    # An int that was id() of another value of the frame: id() of that
+    # value as made (its recorded int where that value is being made); of
+    # null: the id of the value an earlier capture's id node of the same
+    # int made (the int itself where none did).
+    "id": ("of",),
 }
 # Dynamo's registries of functions by id besides allow_in_graph's (a
 # function node's marks): the mark -> the set of ids in trace_rules.
@@ -485,6 +490,9 @@ def _form(kind, v):
             return "weak without a weak container class and its items"
         if kind == "weakref" and not (v.get("referent") is None or type(v["referent"]) is int):
             return "weakref without its referent"
+        if kind == "id" and not ((v.get("of") is None or type(v["of"]) is int)
+                                 and type(v.get("int")) is int):
+            return "id without the value it is the id of"
         ml = v.get("maxlen")
         if kind == "deque" and not (isinstance(v.get("items"), list) and (
                 ml is None or (type(ml) is int and 0 <= ml < 1 << 31))):

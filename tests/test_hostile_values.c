@@ -328,6 +328,25 @@ Test(hostile_values, weak_container_of_another_class_is_malformed) {
     }
 }
 
+/* 4a''. An id node without its int, or naming its value by something other
+ * than a node number: malformed, no traceback. */
+Test(hostile_values, id_without_its_int_is_malformed) {
+    static const char *const values[] = {"json_object('of', 1)", "json_object('of', 'x', 'int', 1)"};
+    for (int i = 0; i < 2; i++) {
+        char *t = hostile(e2e_fmt("id%d.db", i),
+                          ADD_STR("id") "UPDATE value_nodes SET kind_id = " STR("id")
+                                        ", value = %s WHERE kind_id = " STR("float")
+                                        " AND value = '\"2.0\"';",
+                          values[i]);
+        E2eProc *r = replay(t);
+        cr_assert_eq(r->status, 65 << 8, "%d: exit %s:\n%s%s", i, e2e_status_text(r->status),
+                     r->out.data, r->err.data);
+        cr_assert_not_null(strstr(r->err.data, "id without the value it is the id of"), "%s%s",
+                           r->out.data, r->err.data);
+        cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+    }
+}
+
 /* 4b. An object's slots naming an attribute that is not one of its class's
  * slots (__class__ would swap the object's class): malformed, nothing set. */
 Test(hostile_values, slot_that_the_class_lacks_is_malformed) {

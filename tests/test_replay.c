@@ -258,7 +258,8 @@ static void scenario(const char *script) {
                                       "local_custom_ops.py",
                                       "weak_containers.py",
                                       "stance_then_compile.py",
-                                      "backend_with_arguments.py"};
+                                      "backend_with_arguments.py",
+                                      "id_values.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2232,4 +2233,21 @@ Test(replay, backend_object_that_cannot_be_made_again) {
                  1);
     e2e_close(b);
     assert_confined_reproduces(1);
+}
+
+/* Ints that are id() of other values: a module's id beside it (the graph
+ * follows `id(self) == ref_id`), the same id passed beside another module
+ * in a later compile (the id of the module the earlier compile made), an
+ * object holding its own id (before, 1/3: the recorded ints were no one's
+ * ids). */
+Test(replay, ints_that_are_ids_of_values) {
+    scenario("id_values.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'id'"), 3);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'id' AND "
+                                "json_extract(value, '$.of') IS NULL"),
+                 1);
+    e2e_close(a);
+    assert_reproduced("replay", "id_values.py");
+    assert_confined_reproduces(3);
 }

@@ -743,3 +743,14 @@ Test(repro, hostile_trace_adds_no_code) {
     cr_assert_not_null(strstr(p->err.data, "is not a dotted name"), "%s", p->err.data);
     cr_assert_neq(access(e2e_path("x.py"), F_OK), 0, "a script was written");
 }
+
+/* Ints that were ids of values: repro_id() of the value made for them, the
+ * same id again in a later call whose arguments do not hold that value. */
+Test(repro, ints_that_are_ids_of_values) {
+    scenario("replay/id_values.py");
+    char *s = reproduces("forward", "--frame", "M.forward");
+    cr_assert_not_null(strstr(s, "x, repro_id("), "%s", s);
+    cr_assert_not_null(strstr(s, ", m))"), "%s", s);
+    s = reproduces("g", "--frame", "g");
+    cr_assert_not_null(strstr(s, ".me = repro_id("), "%s", s);
+}
