@@ -559,6 +559,11 @@ class _Capture:
             return "pymodule", obj.__name__, None
         if isinstance(obj, type):
             r = self.ref(obj)
+            if r is not None and r.get("local") is True:
+                # A class defined inside a function, as itself (a closure's
+                # Mock, whose class_variable = Foo() the replay's definitions
+                # do not make): its class attributes too, as an instance's.
+                self.class_attrs(obj, r, path)
             if r is not None:
                 return "class", r, None
         if t is types.FunctionType:

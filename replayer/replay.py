@@ -1720,7 +1720,15 @@ class _Builder:
                 return self.modules[v]
             return _import(v)
         if kind == "class":
-            return _ref(v, self.modules)
+            cls = _ref(v, self.modules)
+            if v.get("local") is True:
+                # (a class defined inside a function: what its body made
+                # that its definitions do not, as for an instance of it)
+                self.built[n] = cls
+                self.class_attrs(n, cls, v.get("class_attrs"))
+                self.class_cells(n, cls, v.get("class_cells"))
+                self.method_defaults(n, cls, v.get("method_defaults"))
+            return cls
         if kind == "function":
             return self.function(n, v, blob)
         if kind == "method":
@@ -3046,6 +3054,41 @@ def _frame(cap, sources, modules):
             "keep": b.keep}
 
 
+def _shared_class_cells(qualname, code, cells, sources):
+    """The frame's closure cells, where a function defined beside a class
+    in one function (fn and class Foo in one test, fn calling Foo(a)) takes
+    the cell that the class's own methods hold for the class's name
+    (Foo.__mul__ returning Foo(...)): in the program that is one cell, the
+    function's local Foo, and Dynamo follows a closure cell by identity (the
+    class reached through a second cell has no source, and calling it is
+    an unsupported call).  The replay's nesting of the class made the
+    methods' cell, holding the class; the frame's capture made another."""
+    made = {id(c) for c in sources.local_classes.values()}
+    if not made or not cells:
+        return cells
+    parent = str(qualname).rpartition(".")[0]
+    out = list(cells)
+    for i, name in enumerate(code.co_freevars[:len(out)]):
+        try:
+            cls = out[i].cell_contents
+        except ValueError:
+            continue
+        if not (isinstance(cls, type) and id(cls) in made and cls.__name__ == name
+                and cls.__qualname__.rpartition(".")[0] == parent):
+            continue
+        for fn in list(vars(cls).values()):
+            fn = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
+            if type(fn) is types.FunctionType and name in fn.__code__.co_freevars:
+                cell = fn.__closure__[fn.__code__.co_freevars.index(name)]
+                try:
+                    if cell.cell_contents is cls:
+                        out[i] = cell
+                        break
+                except ValueError:
+                    continue
+    return tuple(out)
+
+
 def _with_parents(all_caps, sel):
     """sel, plus the earlier compiles of the frames whose graph breaks made
     the resume functions in sel: Dynamo makes a resume function's code when
@@ -3315,6 +3358,8 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                     if len(frame["cells"]) != len(code.co_freevars):
                         raise NotReplayable("its closure has %d cells, its code %d" % (
                             len(frame["cells"]), len(code.co_freevars)))
+                    frame["cells"] = _shared_class_cells(cap["qualname"], code, frame["cells"],
+                                                         sources)
                     pos, kw = _args(code, frame["locals"])
                     dynamism = _dynamism(cap["data"].get("dynamism"))
                 except NotReplayable as exc:

@@ -340,6 +340,7 @@ class Writer:
         self.lines = []
         self.names = {}  # node -> variable
         self.busy = set()
+        self.classes_set = set()  # class nodes whose class attributes are set
         self.level = 0  # expr() calls under way: the depth in the tree
         self.missing = []  # (what, why): values that could not be rebuilt
         self.fx_env = []  # {fx node name: variable} of each fx graph being written
@@ -594,7 +595,13 @@ class Writer:
         if kind == "pymodule":
             return self.gen.module_ref(dotted(v, "a module name"))
         if kind == "class":
-            return self.ref(n, v, "class")
+            made = self.ref(n, v, "class")
+            if v.get("local") is True and made != "None" and n not in self.classes_set:
+                # (a class defined inside a function: what its body made
+                # that its definitions do not, set once)
+                self.classes_set.add(n)
+                self.class_attrs(n, made, v)
+            return made
         if kind == "function":
             return self.function(n, v, hint)
         if kind == "method":

@@ -81,7 +81,8 @@ OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra", "mapping"),
     "module": ("dict", "class_attrs", "method_defaults", "class_cells"),
     "object": ("dict", "slots", "class_attrs", "mapping", "method_defaults", "class_cells"),
-    "function": ("closure", "defaults", "kwdefaults", "dict"), "class": (),
+    "function": ("closure", "defaults", "kwdefaults", "dict"),
+    "class": ("class_attrs", "class_cells", "method_defaults"),
     "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state", "guard_filter_fn"),
     "singleton": (),
@@ -526,15 +527,15 @@ def _form(kind, v):
                     isinstance(st[2], str) and len(st[2]) < 40))):
             return "random without a state"
         ca = v.get("class_attrs")
-        if kind in ("object", "module") and ca is not None and not (
+        if kind in ("object", "module", "class") and ca is not None and not (
                 isinstance(ca, dict) and all(class_attr_key(k) for k in ca)):
             return "%s with a class attribute that is not a local class's plain name" % kind
         cc = v.get("class_cells")
-        if kind in ("object", "module") and cc is not None and not (
+        if kind in ("object", "module", "class") and cc is not None and not (
                 isinstance(cc, dict) and all(class_cell_key(k) for k in cc)):
             return "%s with a class cell not named by a local class, method and name" % kind
         md = v.get("method_defaults")
-        if kind in ("object", "module") and md is not None and not (
+        if kind in ("object", "module", "class") and md is not None and not (
                 isinstance(md, dict) and all(method_key(k) for k in md)):
             return "%s with method defaults not named by a class and a method" % kind
     elif kind != "cell":

@@ -259,7 +259,8 @@ static void scenario(const char *script) {
                                       "weak_containers.py",
                                       "stance_then_compile.py",
                                       "backend_with_arguments.py",
-                                      "id_values.py"};
+                                      "id_values.py",
+                                      "local_class_cells.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2250,4 +2251,21 @@ Test(replay, ints_that_are_ids_of_values) {
     e2e_close(a);
     assert_reproduced("replay", "id_values.py");
     assert_confined_reproduces(3);
+}
+
+/* Classes defined inside a function beside the function compiled: the
+ * frame's closure cell of a class is the cell the class's own methods hold
+ * (Foo.__mul__ returns Foo(...); a second cell holding Foo made the call
+ * unsupported in the replay), and a class read as itself carries the class
+ * attributes its definitions do not make (class_variable = Foo()) (before,
+ * 0/2). */
+Test(replay, local_classes_share_cells_and_carry_their_attributes) {
+    scenario("local_class_cells.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'class' AND "
+                                "json_extract(value, '$.class_attrs') IS NOT NULL"),
+                 1);
+    e2e_close(a);
+    assert_reproduced("replay", "local_class_cells.py");
+    assert_confined_reproduces(2);
 }

@@ -754,3 +754,12 @@ Test(repro, ints_that_are_ids_of_values) {
     s = reproduces("g", "--frame", "g");
     cr_assert_not_null(strstr(s, ".me = repro_id("), "%s", s);
 }
+
+/* A class defined inside a function, read as itself: the class attribute
+ * its body made by a call is set on the class the script defines. */
+Test(repro, local_class_attributes_of_a_class_read_as_itself) {
+    scenario("replay/local_class_cells.py");
+    char *s =
+        reproduces("run_mock", "--frame", "test_class_attribute_made_by_a_call.<locals>.run_mock");
+    cr_assert_not_null(strstr(s, "'class_variable', class_variable)"), "%s", s);
+}
