@@ -457,11 +457,12 @@ class _Capture:
                 raise _TooBig("%s holds %d items" % (path, len(obj)))
             return "dict", [[self.node(k, path + ".key"), self.node(v, "%s[%r]" % (path, k))]
                             for k, v in list(obj.items())], None
-        if t is types.GeneratorType and id(obj) in self.gen_calls:
+        if t is types.GeneratorType and (id(obj) in self.gen_calls or _gen_call(obj)):
             # A generator not started, of a @contextmanager object (its
-            # func, args and kwds): made again by calling func, which runs
-            # none of its body.
-            fn, args, kw = self.gen_calls[id(obj)]
+            # func, args and kwds), or of a function its module or class
+            # binds (model.parameters() handed to a compiled function): made
+            # again by calling func, which runs none of its body.
+            fn, args, kw = self.gen_calls.get(id(obj)) or _gen_call(obj)
             return "pygenerator", {"func": self.node(fn, path + ".<func>"),
                                    "args": self.node(args, path + ".<args>"),
                                    "kwds": self.node(kw, path + ".<kwds>")}, None
@@ -1244,6 +1245,36 @@ def _private(name):
 def _is_test_case(t):
     ut = sys.modules.get("unittest")
     return ut is not None and isinstance(t, type) and issubclass(t, ut.TestCase)
+
+
+def _gen_call(gen):
+    """(func, args, kwds) whose call made gen, a generator not started of a
+    function its module binds by the code's qualname (a module's function,
+    a method of a module's class: torch.nn.Module.parameters), its
+    arguments as its frame holds them; None for any other."""
+    try:
+        if inspect.getgeneratorstate(gen) != inspect.GEN_CREATED:
+            return None
+        code, frame = gen.gi_code, gen.gi_frame
+        fn = _named(frame.f_globals.get("__name__"), getattr(code, "co_qualname", None))
+        if isinstance(fn, (staticmethod, classmethod)):
+            fn = fn.__func__
+        if type(fn) is not types.FunctionType or fn.__code__ is not code:
+            return None
+        loc = frame.f_locals
+        names = code.co_varnames
+        n, k = code.co_argcount, code.co_kwonlyargcount
+        args = tuple(loc[a] for a in names[:n])
+        kw = {a: loc[a] for a in names[n:n + k]}
+        i = n + k
+        if code.co_flags & inspect.CO_VARARGS:
+            args += tuple(loc[names[i]])
+            i += 1
+        if code.co_flags & inspect.CO_VARKEYWORDS:
+            kw.update(loc[names[i]])
+        return fn, args, kw
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _note_gen_call(calls, d):

@@ -260,7 +260,8 @@ static void scenario(const char *script) {
                                       "stance_then_compile.py",
                                       "backend_with_arguments.py",
                                       "id_values.py",
-                                      "local_class_cells.py"};
+                                      "local_class_cells.py",
+                                      "generator_arguments.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2268,4 +2269,18 @@ Test(replay, local_classes_share_cells_and_carry_their_attributes) {
     e2e_close(a);
     assert_reproduced("replay", "local_class_cells.py");
     assert_confined_reproduces(2);
+}
+
+/* Generators not started handed to compiled functions (model.parameters(),
+ * a generator function of the script with *args, keyword-only and **kwargs
+ * arguments): made again by calling the function their module or class
+ * binds, which runs none of its body (before, not replayable: "of type
+ * builtins.generator"). */
+Test(replay, generators_not_started_as_arguments) {
+    scenario("generator_arguments.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'pygenerator'"), 3);
+    e2e_close(a);
+    assert_reproduced("replay", "generator_arguments.py");
+    assert_confined_reproduces(4);
 }
