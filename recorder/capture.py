@@ -709,6 +709,9 @@ class _Capture:
                 else:
                     state = self.node(d, path + ".__dict__")
                 value = {"class": cls, "dict": state}
+                ident = _ident(obj)
+                if ident is not None:
+                    value["ident"] = ident
                 slots = {}
                 for name in _slot_names(t):
                     try:
@@ -1091,6 +1094,9 @@ class _Capture:
                  "param": cls is torch.nn.Parameter}
         if sub is not None:
             value["subclass"] = sub
+        ident = _ident(t)
+        if ident is not None:
+            value["ident"] = ident
         if t.is_inference():
             # made under torch.inference_mode(): no autograd dispatch keys,
             # which Dynamo's TENSOR_MATCH checks
@@ -1391,6 +1397,41 @@ _TORCH_PLAIN = frozenset((
     "torch._dynamo.decorators.set_stance"))
 
 
+_idents = {}  # id(obj) -> (weakref to obj, its number): the plain objects captured
+_ident_count = itertools.count(1)
+
+
+def _ident(obj):
+    """The number of a plain object or a tensor among those of the run's
+    captures, the same for the same object in every capture (an optimizer
+    whose step recompiles: Dynamo guards its identity and its state's step
+    tensors', then its param_groups), for the replay to make one object of
+    them; None for one without weak references."""
+    entry = _idents.get(id(obj))
+    if entry is not None and entry[0]() is obj:
+        return entry[1]
+    try:
+        ref = weakref.ref(obj)
+    except TypeError:
+        return None
+    if len(_idents) >= 4096:
+        for k in [k for k, e in _idents.items() if e[0]() is None]:
+            del _idents[k]
+    number = next(_ident_count)
+    _idents[id(obj)] = (ref, number)
+    return number
+
+
+def _torch_optim(t):
+    """Whether t is an optimizer or learning-rate scheduler class of
+    torch.optim (torch.compile(opt.step): plain objects of param_groups,
+    state and defaults)."""
+    optim = sys.modules.get("torch.optim")
+    bases = tuple(b for b in (getattr(optim, "Optimizer", None), getattr(
+        sys.modules.get("torch.optim.lr_scheduler"), "LRScheduler", None)) if isinstance(b, type))
+    return isinstance(t, type) and bool(bases) and issubclass(t, bases)
+
+
 def _plain_class(t):
     """A class whose instances are plain: attributes in __dict__ and in
     __slots__ (plain descriptors), object's __new__, no builtin base but a
@@ -1399,7 +1440,8 @@ def _plain_class(t):
     reference, checked to resolve to itself).  torch's own classes are
     left to their kinds, but for those of _TORCH_PLAIN."""
     mod = getattr(t, "__module__", None) or ""
-    torch_plain = "%s.%s" % (mod, getattr(t, "__qualname__", "")) in _TORCH_PLAIN
+    torch_plain = "%s.%s" % (mod, getattr(t, "__qualname__", "")) in _TORCH_PLAIN or (
+        _torch_optim(t))
     if mod == "builtins" or (not torch_plain and (mod == "torch" or mod.startswith("torch."))) or (
             mod not in sys.modules):
         return False

@@ -317,6 +317,8 @@ def _apply_state(no, sources, modules, notes):
         except NotReplayable as exc:
             notes.add("%s.%s is not set: %s" % (mname, attr, exc))
             continue
+        if new is cur:
+            continue  # the object an earlier capture made, given this one's state
         top = mname.split(".", 1)[0]
         if (mname, attr) in _PROGRAM_KEYED and type(new) is dict and type(cur) is dict:
             if _program_entries(cur, new, sources):
@@ -1599,7 +1601,24 @@ class _Builder:
                 _no_finalizer(cls, typ, mine=(object, dict, collections.OrderedDict))
             else:
                 _no_finalizer(cls, typ, ("__del__",))
-            obj = object.__new__(cls) if mapping is None else base.__new__(cls)
+            ident = v.get("ident") if kind == "object" else None
+            obj = _objects_made.get(ident, lambda: None)() if type(ident) is int else None
+            if obj is not None and type(obj) is cls:
+                # The object an earlier capture made for the same recorded
+                # object, alive: that object, given this capture's state
+                # (Dynamo guards its identity, as in the program).
+                old = _own_dict(obj, lambda: self.fail(n, "%s has no __dict__" % typ))
+                self.adopt(old, v.get("dict"))
+                old.clear()
+                if mapping is not None:
+                    base.clear(obj)
+            else:
+                obj = object.__new__(cls) if mapping is None else base.__new__(cls)
+                if type(ident) is int:
+                    try:
+                        _objects_made[ident] = weakref.ref(obj)
+                    except TypeError:
+                        pass
             self.built[n] = obj
             self.class_attrs(n, cls, v.get("class_attrs"))
             self.class_cells(n, cls, v.get("class_cells"))
@@ -2104,6 +2123,10 @@ class _Builder:
             raise self.fail(n, "keyword defaults are not a dict")
         fn.__kwdefaults__ = kd
         fn.__qualname__ = str(v.get("qualname"))
+        if isinstance(v.get("module"), str):
+            # (functools.wraps gave a wrapper the wrapped one's; Dynamo
+            # names it so in its messages)
+            fn.__module__ = v["module"]
         attrs = self.child(n, v["dict"]) if "dict" in v else None
         if attrs is not None:
             # Its own attributes (fn.pred = True), which Dynamo guards.
@@ -2135,6 +2158,65 @@ class _Builder:
         with _no_functorch():
             return self._tensor(n, v, blob)
 
+    def adopt(self, old, c, depth=0):
+        """Before an object an earlier capture made is given this capture's
+        state: the tensors this capture names for the first time (their
+        ident not made yet) that sit where the object holds a tensor now,
+        path for path (dict keys, list places), are those tensors -- what
+        the earlier compile made in it (Dynamo's tracing of an optimizer's
+        first step makes its state's step tensors, which the next capture
+        names), which _tensor then reuses."""
+        row = self.rows.get(c) if type(c) is int else None
+        if row is None or depth > 8:
+            return
+        kind, _, v, _ = row
+        if kind == "tensor" and isinstance(v, dict) and type(v.get("ident")) is int:
+            if isinstance(old, torch.Tensor) and _objects_made.get(
+                    v["ident"], lambda: None)() is None:
+                _objects_made[v["ident"]] = weakref.ref(old)
+        elif kind == "defaultdict" and isinstance(v, dict):
+            self.adopt(old, v.get("entries"), depth + 1)
+        elif kind in ("list", "tuple") and isinstance(v, list) and isinstance(old, (list, tuple)):
+            for x, c2 in zip(old, v):
+                self.adopt(x, c2, depth + 1)
+        elif kind == "dict" and isinstance(v, list) and isinstance(old, dict):
+            for pair in v:
+                if not (isinstance(pair, list) and len(pair) == 2):
+                    continue
+                krow = self.rows.get(pair[0]) if type(pair[0]) is int else None
+                if krow is None:
+                    continue
+                if krow[0] in ("str", "int", "bool"):
+                    key = krow[2]
+                elif krow[0] == "tensor" and isinstance(krow[2], dict):
+                    key = _objects_made.get(krow[2].get("ident"), lambda: None)()
+                else:
+                    continue
+                try:
+                    if key is not None and key in old:
+                        self.adopt(old[key], pair[1], depth + 1)
+                except TypeError:
+                    continue
+
+    def same_tensor(self, v, shape, stride, offset, dt, dev, rg, inference):
+        """The tensor an earlier capture made for the same recorded tensor
+        (its ident), alive, a leaf of the same class, shape, strides, dtype,
+        device and grad, not a view and not an inference tensor: that one,
+        whose data this capture's replaces (an optimizer's step tensors,
+        which Dynamo guards by identity); else None."""
+        ident = v.get("ident")
+        t = _objects_made.get(ident, lambda: None)() if type(ident) is int else None
+        if not isinstance(t, torch.Tensor) or v.get("view_of") is not None or inference or (
+                v.get("leaf") is not True or not t.is_leaf or t._is_view()):
+            return None
+        want = torch.nn.Parameter if v.get("param") is True else torch.Tensor
+        if type(t) is not want or v.get("subclass") is not None or t.is_inference() or (
+                list(t.shape) != list(shape) or list(t.stride()) != list(stride)
+                or t.storage_offset() != offset or t.dtype != dt or t.device != dev
+                or t.requires_grad != rg):
+            return None
+        return t
+
     def _tensor(self, n, v, blob):
         if not isinstance(v, dict):
             raise self.fail(n, "tensor without metadata")
@@ -2151,11 +2233,29 @@ class _Builder:
         if inference and (rg or v.get("param") is True or v.get("subclass") is not None):
             raise self.fail(n, "an inference tensor that requires grad, a parameter or a subclass")
         base = v.get("view_of")
+        same = self.same_tensor(v, shape, stride, offset, dt, dev, rg, inference)
+        if same is not None:
+            t = same  # (its data, grad, marks and attributes this capture's, below)
+            if "data" in v:
+                want = numel * elsize
+                if v["data"] != want:
+                    raise self.fail(n, "data of %r bytes for %d elements" % (v["data"], numel))
+                if want:
+                    raw = self.data(n, blob, want)
+                    src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
+                    with torch.no_grad():
+                        t.copy_(src.view(dt).reshape(shape))
+            t.grad = None
+            for name in [k for k in vars(t) if isinstance(k, str) and k.startswith("_dynamo_")]:
+                delattr(t, name)
+            base = None
         # (the base made first, outside the no_grad below: a base that is
         # not a leaf requires grad only when made with grad mode on)
         b = self.child(n, base) if base is not None else None
         with torch.no_grad():
-            if base is not None:
+            if same is not None:
+                pass
+            elif base is not None:
                 if not isinstance(b, torch.Tensor) or b.dtype != dt:
                     raise self.fail(n, "a view of something other than a tensor of its dtype")
                 if b.untyped_storage().nbytes() < nbytes:
@@ -2172,7 +2272,7 @@ class _Builder:
                     storage = torch.zeros(extent, dtype=dt, device=dev).untyped_storage()
                     t = torch.empty(0, dtype=dt, device=dev)
                     t.set_(storage, offset, shape, stride)
-            if "data" in v:
+            if "data" in v and same is None:
                 want = numel * elsize
                 if v["data"] != want:
                     raise self.fail(n, "data of %r bytes for %d elements" % (v["data"], numel))
@@ -2181,7 +2281,9 @@ class _Builder:
                     src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
                     with torch.inference_mode() if inference else contextlib.nullcontext():
                         t.copy_(src.view(dt).reshape(shape))
-        if base is not None and rg:
+        if same is not None:
+            pass
+        elif base is not None and rg:
             # A view that requires grad was made with grad mode on (a
             # permute of a tensor that requires grad): made under no_grad it
             # would be a no-grad view that in-place ops refuse.  (Grad mode
@@ -2200,10 +2302,12 @@ class _Builder:
                     t = t.requires_grad_(True).clone()
             elif rg:
                 t.requires_grad_(True)
-        if v.get("param") is True:
+        if same is None and v.get("param") is True:
             t = torch.nn.Parameter(t, requires_grad=rg)
-        if v.get("subclass") is not None:
+        if same is None and v.get("subclass") is not None:
             t = self.tensor_subclass(n, v, t, rg)
+        if same is None and type(v.get("ident")) is int:
+            _objects_made[v["ident"]] = weakref.ref(t)
         self.built[n] = t
         for name, val in (v.get("marks") or {}).items():
             if name == "_dynamo_dynamic_range":
@@ -2437,6 +2541,7 @@ class _NotRun(BaseException):
 
 
 _ids_made = {}  # the int of an id node -> the value the replay made for it
+_objects_made = {}  # a plain object's recorded number -> weakref to the one made for it
 _top = threading.local()  # .code: the code of the frame this thread replays
 
 

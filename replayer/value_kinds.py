@@ -491,6 +491,9 @@ def _form(kind, v):
             return "weak without a weak container class and its items"
         if kind == "weakref" and not (v.get("referent") is None or type(v["referent"]) is int):
             return "weakref without its referent"
+        if kind in ("object", "tensor") and not (v.get("ident") is None or (
+                type(v["ident"]) is int and 0 < v["ident"] < 1 << 62)):
+            return "%s with a number that is not one" % kind
         if kind == "id" and not ((v.get("of") is None or type(v["of"]) is int)
                                  and type(v.get("int")) is int):
             return "id without the value it is the id of"

@@ -361,6 +361,24 @@ Test(hostile_values, slot_that_the_class_lacks_is_malformed) {
     cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
 }
 
+/* 4b'. An object's or a tensor's ident that is not a positive int (it
+ * names the object an earlier capture made): malformed, no traceback. */
+Test(hostile_values, object_number_that_is_not_one_is_malformed) {
+    static const char *const kinds[] = {"object", "tensor"};
+    for (int i = 0; i < 2; i++) {
+        char *t = hostile(e2e_fmt("ident%d.db", i),
+                          "UPDATE value_nodes SET value = json_set(value, '$.ident', 'x')"
+                          " WHERE kind_id = (SELECT id FROM strings WHERE text = %Q);",
+                          kinds[i]);
+        E2eProc *r = replay(t);
+        cr_assert_eq(r->status, 65 << 8, "%s: exit %s:\n%s%s", kinds[i],
+                     e2e_status_text(r->status), r->out.data, r->err.data);
+        cr_assert_not_null(strstr(r->err.data, e2e_fmt("%s with a number that is not one", kinds[i])),
+                           "%s%s", r->out.data, r->err.data);
+        cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+    }
+}
+
 /* 4c. A compiled wrapper of something that is not callable (a string):
  * malformed, torch.compile never called on it. */
 Test(hostile_values, compiled_wrapper_of_a_string_is_malformed) {

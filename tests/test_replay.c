@@ -261,7 +261,8 @@ static void scenario(const char *script) {
                                       "backend_with_arguments.py",
                                       "id_values.py",
                                       "local_class_cells.py",
-                                      "generator_arguments.py"};
+                                      "generator_arguments.py",
+                                      "compiled_optimizer.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2283,4 +2284,30 @@ Test(replay, generators_not_started_as_arguments) {
     e2e_close(a);
     assert_reproduced("replay", "generator_arguments.py");
     assert_confined_reproduces(4);
+}
+
+/* torch.compile of an optimizer's step beside a compiled module, with a
+ * learning-rate scheduler: the optimizer is captured as a plain object (it
+ * was opaque: 1/6, four frames not replayable), one object across the
+ * compiles that read it, and the state tensors Dynamo's tracing of its
+ * first step made are those the next capture names (Dynamo guards both by
+ * identity), so the recompile fails on the learning rate, as recorded
+ * (5/6 without them). */
+Test(replay, compiled_optimizer_step_with_a_scheduler) {
+    scenario("compiled_optimizer.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'object' AND "
+                                "type = 'torch.optim.adamw.AdamW'"),
+                 e2e_sql_int(a, "SELECT count(DISTINCT capture) FROM v_values WHERE kind = "
+                                "'object' AND type = 'torch.optim.adamw.AdamW'"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.ident')) FROM "
+                                "v_values WHERE type = 'torch.optim.adamw.AdamW'"),
+                 1);
+    e2e_close(a);
+    assert_reproduced("replay", "compiled_optimizer.py");
+    DrTrace *b = e2e_open(e2e_path("replay/r.db"));
+    char *reasons = e2e_sql(b, "SELECT group_concat(reason, ' | ') FROM v_guard_failures");
+    cr_assert_not_null(strstr(reasons, "['lr'] == 0.001"), "%s", reasons);
+    e2e_close(b);
+    assert_confined_reproduces(6);
 }
