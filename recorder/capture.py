@@ -1422,13 +1422,21 @@ def _ident(obj):
     return number
 
 
-def _torch_optim(t):
-    """Whether t is an optimizer or learning-rate scheduler class of
-    torch.optim (torch.compile(opt.step): plain objects of param_groups,
-    state and defaults)."""
-    optim = sys.modules.get("torch.optim")
-    bases = tuple(b for b in (getattr(optim, "Optimizer", None), getattr(
-        sys.modules.get("torch.optim.lr_scheduler"), "LRScheduler", None)) if isinstance(b, type))
+# torch's classes whose instances are plain objects of tensors and data:
+# (module, class) of their bases.
+_TORCH_PLAIN_BASES = (
+    # an optimizer and a learning-rate scheduler (torch.compile(opt.step):
+    # param_groups, state and defaults)
+    ("torch.optim", "Optimizer"), ("torch.optim.lr_scheduler", "LRScheduler"),
+    # a probability distribution (an RL policy's Normal or Categorical: its
+    # parameters, shapes and the lazy properties already computed)
+    ("torch.distributions", "Distribution"))
+
+
+def _torch_plain_base(t):
+    """Whether t is a subclass of one of _TORCH_PLAIN_BASES (imported)."""
+    bases = tuple(b for b in (module_attr(sys.modules.get(m), c) for m, c in _TORCH_PLAIN_BASES)
+                  if isinstance(b, type))
     return isinstance(t, type) and bool(bases) and issubclass(t, bases)
 
 
@@ -1441,7 +1449,7 @@ def _plain_class(t):
     left to their kinds, but for those of _TORCH_PLAIN."""
     mod = getattr(t, "__module__", None) or ""
     torch_plain = "%s.%s" % (mod, getattr(t, "__qualname__", "")) in _TORCH_PLAIN or (
-        _torch_optim(t))
+        _torch_plain_base(t))
     if mod == "builtins" or (not torch_plain and (mod == "torch" or mod.startswith("torch."))) or (
             mod not in sys.modules):
         return False

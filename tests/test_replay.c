@@ -262,7 +262,8 @@ static void scenario(const char *script) {
                                       "id_values.py",
                                       "local_class_cells.py",
                                       "generator_arguments.py",
-                                      "compiled_optimizer.py"};
+                                      "compiled_optimizer.py",
+                                      "distributions.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2310,4 +2311,14 @@ Test(replay, compiled_optimizer_step_with_a_scheduler) {
     cr_assert_not_null(strstr(reasons, "['lr'] == 0.001"), "%s", reasons);
     e2e_close(b);
     assert_confined_reproduces(6);
+}
+
+/* Probability distributions as arguments (torch.distributions' Normal and
+ * Categorical, as an RL policy hands them): plain objects of torch's
+ * classes (before, not replayable: "of type
+ * torch.distributions.normal.Normal"). */
+Test(replay, distributions_as_arguments) {
+    scenario("distributions.py");
+    assert_reproduced("replay", "distributions.py");
+    assert_confined_reproduces(2);
 }

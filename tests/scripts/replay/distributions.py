@@ -1,0 +1,21 @@
+# Probability distributions handed to compiled functions (an RL policy's
+# Normal and Categorical): plain objects of torch's classes, their
+# parameters, shapes and the lazy properties already computed.
+import torch
+import torch.distributions as D
+
+
+@torch.compile(backend="eager")
+def logp(d, x):
+    return d.log_prob(x).sum()
+
+
+@torch.compile(backend="eager")
+def sample_ent(d):
+    return d.entropy().mean()
+
+
+n = D.Normal(torch.zeros(3), torch.ones(3))
+print(logp(n, torch.randn(3)))
+c = D.Categorical(logits=torch.randn(4, 5))
+print(sample_ent(c))
