@@ -39,9 +39,9 @@ import _dynrec
 
 from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
-from .value_kinds import (CLASS_ATTRS_NEVER_SET, DICT_ITERATOR_TYPES, DYNAMO_MARKS,
-                          EXCLUDABLE_KEYS, FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS, MAX_DEPTH,
-                          is_structseq, code_place, contiguous_strides, torch_op)
+from .value_kinds import (AUTOGRAD_CTX_ATTRS, CLASS_ATTRS_NEVER_SET, DICT_ITERATOR_TYPES,
+                          DYNAMO_MARKS, EXCLUDABLE_KEYS, FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS,
+                          MAX_DEPTH, is_structseq, code_place, contiguous_strides, torch_op)
 
 _functorch = torch._C._functorch
 _cap_guard = Guarded("capture")
@@ -472,7 +472,8 @@ class _Capture:
             # program runs), the same node as the dict where that is
             # captured too.
             seen = gc.get_referents(obj)
-            if len(seen) == 1 and type(seen[0]) is dict:
+            if len(seen) == 1 and type(seen[0]) in (dict, collections.OrderedDict):
+                # (an OrderedDict: inspect.Signature's parameters)
                 return "mappingproxy", {"mapping": self.node(seen[0], path + ".<mapping>")}, None
         if t is functools.partial:
             value = {"func": self.node(obj.func, path + ".func"),
@@ -696,6 +697,9 @@ class _Capture:
                 return "random", {"class": cls, "state": [
                     version, list(words), None if gauss is None else repr(gauss)],
                     "dict": self.node(_dict_of(obj, {}), path + ".__dict__")}, None
+        ctx = self.autograd_ctx(obj, t, path)
+        if ctx is not None:
+            return "autograd_ctx", ctx, None
         if _plain_class(t):
             # A plain instance (attributes in __dict__) of a class the
             # sources define or a library's importable class (generation
@@ -734,6 +738,34 @@ class _Capture:
                 self.class_attrs(t, value, path)
                 return "object", value, None
         return "opaque", None, None
+
+    def autograd_ctx(self, obj, t, path):
+        """The ctx of a torch.autograd.Function's forward or backward (a
+        frame of forward that Dynamo compiles on its own, after a graph
+        break inside it falls back to eager): the Function class (whose
+        _backward_cls makes a ctx of its type), its __dict__ and its
+        settable C attributes (AUTOGRAD_CTX_ATTRS: needs_input_grad,
+        to_save ...); None for anything else."""
+        fn_mod = sys.modules.get("torch.autograd.function")
+        base = module_attr(fn_mod, "BackwardCFunction")
+        if not isinstance(base, type) or not isinstance(obj, base):
+            return None
+        fwd = getattr(t, "_forward_cls", None)
+        cls = self.ref(fwd) if isinstance(fwd, type) else None
+        if cls is None or getattr(fwd, "_backward_cls", None) is not t:
+            return None
+        value = {"function": cls, "dict": self.node(_dict_of(obj, {}), path + ".__dict__")}
+        attrs = {}
+        for name in AUTOGRAD_CTX_ATTRS:
+            try:
+                v = getattr(obj, name)
+            except Exception:
+                continue
+            if v is not None:
+                attrs[name] = self.node(v, "%s.%s" % (path, name))
+        if attrs:
+            value["c_attrs"] = attrs
+        return value
 
     def compiled(self, obj, path):
         """torch.compile's wrapper of a function or a module, reached through

@@ -1397,7 +1397,7 @@ class _Builder:
             return self.iterator(n, typ, v, kid)
         if kind == "mappingproxy":
             d = kid(v["mapping"])
-            if type(d) is not dict:
+            if type(d) not in (dict, collections.OrderedDict):
                 raise self.fail(n, "a mappingproxy of something other than a dict")
             return types.MappingProxyType(d)
         if kind == "exception":
@@ -1464,6 +1464,30 @@ class _Builder:
                 return fn(*args, **kw)
             except TypeError as exc:
                 raise self.fail(n, "a generator's call: %s" % exc)
+        if kind == "autograd_ctx":
+            # (form checked with the tree) a ctx of the Function's own
+            # type, made by its C base (no code of the program runs), its
+            # attributes and C attributes set
+            fn_cls = _ref(v["function"], self.modules)
+            from torch.autograd.function import BackwardCFunction
+
+            made = getattr(fn_cls, "_backward_cls", None) if isinstance(fn_cls, type) and (
+                issubclass(fn_cls, torch.autograd.Function)) else None
+            if not (isinstance(made, type) and issubclass(made, BackwardCFunction)):
+                raise self.fail(n, "a ctx of something other than a torch.autograd.Function")
+            _no_finalizer(made, typ, mine=(object,) + made.__mro__[1:])
+            ctx = made()
+            self.built[n] = ctx
+            d = kid(v["dict"])
+            if not isinstance(d, dict) or not all(type(k) is str for k in d):
+                raise self.fail(n, "ctx attributes are not a dict of names")
+            _own_dict(ctx, lambda: self.fail(n, "a ctx without a __dict__")).update(d)
+            for name, c in (v.get("c_attrs") or {}).items():
+                try:
+                    setattr(ctx, name, kid(c))
+                except (TypeError, ValueError, AttributeError) as exc:
+                    raise self.fail(n, "ctx.%s: %s" % (name, exc))
+            return ctx
         if kind == "id":
             # (form checked with the tree) the recorded int where that
             # value is being made and is not there yet (a tuple that holds

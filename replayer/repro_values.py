@@ -328,7 +328,7 @@ _MODULE_INIT = ("training", "_parameters", "_buffers", "_non_persistent_buffers_
                 "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
                 "_load_state_dict_post_hooks", "_modules")
 _MUTABLE = ("list", "dict", "set", "module", "object", "dataclass", "tensor", "cell", "random",
-            "bytearray")
+            "bytearray", "autograd_ctx")
 
 
 class Writer:
@@ -363,7 +363,7 @@ class Writer:
         try:
             shared = self.tree.refs.get(n, 0) > 1
             if kind in _MUTABLE and (shared or kind in ("tensor", "module", "object",
-                                                        "dataclass", "random")):
+                                                        "dataclass", "random", "autograd_ctx")):
                 return self.statement(n, kind, typ, v, blob, hint)
             self.busy.add(n)
             try:
@@ -756,6 +756,23 @@ class Writer:
                 for k, val in v:
                     key = x(k)
                     self.emit("%s[%s] = %s" % (name, key, x(val, self.hint_of(k, "v"))))
+            return name
+        if kind == "autograd_ctx":
+            # A ctx of the Function's own type, made by its C base, its
+            # attributes and C attributes (AUTOGRAD_CTX_ATTRS) set.
+            cls = self.ref(n, v.get("function"), "class")
+            self.emit("%s = %s._backward_cls()  # a ctx of the Function, its state as recorded"
+                      % (name, cls))
+            d = v.get("dict")
+            if type(d) is not int or self.tree.rows[d][0] != "dict":
+                raise self.tree.fail(n, "ctx attributes are not a dict")
+            for k, c in self.tree.rows[d][2]:
+                kk = self.tree.rows[k]
+                if kk[0] != "str":
+                    raise self.tree.fail(n, "ctx attributes are not a dict of names")
+                self.set_attr(name, kk[2], x(c, kk[2]))
+            for a, c in (v.get("c_attrs") or {}).items():  # names checked with the tree
+                self.emit("%s.%s = %s" % (name, a, x(c, a)))
             return name
         if kind == "random":
             # random.Random itself from the standard library, a subclass as

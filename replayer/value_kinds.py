@@ -115,6 +115,9 @@ OBJECTS = {
     "exception": ("args", "dict"),
     # types.MappingProxyType over a dict (a dict node).
     "mappingproxy": ("mapping",),
+    # The ctx of a torch.autograd.Function (class: REF of the Function):
+    # its __dict__ and the C attributes of AUTOGRAD_CTX_ATTRS.
+    "autograd_ctx": ("dict", "c_attrs"),
     # An int that was id() of another value of the frame: id() of that
     # value as made (its recorded int where that value is being made); of
     # null: the id of the value an earlier capture's id node of the same
@@ -125,6 +128,10 @@ OBJECTS = {
 # function node's marks): the mark -> the set of ids in trace_rules.
 DYNAMO_MARKS = {"nonstrict_trace": "_nonstrict_trace_callable_ids",
                 "leaf_function": "_leaf_function_ids"}
+# The C attributes of an autograd.Function's ctx that an autograd_ctx node
+# holds and the replay sets (what forward has set, what apply computed).
+AUTOGRAD_CTX_ATTRS = ("needs_input_grad", "materialize_grads", "to_save", "dirty_tensors",
+                      "non_differentiable")
 # The weak containers a "weak" node makes again (weakref's).
 WEAK_CLASSES = ("WeakKeyDictionary", "WeakValueDictionary", "WeakSet")
 # What makes a builtin iterator again (an iterator node's make): builtins of
@@ -154,7 +161,7 @@ FX_GRAPH_ATTRS = ("_graph", "_code", "_lineno_map", "_prologue_start")
 FUNCTORCH_WRAPPERS = ("Vmap", "Grad", "Functionalize")
 MAX_FUNCTORCH_LEVELS = 64
 _LIST_FIELDS = ("items", "closure", "nodes", "extra_dicts")
-_DICT_FIELDS = ("fields", "slots", "class_attrs", "method_defaults", "class_cells")
+_DICT_FIELDS = ("fields", "slots", "class_attrs", "method_defaults", "class_cells", "c_attrs")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
 # and a cell (its content's node, or null when empty).
 KINDS = frozenset(SCALARS) | frozenset(SEQUENCES) | frozenset(OBJECTS) | {"dict", "cell"}
@@ -494,6 +501,11 @@ def _form(kind, v):
         if kind in ("object", "tensor") and not (v.get("ident") is None or (
                 type(v["ident"]) is int and 0 < v["ident"] < 1 << 62)):
             return "%s with a number that is not one" % kind
+        if kind == "autograd_ctx" and not (
+                isinstance(v.get("function"), dict) and type(v.get("dict")) is int
+                and isinstance(v.get("c_attrs", {}), dict)
+                and all(k in AUTOGRAD_CTX_ATTRS for k in v.get("c_attrs", {}))):
+            return "autograd_ctx without its Function, attributes and known C attributes"
         if kind == "id" and not ((v.get("of") is None or type(v["of"]) is int)
                                  and type(v.get("int")) is int):
             return "id without the value it is the id of"

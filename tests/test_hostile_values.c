@@ -379,6 +379,23 @@ Test(hostile_values, object_number_that_is_not_one_is_malformed) {
     }
 }
 
+/* 4b''. An autograd ctx node whose C attributes name one outside
+ * AUTOGRAD_CTX_ATTRS (setattr on the ctx): malformed, no traceback. */
+Test(hostile_values, autograd_ctx_attribute_not_known_is_malformed) {
+    char *t = hostile("actx.db",
+                      ADD_STR("autograd_ctx")
+                      "UPDATE value_nodes SET kind_id = " STR("autograd_ctx") ", value = json_object("
+                      "'function', json_object('module', 'torch', 'qualname', 'Tensor'), 'dict', "
+                      NODE("kind_id = " STR("str")) ", 'c_attrs', json_object('__class__', "
+                      NODE("kind_id = " STR("str")) ")) WHERE kind_id = " STR("object") ";");
+    E2eProc *r = replay(t);
+    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, "autograd_ctx without its Function"), "%s",
+                       r->err.data);
+    cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+}
+
 /* 4c. A compiled wrapper of something that is not callable (a string):
  * malformed, torch.compile never called on it. */
 Test(hostile_values, compiled_wrapper_of_a_string_is_malformed) {

@@ -263,7 +263,9 @@ static void scenario(const char *script) {
                                       "local_class_cells.py",
                                       "generator_arguments.py",
                                       "compiled_optimizer.py",
-                                      "distributions.py"};
+                                      "distributions.py",
+                                      "autograd_ctx.py",
+                                      "signature.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2321,4 +2323,28 @@ Test(replay, distributions_as_arguments) {
     scenario("distributions.py");
     assert_reproduced("replay", "distributions.py");
     assert_confined_reproduces(2);
+}
+
+/* The ctx of a torch.autograd.Function whose forward has a graph break
+ * (forward and its resume function compiled on their own, after apply
+ * fell back to eager): a ctx of the Function's own type with the
+ * attributes forward set and the tensors it saved (before, not
+ * replayable: "of type torch.autograd.function.DoubleBackward"). */
+Test(replay, autograd_function_ctx) {
+    scenario("autograd_ctx.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'autograd_ctx' AND "
+                                "json_extract(value, '$.c_attrs.to_save') IS NOT NULL"),
+                 1);
+    e2e_close(a);
+    assert_reproduced("replay", "autograd_ctx.py");
+    assert_confined_reproduces(3);
+}
+
+/* An inspect.Signature as an argument: its parameters, a mappingproxy over
+ * an OrderedDict (before, not replayable: "of type builtins.mappingproxy"). */
+Test(replay, signature_over_an_ordered_mapping) {
+    scenario("signature.py");
+    assert_reproduced("replay", "signature.py");
+    assert_confined_reproduces(1);
 }

@@ -763,3 +763,12 @@ Test(repro, local_class_attributes_of_a_class_read_as_itself) {
         reproduces("run_mock", "--frame", "test_class_attribute_made_by_a_call.<locals>.run_mock");
     cr_assert_not_null(strstr(s, "'class_variable', class_variable)"), "%s", s);
 }
+
+/* An autograd.Function's ctx: made by the Function's _backward_cls, its
+ * attributes and C attributes set. */
+Test(repro, autograd_function_ctx) {
+    scenario("replay/autograd_ctx.py");
+    char *s = reproduces("forward", "--frame", "Double.forward");
+    cr_assert_not_null(strstr(s, "= Double._backward_cls()"), "%s", s);
+    cr_assert_not_null(strstr(s, ".needs_input_grad = "), "%s", s);
+}
