@@ -2348,3 +2348,20 @@ Test(replay, signature_over_an_ordered_mapping) {
     assert_reproduced("replay", "signature.py");
     assert_confined_reproduces(1);
 }
+/* GPT-2 training with the model compiled as a module and the optimizer
+ * step with transformers' linear warmup schedule compiled in one function:
+ * AdamW is a plain object, one object (and one set of state tensors)
+ * across the step's compiles, so the recompile fails on the learning rate
+ * the schedule changed, as recorded (before, the optimizer was opaque:
+ * its frames not replayable). */
+Test(replay, transformers_gpt2_compiled_optimizer_step) {
+    if (!model_replays("gpt2_optimizer_step.py")) return;
+    DrTrace *b = e2e_open(e2e_path("models/r.db"));
+    char *reasons = e2e_sql(b, "SELECT group_concat(reason, ' | ') FROM v_guard_failures");
+    cr_assert_not_null(strstr(reasons, "['lr'] =="), "%s", reasons);
+    e2e_close(b);
+    DrTrace *t = e2e_open(e2e_path("models/t.db"));
+    long long n = e2e_sql_int(t, "SELECT count(*) FROM v_compiles");
+    e2e_close(t);
+    assert_confined_reproduces_in("models", n);
+}
