@@ -154,6 +154,17 @@ class _Gone:
     """The referent of a weak reference that was dead when recorded."""
 
 
+def _fill(t, src):
+    """t's data from src, its recorded values in t's shape: where t is
+    expanded (a stride of 0 over a dimension of more than one: the
+    grad_output of a sum's backward), through the first place of each such
+    dimension, whose one element the recorded values repeat."""
+    for d in range(t.dim()):
+        if t.stride(d) == 0 and t.size(d) > 1:
+            t, src = t.narrow(d, 0, 1), src.narrow(d, 0, 1)
+    t.copy_(src)
+
+
 class _Kept:
     """The inputs of a frame's latest compiles, kept alive as the program
     kept them (it calls one module again and again): Dynamo drops a cache
@@ -2268,7 +2279,7 @@ class _Builder:
                     raw = self.data(n, blob, want)
                     src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
                     with torch.no_grad():
-                        t.copy_(src.view(dt).reshape(shape))
+                        _fill(t, src.view(dt).reshape(shape))
             t.grad = None
             for name in [k for k in vars(t) if isinstance(k, str) and k.startswith("_dynamo_")]:
                 delattr(t, name)
@@ -2304,7 +2315,7 @@ class _Builder:
                     raw = self.data(n, blob, want)
                     src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
                     with torch.inference_mode() if inference else contextlib.nullcontext():
-                        t.copy_(src.view(dt).reshape(shape))
+                        _fill(t, src.view(dt).reshape(shape))
         if same is not None:
             pass
         elif base is not None and rg:

@@ -39,7 +39,7 @@ int e2e_asan;
 static char e2e_asan_options[1024]; /* ASAN_OPTIONS for children, built here */
 
 #define E2E_MAX_PROCS 32
-#define E2E_MAX_OWNED 512
+#define E2E_MAX_OWNED 2048
 static E2eProc *e2e_procs[E2E_MAX_PROCS];
 static int e2e_nprocs;
 static void *e2e_owned[E2E_MAX_OWNED];

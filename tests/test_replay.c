@@ -265,7 +265,8 @@ static void scenario(const char *script) {
                                       "compiled_optimizer.py",
                                       "distributions.py",
                                       "autograd_ctx.py",
-                                      "signature.py"};
+                                      "signature.py",
+                                      "expanded_tensors.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2364,4 +2365,14 @@ Test(replay, transformers_gpt2_compiled_optimizer_step) {
     long long n = e2e_sql_int(t, "SELECT count(*) FROM v_compiles");
     e2e_close(t);
     assert_confined_reproduces_in("models", n);
+}
+
+/* Expanded tensors as inputs (stride 0: a sum's backward hands its
+ * grad_output so): their data written through one element per expanded
+ * dimension (before, not replayable: "more than one element of the
+ * written-to tensor refers to a single memory location"). */
+Test(replay, expanded_tensors) {
+    scenario("expanded_tensors.py");
+    assert_reproduced("replay", "expanded_tensors.py");
+    assert_confined_reproduces(2);
 }
