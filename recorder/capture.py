@@ -146,6 +146,7 @@ class _Capture:
         self.classes_seen = set()  # classes whose attributes (methods' defaults) are captured
         self.names_of = {}  # module name -> {id(value): name}, once per capture
         self.gen_calls = {}  # id(generator) -> (func, args, kwds) that made it, unstarted
+        self.cells_of = {}  # id(a class_cells dict) -> {key: the cell's own node}
 
     def module_names(self, mod):
         """{id(value): the first identifier module mod binds it to}, made
@@ -283,6 +284,8 @@ class _Capture:
             value["class_attrs"] = out
         if cells:
             value["class_cells"] = cells
+            if self.cells_of.get(id(cells)):
+                value["class_cell_nodes"] = self.cells_of.pop(id(cells))
         self.method_defaults(t, value)
 
     def class_cells(self, b, q, out):
@@ -308,6 +311,12 @@ class _Capture:
                 node = self.optional(v, key)
                 if node is not None:
                     out[key] = node
+                    # The cell itself too (one node per cell: a function
+                    # defined beside the class that holds the same cell
+                    # names that node), for the replay to make it the
+                    # method's cell.
+                    cells = self.cells_of.setdefault(id(out), {})
+                    cells[key] = self.cell(cell, key)
 
     def method_defaults(self, t, value):
         """The methods with defaults of the classes of the user's files in

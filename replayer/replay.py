@@ -1189,6 +1189,8 @@ class _Builder:
         self.busy = set()
         self.late_cells = []  # (cell, node): a cell of a function that holds itself
         self.keep = []  # what the frame's weak containers and references hold
+        self.cell_claims = None  # cell node -> (local class or object node, class cell key)
+        self.taken = {}  # cell node -> handed out (through child) before it was settled
         self.total = 0
         self.frame_ns = None  # the globals of the frame being rebuilt (_frame)
         self.fx_env = []  # {name: fx node} of each fx graph being built (graph_module)
@@ -1240,6 +1242,36 @@ class _Builder:
                 continue
             type.__setattr__(owner, name, value)
 
+    def method_cell(self, n):
+        """For cell node n that a local class's class_cell_nodes name: the
+        cell the replay's method of that class holds for that name, once
+        the class (or the object of it) is made; None where no such node
+        names it, the owner is being made (the cell is reached from inside
+        it), or this cell was handed out while the owner was made."""
+        if self.cell_claims is None:
+            self.cell_claims = {}
+            for m, (kind, _, v, _) in self.rows.items():
+                if kind in ("object", "module", "class") and isinstance(v, dict) and isinstance(
+                        v.get("class_cell_nodes"), dict):
+                    for key, c in v["class_cell_nodes"].items():
+                        if type(c) is int:
+                            self.cell_claims.setdefault(c, (m, key))
+        claim = self.cell_claims.get(n)
+        if claim is None or claim[0] in self.busy:
+            return None
+        before = self.built[n]
+        owner = self.get(claim[0])
+        if self.built.get(n) is not before or self.taken.get(n):
+            return None
+        cls = owner if isinstance(owner, type) else type(owner)
+        q, meth, var = class_cell_key(claim[1])  # checked with the tree
+        made = _made_class(cls, q)
+        fn = vars(made).get(meth) if made is not None else None
+        fn = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
+        if type(fn) is not types.FunctionType or var not in fn.__code__.co_freevars:
+            return None
+        return fn.__closure__[fn.__code__.co_freevars.index(var)]
+
     def class_cells(self, n, cls, cells):
         """The recorded contents of the closure cells of the methods of the
         classes defined inside functions in cls's MRO (capture's
@@ -1285,6 +1317,8 @@ class _Builder:
 
     def get(self, n):
         if n in self.built:
+            if n in self.busy:
+                self.taken[n] = True  # (handed out while still being made)
             return self.built[n]
         if n in self.busy:
             raise self.fail(n, "a cycle through an immutable value")
@@ -1812,6 +1846,12 @@ class _Builder:
         if kind == "cell":
             cell = types.CellType()
             self.built[n] = cell
+            shared = self.method_cell(n)
+            if shared is not None:
+                # The cell a method of a local class holds (one cell in the
+                # program: the test's local both close over), its contents
+                # this capture's.
+                self.built[n] = cell = shared
             if v is not None and v in self.busy and self.rows.get(v, ("",))[0] == "function":
                 # A nested function's cell that holds the function itself
                 # (def fn(): ... fn.pred ...): filled once it is made.

@@ -79,10 +79,11 @@ SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")
 # object name -> node for those in _DICT_FIELDS.
 OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra", "mapping"),
-    "module": ("dict", "class_attrs", "method_defaults", "class_cells"),
-    "object": ("dict", "slots", "class_attrs", "mapping", "method_defaults", "class_cells"),
+    "module": ("dict", "class_attrs", "method_defaults", "class_cells", "class_cell_nodes"),
+    "object": ("dict", "slots", "class_attrs", "mapping", "method_defaults", "class_cells",
+               "class_cell_nodes"),
     "function": ("closure", "defaults", "kwdefaults", "dict"),
-    "class": ("class_attrs", "class_cells", "method_defaults"),
+    "class": ("class_attrs", "class_cells", "method_defaults", "class_cell_nodes"),
     "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state", "guard_filter_fn"),
     "singleton": (),
@@ -161,7 +162,8 @@ FX_GRAPH_ATTRS = ("_graph", "_code", "_lineno_map", "_prologue_start")
 FUNCTORCH_WRAPPERS = ("Vmap", "Grad", "Functionalize")
 MAX_FUNCTORCH_LEVELS = 64
 _LIST_FIELDS = ("items", "closure", "nodes", "extra_dicts")
-_DICT_FIELDS = ("fields", "slots", "class_attrs", "method_defaults", "class_cells", "c_attrs")
+_DICT_FIELDS = ("fields", "slots", "class_attrs", "method_defaults", "class_cells", "c_attrs",
+                "class_cell_nodes")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
 # and a cell (its content's node, or null when empty).
 KINDS = frozenset(SCALARS) | frozenset(SEQUENCES) | frozenset(OBJECTS) | {"dict", "cell"}
@@ -545,10 +547,10 @@ def _form(kind, v):
         if kind in ("object", "module", "class") and ca is not None and not (
                 isinstance(ca, dict) and all(class_attr_key(k) for k in ca)):
             return "%s with a class attribute that is not a local class's plain name" % kind
-        cc = v.get("class_cells")
-        if kind in ("object", "module", "class") and cc is not None and not (
-                isinstance(cc, dict) and all(class_cell_key(k) for k in cc)):
-            return "%s with a class cell not named by a local class, method and name" % kind
+        for cc in (v.get("class_cells"), v.get("class_cell_nodes")):
+            if kind in ("object", "module", "class") and cc is not None and not (
+                    isinstance(cc, dict) and all(class_cell_key(k) for k in cc)):
+                return "%s with a class cell not named by a local class, method and name" % kind
         md = v.get("method_defaults")
         if kind in ("object", "module", "class") and md is not None and not (
                 isinstance(md, dict) and all(method_key(k) for k in md)):

@@ -266,7 +266,8 @@ static void scenario(const char *script) {
                                       "distributions.py",
                                       "autograd_ctx.py",
                                       "signature.py",
-                                      "expanded_tensors.py"};
+                                      "expanded_tensors.py",
+                                      "shared_cells.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2374,5 +2375,22 @@ Test(replay, transformers_gpt2_compiled_optimizer_step) {
 Test(replay, expanded_tensors) {
     scenario("expanded_tensors.py");
     assert_reproduced("replay", "expanded_tensors.py");
+    assert_confined_reproduces(2);
+}
+
+/* Closure cells a function shares with the methods of a class defined
+ * beside it (inc_x's nonlocal x that MyObj's method reads: Dynamo's
+ * "write to immutable cell" and reconstruction failure, as recorded; a
+ * list both append to, named as the function's local): the capture names
+ * each class cell's own node, and the replay makes the function's cell the
+ * method's (before, 0/2: two cells). */
+Test(replay, cells_shared_with_a_local_class) {
+    scenario("shared_cells.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE json_extract(value, "
+                                "'$.class_cell_nodes') IS NOT NULL"),
+                 0);
+    e2e_close(a);
+    assert_reproduced("replay", "shared_cells.py");
     assert_confined_reproduces(2);
 }
