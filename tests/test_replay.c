@@ -2286,9 +2286,11 @@ Test(replay, generators_not_started_as_arguments) {
     scenario("generator_arguments.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'pygenerator'"), 3);
+    /* (4 on torch 2.13; 2.14 compiles no resume function of total) */
+    long long n = e2e_sql_int(a, "SELECT count(*) FROM v_compiles");
     e2e_close(a);
     assert_reproduced("replay", "generator_arguments.py");
-    assert_confined_reproduces(4);
+    assert_confined_reproduces(n);
 }
 
 /* torch.compile of an optimizer's step beside a compiled module, with a
