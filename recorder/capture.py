@@ -1448,19 +1448,27 @@ def _ident(obj):
     whose step recompiles: Dynamo guards its identity and its state's step
     tensors', then its param_groups), for the replay to make one object of
     them; None for one without weak references."""
-    entry = _idents.get(id(obj))
-    if entry is not None and entry[0]() is obj:
-        return entry[1]
+    return _number_of(_idents, _ident_count, obj)
+
+
+def _number_of(table, counter, obj):
+    """obj's number in table (id -> (weak reference, number)), numbered by
+    first sight from counter; None for an object without weak references.
+    By id, so that no __hash__ or __eq__ of the user's runs; weak, so that
+    recording never keeps one alive (the dead are dropped past 4096)."""
+    hit = table.get(id(obj))
+    if hit is not None and hit[0]() is obj:
+        return hit[1]
     try:
         ref = weakref.ref(obj)
     except TypeError:
         return None
-    if len(_idents) >= 4096:
-        for k in [k for k, e in _idents.items() if e[0]() is None]:
-            del _idents[k]
-    number = next(_ident_count)
-    _idents[id(obj)] = (ref, number)
-    return number
+    if len(table) >= 4096:
+        for k in [k for k, e in table.items() if e[0]() is None]:
+            del table[k]
+    n = next(counter)
+    table[id(obj)] = (ref, n)
+    return n
 
 
 # torch's classes whose instances are plain objects of tensors and data:
@@ -1765,23 +1773,12 @@ def _backend_ref(d, fn, depth=0):
                     d["backend_arg"] = inner
 
 
-# Backend objects seen, numbered by first sight: id -> (weak reference,
-# number); weak, so that recording never keeps one alive, and by id, so
-# that no __hash__ or __eq__ of the user's runs.
+# Backend objects seen, numbered by first sight (_number_of).
 _backend_objects = {}
 
 
 def _backend_number(fn):
-    hit = _backend_objects.get(id(fn))
-    if hit is not None and hit[0]() is fn:
-        return hit[1]
-    try:
-        ref = weakref.ref(fn)
-    except TypeError:
-        return None  # not weakly referable: left out
-    n = next(_backend_count)
-    _backend_objects[id(fn)] = (ref, n)
-    return n
+    return _number_of(_backend_objects, _backend_count, fn)
 
 
 _backend_count = itertools.count()

@@ -2311,15 +2311,6 @@ class _Builder:
         same = self.same_tensor(v, shape, stride, offset, dt, dev, rg, inference)
         if same is not None:
             t = same  # (its data, grad, marks and attributes this capture's, below)
-            if "data" in v:
-                want = numel * elsize
-                if v["data"] != want:
-                    raise self.fail(n, "data of %r bytes for %d elements" % (v["data"], numel))
-                if want:
-                    raw = self.data(n, blob, want)
-                    src = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
-                    with torch.no_grad():
-                        _fill(t, src.view(dt).reshape(shape))
             t.grad = None
             for name in [k for k in vars(t) if isinstance(k, str) and k.startswith("_dynamo_")]:
                 delattr(t, name)
@@ -2347,7 +2338,7 @@ class _Builder:
                     storage = torch.zeros(extent, dtype=dt, device=dev).untyped_storage()
                     t = torch.empty(0, dtype=dt, device=dev)
                     t.set_(storage, offset, shape, stride)
-            if "data" in v and same is None:
+            if "data" in v:
                 want = numel * elsize
                 if v["data"] != want:
                     raise self.fail(n, "data of %r bytes for %d elements" % (v["data"], numel))
