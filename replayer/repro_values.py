@@ -763,14 +763,7 @@ class Writer:
             cls = self.ref(n, v.get("function"), "class")
             self.emit("%s = %s._backward_cls()  # a ctx of the Function, its state as recorded"
                       % (name, cls))
-            d = v.get("dict")
-            if type(d) is not int or self.tree.rows[d][0] != "dict":
-                raise self.tree.fail(n, "ctx attributes are not a dict")
-            for k, c in self.tree.rows[d][2]:
-                kk = self.tree.rows[k]
-                if kk[0] != "str":
-                    raise self.tree.fail(n, "ctx attributes are not a dict of names")
-                self.set_attr(name, kk[2], x(c, kk[2]))
+            self.dict_attrs(n, name, v.get("dict"), "ctx")
             for a, c in (v.get("c_attrs") or {}).items():  # names checked with the tree
                 self.emit("%s.%s = %s" % (name, a, x(c, a)))
             return name
@@ -785,14 +778,7 @@ class Writer:
                       % (name, cls))
             self.emit("random.Random.setstate(%s, (%d, %r, %s))" % (
                 name, version, tuple(words), "None" if gauss is None else "float(%r)" % gauss))
-            d = v.get("dict")
-            if type(d) is not int or self.tree.rows[d][0] != "dict":
-                raise self.tree.fail(n, "random attributes are not a dict")
-            for k, c in self.tree.rows[d][2]:
-                kk = self.tree.rows[k]
-                if kk[0] != "str":
-                    raise self.tree.fail(n, "random attributes are not a dict of names")
-                self.set_attr(name, kk[2], x(c, kk[2]))
+            self.dict_attrs(n, name, v.get("dict"), "random")
             return name
         cls = self.ref(n, v.get("class"), "class")
         mapping = v.get("mapping") if kind == "dataclass" else None
@@ -923,6 +909,17 @@ class Writer:
             kind, typ, v, blob = self.tree.rows[c]
             todo.extend(self.tree.kids(kind, v))
         return False
+
+    def dict_attrs(self, n, name, d, what):
+        """Statements setting on name the attributes of dict node d (names
+        only: else the tree is malformed)."""
+        if type(d) is not int or self.tree.rows[d][0] != "dict":
+            raise self.tree.fail(n, "%s attributes are not a dict" % what)
+        for k, c in self.tree.rows[d][2]:
+            kk = self.tree.rows[k]
+            if kk[0] != "str":
+                raise self.tree.fail(n, "%s attributes are not a dict of names" % what)
+            self.set_attr(name, kk[2], self.expr(c, kk[2]))
 
     def set_attr(self, name, a, value):
         if a.isidentifier() and not keyword.iskeyword(a):
