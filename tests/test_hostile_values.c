@@ -126,6 +126,15 @@ static void assert_not_replayable(const E2eProc *r, const char *why) {
                        r->err.data);
 }
 
+/* The trace refused as malformed (exit 65) saying want, with no traceback. */
+static void assert_malformed(const E2eProc *r, const char *want) {
+    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
+                 r->err.data);
+    cr_assert_not_null(strstr(r->err.data, want), "want '%s':\n%s%s", want, r->out.data,
+                       r->err.data);
+    cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+}
+
 /* 1. The frame is a library function (subprocess.getoutput) with Dynamo
  * disabled in its recorded config: without the rules Dynamo skips it and
  * getoutput runs the trace's command. */
@@ -317,14 +326,8 @@ Test(hostile_values, weak_container_of_another_class_is_malformed) {
                                           ", value = %s WHERE kind_id = " STR("float")
                                           " AND value = '\"2.0\"';",
                           values[i]);
-        E2eProc *r = replay(t);
-        cr_assert_eq(r->status, 65 << 8, "%d: exit %s:\n%s%s", i, e2e_status_text(r->status),
-                     r->out.data, r->err.data);
-        cr_assert_not_null(strstr(r->err.data, i == 0
-                                                   ? "weak without a weak container class"
-                                                   : "a weak dictionary of something other than a dict"),
-                           "%s%s", r->out.data, r->err.data);
-        cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+        assert_malformed(replay(t), i == 0 ? "weak without a weak container class"
+                                           : "a weak dictionary of something other than a dict");
     }
 }
 
@@ -338,12 +341,7 @@ Test(hostile_values, id_without_its_int_is_malformed) {
                                         ", value = %s WHERE kind_id = " STR("float")
                                         " AND value = '\"2.0\"';",
                           values[i]);
-        E2eProc *r = replay(t);
-        cr_assert_eq(r->status, 65 << 8, "%d: exit %s:\n%s%s", i, e2e_status_text(r->status),
-                     r->out.data, r->err.data);
-        cr_assert_not_null(strstr(r->err.data, "id without the value it is the id of"), "%s%s",
-                           r->out.data, r->err.data);
-        cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+        assert_malformed(replay(t), "id without the value it is the id of");
     }
 }
 
@@ -370,12 +368,7 @@ Test(hostile_values, object_number_that_is_not_one_is_malformed) {
                           "UPDATE value_nodes SET value = json_set(value, '$.ident', 'x')"
                           " WHERE kind_id = (SELECT id FROM strings WHERE text = %Q);",
                           kinds[i]);
-        E2eProc *r = replay(t);
-        cr_assert_eq(r->status, 65 << 8, "%s: exit %s:\n%s%s", kinds[i],
-                     e2e_status_text(r->status), r->out.data, r->err.data);
-        cr_assert_not_null(strstr(r->err.data, e2e_fmt("%s with a number that is not one", kinds[i])),
-                           "%s%s", r->out.data, r->err.data);
-        cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+        assert_malformed(replay(t), e2e_fmt("%s with a number that is not one", kinds[i]));
     }
 }
 
@@ -388,12 +381,7 @@ Test(hostile_values, autograd_ctx_attribute_not_known_is_malformed) {
                       "'function', json_object('module', 'torch', 'qualname', 'Tensor'), 'dict', "
                       NODE("kind_id = " STR("str")) ", 'c_attrs', json_object('__class__', "
                       NODE("kind_id = " STR("str")) ")) WHERE kind_id = " STR("object") ";");
-    E2eProc *r = replay(t);
-    cr_assert_eq(r->status, 65 << 8, "exit %s:\n%s%s", e2e_status_text(r->status), r->out.data,
-                 r->err.data);
-    cr_assert_not_null(strstr(r->err.data, "autograd_ctx without its Function"), "%s",
-                       r->err.data);
-    cr_assert_null(strstr(r->err.data, "Traceback"), "%s", r->err.data);
+    assert_malformed(replay(t), "autograd_ctx without its Function");
 }
 
 /* 4c. A compiled wrapper of something that is not callable (a string):
