@@ -350,6 +350,17 @@ class _Capture:
             module = obj.__self__.__name__
         if _resolves(module, qualname, obj):
             return {"module": module, "qualname": qualname}
+        if type(obj) is types.FunctionType:
+            held = _named(module, qualname)
+            if isinstance(held, (classmethod, staticmethod)) and held.__func__ is obj:
+                # The function of a class's classmethod or staticmethod
+                # (Function.apply, which a local autograd.Function's
+                # `Mult.apply` binds): by its class, and Dynamo finds the
+                # very function it guards.
+                r = {"module": module, "qualname": qualname}
+                if isinstance(held, classmethod):
+                    r["classmethod"] = True
+                return r
         if module == "builtins" and isinstance(obj, type):
             # A builtin class its module does not bind, which the types
             # module does (mappingproxy as types.MappingProxyType).

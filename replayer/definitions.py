@@ -538,6 +538,33 @@ def _bound_names(fn):
     return out - declared
 
 
+def _decorator_names(cls):
+    """The bare names the decorators of class definition cls's methods
+    call or are (@my_decorator, @my_decorator(1)), its nested classes'
+    too."""
+    return {_bare_decorator(d) for st in ast.walk(cls) if isinstance(st, (
+        ast.FunctionDef, ast.AsyncFunctionDef)) for d in st.decorator_list} - {None}
+
+
+def _bare_decorator(d):
+    """The name decorator expression d is or calls (@name, @name(...)),
+    or None."""
+    f = d.func if isinstance(d, ast.Call) else d
+    return f.id if isinstance(f, ast.Name) else None
+
+
+def local_decorators(node, outer):
+    """The bare names among def node's decorators (@my_decorator,
+    @my_decorator(1)) that a function of outer (the definitions enclosing
+    node, outermost first) binds: a decorator a test defines, which a
+    factory of node alone does not have."""
+    bound = set()
+    for o in outer:
+        if isinstance(o, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound |= _bound_names(o)
+    return {_bare_decorator(d) for d in getattr(node, "decorator_list", ())} & bound
+
+
 def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name=False,
                      given=None):
     """A class defined inside a function ("T.test_x.<locals>.Mock") of the
@@ -595,6 +622,12 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
             idx = next(i for i, st in enumerate(outer.body) if st is nxt)
             pre += [st for st in outer.body[:idx] if isinstance(st, ast.Import) or (
                 isinstance(st, ast.ImportFrom) and st.module != "__future__")]
+            # The functions defined before it there that decorate its
+            # methods (@my_decorator, made by a def of the test), themselves
+            # undecorated: their def statements, as run there.
+            used = _decorator_names(nxt)
+            pre += [st for st in outer.body[:idx] if isinstance(st, ast.FunctionDef)
+                    and st.name in used and not st.decorator_list]
             # The classes defined before it there (a base class beside it:
             # class B(A)), definitions only too.
             beside = [ast.copy_location(ast.ClassDef(

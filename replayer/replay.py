@@ -956,6 +956,14 @@ def _ref(d, modules, depth=0):
             cur = getattr(cur, part)
         except AttributeError:
             raise NotReplayable("%s has no %s" % (mod, qual))
+    if "classmethod" in d:
+        # The function of a classmethod, which the name binds to its class.
+        if d["classmethod"] is not True:
+            raise Refused("a reference whose classmethod is not true")
+        if not (isinstance(cur, types.MethodType) and isinstance(cur.__self__, type)
+                and type(cur.__func__) is types.FunctionType):
+            raise NotReplayable("%s.%s is not a classmethod here" % (mod, qual))
+        cur = cur.__func__
     wrapped = d.get("wrapped")
     if wrapped is not None:
         # The function behind that many functools.wraps wrappers, each a

@@ -20,7 +20,8 @@ import _dynrec_repro
 
 from . import recorded as _trace
 from .definitions import (SAFE_BUILTINS, code_name, definitions, factory, library_calls,
-                          local_class_tree, local_library, module_name, shadows)
+                          local_class_tree, local_decorators, local_library, module_name,
+                          shadows)
 from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT, EXIT_OK,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
                            Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
@@ -351,7 +352,10 @@ class Generator:
         node, outer = found
         freevars = list(code.co_freevars)
         short = where[1].rsplit(".", 1)[-1]
-        for name in _loaded_names(node) - set(freevars):
+        # A decorator the enclosing function defines: the function itself
+        # here (what the factory hands back is the function the def made).
+        own = sorted(local_decorators(node, outer or []) - set(freevars))
+        for name in _loaded_names(node) - set(freevars) - set(own):
             self.need(src, name)
         if isinstance(node, ast.Lambda):
             body = "    return " + (ast.get_source_segment(src.text, node) or ast.unparse(node))
@@ -364,7 +368,9 @@ class Generator:
                 # decorator may hand back a wrapper of it
                 # (torch._dynamo.disable): followed back to it.
                 ret = "%s(%s, %r)" % (self.unwrapper(), node.name, node.name)
-            body = textwrap.indent(text, "    ") + "\n    return %s" % ret
+            body = "".join("    %s = (lambda f: f)  # a decorator %s defines\n" % (
+                name, comment(outer[-1].name)) for name in own)
+            body += textwrap.indent(text, "    ") + "\n    return %s" % ret
         enclosing = outer[-1].name if outer else "make"
         fname = enclosing if enclosing not in self.names and (
             enclosing not in self.reserved) else "make_" + (short if short.isidentifier()
@@ -389,7 +395,7 @@ class Generator:
                 "def repro_unwrapped(f, name):",
                 "    # the function the def made, behind the wrappers its decorators put",
                 "    # around it (each one's __wrapped__, as functools.wraps sets it)",
-                "    while getattr(getattr(f, '__code__', None), 'co_name', name) != name and (",
+                "    while getattr(getattr(f, '__code__', None), 'co_name', None) != name and (",
                 "            hasattr(f, '__wrapped__')):",
                 "        f = f.__wrapped__",
                 "    return f"])

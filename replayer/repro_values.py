@@ -997,8 +997,10 @@ class Writer:
         wrapped = d.get("wrapped")
         if wrapped is not None and (type(wrapped) is not int or not 0 < wrapped <= 8):
             raise self.tree.fail(n, "a reference with a count of wrappers that is not one")
+        if "classmethod" in d and (d["classmethod"] is not True or what != "function"):
+            raise self.tree.fail(n, "a reference whose classmethod is not true")
         return self.gen.global_ref(dotted(mod, "a module name"), dotted(qual, "a qualname")) + (
-            ".__wrapped__" * (wrapped or 0))
+            ".__func__" if "classmethod" in d else "") + ".__wrapped__" * (wrapped or 0)
 
     def function(self, n, v, hint):
         if "name" not in v:

@@ -384,6 +384,14 @@ Test(hostile_values, autograd_ctx_attribute_not_known_is_malformed) {
     assert_malformed(replay(t), "autograd_ctx without its Function");
 }
 
+/* 4b'''. A reference whose `classmethod` is not true (it takes the function
+ * out of the method its name finds): malformed, no traceback. */
+Test(hostile_values, reference_whose_classmethod_is_not_true_is_malformed) {
+    char *t = hostile("clsmeth.db", "UPDATE value_nodes SET value = json_set(value, "
+                                    "'$.class.classmethod', 'x') WHERE kind_id = " STR("object") ";");
+    assert_malformed(replay(t), "a reference whose classmethod is not true");
+}
+
 /* 4c. A compiled wrapper of something that is not callable (a string):
  * malformed, torch.compile never called on it. */
 Test(hostile_values, compiled_wrapper_of_a_string_is_malformed) {

@@ -2,6 +2,8 @@
 # back to eager for apply, and compiles forward (and its resume function)
 # on their own, with the Function's ctx as an argument, after forward set
 # an attribute on it and saved a tensor.
+import functools
+
 import torch
 
 
@@ -29,3 +31,69 @@ def f(x):
 x = torch.ones(3, requires_grad=True)
 f(x).sum().backward()
 print(x.grad)
+
+
+def aliased():
+    # A Function defined in a function, called through `mult2 = Mult.apply`
+    # (a method binding torch's Function.apply, a classmethod, to the
+    # class), whose forward reads a function of the enclosing scope: Dynamo
+    # traces the Function only when the bound method's function is the very
+    # one the class holds.
+    def mult1(x):
+        return x.prod(dim=-1)
+
+    class Mult(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = mult1(x)
+            ctx.save_for_backward(x, y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, y = ctx.saved_tensors
+            return (grad_output * y)[:, None] / x
+
+    mult2 = Mult.apply
+
+    @torch.compile(backend="eager")
+    def g(x):
+        return mult2(x) + 1
+
+    return g(torch.ones(2, 4, requires_grad=True))
+
+
+print(aliased())
+
+
+def wrapped():
+    # A Function whose forward a decorator the enclosing function defines
+    # wraps (functools.wraps): Dynamo traces the wrapper, whose cell holds
+    # forward.
+    def my_decorator(f):
+        @functools.wraps(f)
+        def wrapper(ctx, input, factor=1):
+            return f(ctx, input, factor)
+
+        return wrapper
+
+    class MySin(torch.autograd.Function):
+        @staticmethod
+        @my_decorator
+        def forward(ctx, input, multiplier=1):
+            ctx.save_for_backward(input)
+            ctx.factor = multiplier
+            return multiplier * torch.sin(input)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (input,) = ctx.saved_tensors
+            return grad_output * ctx.factor * torch.cos(input), None
+
+    def fn(x):
+        return MySin.apply(x, factor=6)
+
+    return torch.compile(fn, backend="eager", fullgraph=True)(torch.ones(2, requires_grad=True))
+
+
+print(wrapped())
