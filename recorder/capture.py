@@ -411,6 +411,14 @@ class _Capture:
                         bases[b.__name__] = r
             if bases:
                 ref["bases"] = bases
+            rules = sys.modules.get("torch._dynamo.trace_rules")
+            try:
+                # @torch._dynamo.allow_in_graph on the class, a decorator the
+                # replay's definitions do not run.
+                if rules is not None and id(obj) in rules._allowed_callable_ids:
+                    ref["allow_in_graph"] = True
+            except Exception:
+                pass
             return ref
         par = _parametrized(obj)
         if par is not None:

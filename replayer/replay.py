@@ -944,7 +944,14 @@ def _ref(d, modules, depth=0):
         # Its bases defined beside it: the one class of their own
         # references (class C(B): C's B is the B a test names).
         bases = {k: _ref(r, modules, depth + 1) for k, r in bases.items()}
-        return _SOURCES.local_class(m, path, qual, number, bases)
+        cls = _SOURCES.local_class(m, path, qual, number, bases)
+        if d.get("allow_in_graph", False) is not False:
+            # @torch._dynamo.allow_in_graph on it, which its making leaves out.
+            if d["allow_in_graph"] is not True:
+                raise Refused("a class reference whose allow_in_graph is not true")
+            if id(cls) not in torch._dynamo.trace_rules._allowed_callable_ids:
+                torch._dynamo.allow_in_graph(cls)
+        return cls
     if "<" in qual:
         raise NotReplayable("%s.%s is not reachable by name" % (mod, qual))
     m = modules.get(mod)
@@ -1254,8 +1261,11 @@ class _Builder:
         """For cell node n that a local class's class_cell_nodes name: the
         cell the replay's method of that class holds for that name, once
         the class (or the object of it) is made; None where no such node
-        names it, the owner is being made (the cell is reached from inside
-        it), or this cell was handed out while the owner was made."""
+        names it, the owner is being made and is not there yet (the cell is
+        reached from inside it), or this cell was handed out while the owner
+        was made.  An owner being given its state is there: its class's
+        methods hold their cells (a function its class_cells hold that
+        closes over the same local as the method)."""
         if self.cell_claims is None:
             self.cell_claims = {}
             for m, (kind, _, v, _) in self.rows.items():
@@ -1265,12 +1275,17 @@ class _Builder:
                         if type(c) is int:
                             self.cell_claims.setdefault(c, (m, key))
         claim = self.cell_claims.get(n)
-        if claim is None or claim[0] in self.busy:
+        if claim is None:
             return None
-        before = self.built[n]
-        owner = self.get(claim[0])
-        if self.built.get(n) is not before or self.taken.get(n):
-            return None
+        if claim[0] in self.busy:
+            owner = self.built.get(claim[0])
+            if owner is None:
+                return None
+        else:
+            before = self.built[n]
+            owner = self.get(claim[0])
+            if self.built.get(n) is not before or self.taken.get(n):
+                return None
         cls = owner if isinstance(owner, type) else type(owner)
         q, meth, var = class_cell_key(claim[1])  # checked with the tree
         made = _made_class(cls, q)

@@ -601,6 +601,9 @@ class Writer:
                 # that its definitions do not, set once)
                 self.classes_set.add(n)
                 self.class_attrs(n, made, v)
+                if v.get("allow_in_graph") is True:
+                    # (its @torch._dynamo.allow_in_graph, left out of its making)
+                    self.emit("torch._dynamo.allow_in_graph(%s)" % made)
             return made
         if kind == "function":
             return self.function(n, v, hint)
@@ -1029,6 +1032,8 @@ class Writer:
                 raise self.tree.fail(n, "closure holds something other than cells")
             args.append("%s=%s" % (var, "None" if row[2] is None else self.expr(row[2], var)))
         fn = "%s(%s)" % (factory, ", ".join(args))
+        if v.get("allow_in_graph") is True:
+            fn = "torch._dynamo.allow_in_graph(%s)" % fn
         d = v.get("defaults")
         if d is not None and self.tree.rows[d][0] != "none":
             name = self.var(hint)

@@ -387,9 +387,13 @@ Test(replay, config_of_a_compile_not_replayed) {
 Test(replay, allow_in_graph_functions) {
     scenario("allow_in_graph.py");
     assert_reproduced("replay", "allow_in_graph.py");
-    assert_confined_reproduces(1);
+    /* (and the class: before, "Call to `torch._dynamo.graph_break()`") */
+    assert_confined_reproduces(2);
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'function' AND"
+                                " json_extract(value, '$.allow_in_graph')"),
+                 1);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'class' AND"
                                 " json_extract(value, '$.allow_in_graph')"),
                  1);
 }
@@ -2405,5 +2409,8 @@ Test(replay, cells_shared_with_a_local_class) {
                  0);
     e2e_close(a);
     assert_reproduced("replay", "shared_cells.py");
-    assert_confined_reproduces(2);
+    /* (the third: the cell reached through a function another cell of the
+     * method holds, while the class is being given its cells: before, two
+     * cells, and Dynamo guarded `state` by another path) */
+    assert_confined_reproduces(3);
 }

@@ -792,3 +792,12 @@ Test(repro, method_wrapped_by_a_decorator_of_the_enclosing_function) {
     cr_assert_not_null(strstr(s, "my_decorator = (lambda f: f)  # a decorator wrapped defines"),
                        "%s", s);
 }
+
+/* A class defined in a function and marked with torch._dynamo.allow_in_graph
+ * (an autograd.Function with a graph break in forward): marked again after
+ * its making, so Dynamo puts it in the graph as recorded. */
+Test(repro, local_class_marked_allow_in_graph) {
+    scenario("replay/allow_in_graph.py");
+    char *s = reproduces("fn", "--frame", "run_class.<locals>.fn");
+    cr_assert_not_null(strstr(s, "torch._dynamo.allow_in_graph(AllowInGraphFunc)\n"), "%s", s);
+}
