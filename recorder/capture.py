@@ -274,7 +274,8 @@ class _Capture:
                     # (a dunder too: torch._dynamo.disable on a class sets
                     # its __call__; never one the replay refuses to set)
                     if (not isinstance(name, str) or name in CLASS_ATTRS_NEVER_SET
-                            or isinstance(v, types.ModuleType) or _made_by_body(q, name, v)):
+                            or isinstance(v, types.ModuleType) or _made_by_body(q, name, v)
+                            or _made_by_enum(b, name)):
                         continue
                     out["%s.%s" % (q, name)] = self.node(v, "%s.%s" % (q, name))
             finally:
@@ -1572,6 +1573,14 @@ def _made_by_body(q, name, v):
         v = v.func
     return isinstance(v, (types.FunctionType, type)) and (
         getattr(v, "__qualname__", None) == "%s.%s" % (q, name))
+
+
+def _made_by_enum(b, name):
+    """Whether attribute name of class b is what an Enum class statement
+    makes of the body's definitions (a member, _member_map_, _new_member_):
+    the replay's class statement makes those itself."""
+    return isinstance(b, enum.EnumMeta) and (
+        (name[:1] == "_" and name[-1:] == "_") or name in b.__members__)
 
 
 def _global_state():

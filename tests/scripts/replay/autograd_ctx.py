@@ -1,7 +1,8 @@
-# A torch.autograd.Function whose forward has a graph break: Dynamo falls
-# back to eager for apply, and compiles forward (and its resume function)
-# on their own, with the Function's ctx as an argument, after forward set
-# an attribute on it and saved a tensor.
+# torch.autograd.Functions as tests define them.  First one whose forward
+# has a graph break: Dynamo falls back to eager for apply, and compiles
+# forward (and its resume function) on their own, with the Function's ctx
+# as an argument, after forward set an attribute on it and saved a tensor.
+import enum
 import functools
 
 import torch
@@ -97,3 +98,32 @@ def wrapped():
 
 
 print(wrapped())
+
+
+def enum_arg():
+    # A member of an Enum defined beside the Function, as an argument and
+    # in a cell of forward: one object (the enum's own machinery, which its
+    # class statement makes, is not captured).
+    class SomeEnum(enum.Enum):
+        A = 0
+        B = 1
+
+    class Foo(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, e):
+            if e is SomeEnum.A:
+                return x.sin()
+            return x.cos()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    @torch.compile(backend="eager", fullgraph=True)
+    def f(x, e):
+        return Foo.apply(x, e)
+
+    return f(torch.ones(2, requires_grad=True), SomeEnum.A)
+
+
+print(enum_arg())
