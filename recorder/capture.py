@@ -486,12 +486,16 @@ class _Capture:
                 raise _TooBig("%s holds %d items" % (path, len(obj)))
             return "dict", [[self.node(k, path + ".key"), self.node(v, "%s[%r]" % (path, k))]
                             for k, v in list(obj.items())], None
-        if t is types.GeneratorType and (id(obj) in self.gen_calls or _gen_call(obj)):
+        call = (self.gen_calls.get(id(obj)) or _gen_call(obj)) if (
+            t is types.GeneratorType) else None
+        if call is not None:
             # A generator not started, of a @contextmanager object (its
             # func, args and kwds), or of a function its module or class
-            # binds (model.parameters() handed to a compiled function): made
-            # again by calling func, which runs none of its body.
-            fn, args, kw = self.gen_calls.get(id(obj)) or _gen_call(obj)
+            # binds (model.parameters() handed to a compiled function), or
+            # of a nested function: made again by calling func, which runs
+            # none of its body.
+            fn, args, kw = call
+            self.keep.append(fn)
             return "pygenerator", {"func": self.node(fn, path + ".<func>"),
                                    "args": self.node(args, path + ".<args>"),
                                    "kwds": self.node(kw, path + ".<kwds>")}, None
@@ -1317,18 +1321,28 @@ def _is_test_case(t):
 def _gen_call(gen):
     """(func, args, kwds) whose call made gen, a generator not started of a
     function its module binds by the code's qualname (a module's function,
-    a method of a module's class: torch.nn.Module.parameters), its
+    a method of a module's class: torch.nn.Module.parameters), or of a
+    function defined inside a function of the user's files (func then a
+    function of that code over new cells holding what the generator's free
+    variables hold: the generator keeps no reference to its function), its
     arguments as its frame holds them; None for any other."""
     try:
         if inspect.getgeneratorstate(gen) != inspect.GEN_CREATED:
             return None
         code, frame = gen.gi_code, gen.gi_frame
-        fn = _named(frame.f_globals.get("__name__"), getattr(code, "co_qualname", None))
+        module, qualname = frame.f_globals.get("__name__"), getattr(code, "co_qualname", None)
+        fn = _named(module, qualname)
         if isinstance(fn, (staticmethod, classmethod)):
             fn = fn.__func__
+        loc = frame.f_locals
+        if fn is None and isinstance(qualname, str) and ".<locals>." in qualname and (
+                isinstance(module, str) and _user_module(module)):
+            fn = types.FunctionType(code, frame.f_globals, code.co_name, None, tuple(
+                types.CellType(loc[v]) if v in loc else types.CellType()
+                for v in code.co_freevars) or None)
+            fn.__qualname__ = qualname
         if type(fn) is not types.FunctionType or fn.__code__ is not code:
             return None
-        loc = frame.f_locals
         names = code.co_varnames
         n, k = code.co_argcount, code.co_kwonlyargcount
         args = tuple(loc[a] for a in names[:n])

@@ -2301,14 +2301,21 @@ Test(replay, local_classes_share_cells_and_carry_their_attributes) {
 
 /* Generators not started handed to compiled functions (model.parameters(),
  * a generator function of the script with *args, keyword-only and **kwargs
- * arguments): made again by calling the function their module or class
- * binds, which runs none of its body (before, not replayable: "of type
+ * arguments, a nested generator function): made again by calling the
+ * function their module or class binds (or one of the nested function's
+ * code), which runs none of its body (before, not replayable: "of type
  * builtins.generator"). */
 Test(replay, generators_not_started_as_arguments) {
     scenario("generator_arguments.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
-    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'pygenerator'"), 3);
-    /* (4 on torch 2.13; 2.14 compiles no resume function of total) */
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'pygenerator'"), 4);
+    /* the nested generator function by its code and the free variable's
+     * value (before, not replayable) */
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'function' AND "
+                                "json_extract(value, '$.qualname') = 'nested.<locals>.whoo' AND "
+                                "json_array_length(json_extract(value, '$.closure')) = 1"),
+                 1);
+    /* (torch 2.14 compiles no resume function of total) */
     long long n = e2e_sql_int(a, "SELECT count(*) FROM v_compiles");
     e2e_close(a);
     assert_reproduced("replay", "generator_arguments.py");
