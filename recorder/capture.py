@@ -609,20 +609,23 @@ class _Capture:
             r = self.ref(obj)
             if r is not None and "local" not in r and "namedtuple" not in r:
                 return "function", r, None
-        if t is types.BuiltinFunctionType or t.__name__ in ("builtin_function_or_method",
-                                                               "method_descriptor",
-                                                               "wrapper_descriptor"):
+        if t is types.BuiltinFunctionType or t in _C_DESCRIPTORS or t.__name__ in (
+                "builtin_function_or_method", "method_descriptor", "wrapper_descriptor"):
+            # (a C attribute of a class by its class too: torch.Tensor.shape)
             r = self.ref(obj)
             if r is not None:
                 return "function", r, None
             owner = getattr(obj, "__self__", None)
             name = getattr(obj, "__name__", None)
-            if (t is types.BuiltinMethodType and owner is not None and isinstance(name, str)
+            if ((t is types.BuiltinMethodType or t is types.MethodWrapperType) and (
+                    owner is not None) and isinstance(name, str)
                     and not isinstance(owner, (types.ModuleType, type))
                     and type(inspect.getattr_static(type(owner), name, None)) is (
-                        types.MethodDescriptorType)):
-                # A C method bound to an object (rng.random, items.append):
-                # the object and the method's name in its class.
+                        types.MethodDescriptorType if t is types.BuiltinMethodType
+                        else types.WrapperDescriptorType)):
+                # A C method bound to an object (rng.random, items.append;
+                # a slot's, torch.Tensor.shape.__get__): the object and the
+                # method's name in its class.
                 return "method", {"self": self.node(owner, path + ".__self__"),
                                   "builtin": name}, None
         if t is types.MethodType:
@@ -1316,6 +1319,12 @@ def _private(name):
 def _is_test_case(t):
     ut = sys.modules.get("unittest")
     return ut is not None and isinstance(t, type) and issubclass(t, ut.TestCase)
+
+
+# C attributes of classes, named by their class (torch.Tensor.shape), and
+# the C slot methods bound to an object (torch.Tensor.shape.__get__).
+_C_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType,
+                  types.MethodWrapperType)
 
 
 def _gen_call(gen):

@@ -1851,7 +1851,8 @@ class _Builder:
                 obj, name = kid(v.get("self")), v["builtin"]
                 desc = inspect.getattr_static(type(obj), name, None) if isinstance(
                     name, str) else None
-                if type(desc) is not types.MethodDescriptorType:
+                # (or a C slot's: a getset descriptor's __get__)
+                if type(desc) not in (types.MethodDescriptorType, types.WrapperDescriptorType):
                     raise NotReplayable("%s has no C method %r" % (_name_of(type(obj)), name))
                 return desc.__get__(obj, type(obj))
             fn, obj = kid(v.get("func")), kid(v.get("self"))

@@ -46,3 +46,18 @@ def apply(f, t):
 
 
 print(torch.compile(apply, backend="eager")(torch.Tensor.add, torch.ones(2)))
+
+
+# A C attribute of a class (a getset descriptor) and its __get__ bound to it
+# (a method-wrapper), as values.
+def get(g, x):
+    torch.sin(x)
+    return g.__get__(x)
+
+
+def call(g, x):
+    return g(x)
+
+
+print(torch.compile(get, fullgraph=True, backend="eager")(torch.Tensor.shape, torch.ones(2, 2)))
+print(torch.compile(call, backend="eager")(torch.Tensor.shape.__get__, torch.ones(2, 2)))
