@@ -611,8 +611,13 @@ class _Capture:
                 return "function", r, None
         if t is types.BuiltinFunctionType or t in _C_DESCRIPTORS or t.__name__ in (
                 "builtin_function_or_method", "method_descriptor", "wrapper_descriptor"):
-            # (a C attribute of a class by its class too: torch.Tensor.shape)
-            r = self.ref(obj)
+            # (a C attribute of a class by its class too: torch.Tensor.shape,
+            # where the class's attribute of that name is it; not
+            # type.__dict__['__dict__'], which type's own __dict__ hides)
+            owner = getattr(obj, "__objclass__", None)
+            r = self.ref(obj) if t not in _C_DESCRIPTORS[:2] or (
+                isinstance(owner, type) and type(owner).__getattribute__ is type.__getattribute__
+                and inspect.getattr_static(type(owner), obj.__name__, None) is None) else None
             if r is not None:
                 return "function", r, None
             owner = getattr(obj, "__self__", None)
