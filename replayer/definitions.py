@@ -538,6 +538,29 @@ def _bound_names(fn):
     return out - declared
 
 
+def _block_def(body, name, blocks):
+    """(the def or class statement of that name in body, the statements
+    before it there), looking inside the with, if, try, for and while
+    blocks of body too where blocks (a function's body; the statements
+    before it then those before each block, outermost first); None where
+    there is none."""
+    for i, st in enumerate(body):
+        if isinstance(st, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                st.name == name):
+            return st, body[:i]
+    if not blocks:
+        return None
+    for i, st in enumerate(body):
+        if isinstance(st, (ast.With, ast.If, ast.Try, ast.For, ast.While)):
+            inner = [st.body] + [getattr(st, f, []) for f in ("orelse", "finalbody")] + [
+                h.body for h in getattr(st, "handlers", [])]
+            for b in inner:
+                found = _block_def(b, name, True)
+                if found is not None:
+                    return found[0], body[:i] + found[1]
+    return None
+
+
 def _decorator_names(cls):
     """The bare names the decorators of class definition cls's methods
     call or are (@my_decorator, @my_decorator(1)), its nested classes'
@@ -569,7 +592,9 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
                      given=None):
     """A class defined inside a function ("T.test_x.<locals>.Mock") of the
     parsed source tree, as one module-level statement that nests it as the
-    source does: its enclosing classes and functions reduced to that
+    source does (a definition inside a function found in its with, if,
+    try, for and while blocks too): its enclosing classes and functions
+    reduced to that
     nesting (a function takes no arguments, binds the names it binds in the
     source to None, so the class's methods keep those free variables, runs
     the imports and defines the classes before it there and returns the next
@@ -587,13 +612,17 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
     Raises ValueError saying why there is no such class.  The one rule of
     replay and repro for local classes."""
     parts = [p for p in qualname.split(".") if p != "<locals>"]
-    chain, body = [], tree.body
+    chain, body, befores = [], tree.body, []
     for name in parts:
-        node = next((st for st in body if isinstance(st, (
-            ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and st.name == name), None)
-        if node is None:
+        # (in a function, inside its blocks too: a class defined under
+        # `with freeze_rng_state():`)
+        found = _block_def(body, name, isinstance(chain[-1], (
+            ast.FunctionDef, ast.AsyncFunctionDef)) if chain else False)
+        if found is None:
             raise ValueError("%s: no definition of %s in the stored source" % (qualname, name))
-        chain.append(node)
+        chain.append(found[0])
+        befores.append(found[1])
+        node = found[0]
         body = node.body
     if len(chain) < 2 or not isinstance(chain[-1], ast.ClassDef) or any(
             isinstance(n, ast.AsyncFunctionDef) for n in chain):
@@ -619,14 +648,14 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
             # The imports before it there (from collections.abc import
             # MutableMapping, a base of the class), as a module's are run.
             nxt = chain[chain.index(outer) + 1]
-            idx = next(i for i, st in enumerate(outer.body) if st is nxt)
-            pre += [st for st in outer.body[:idx] if isinstance(st, ast.Import) or (
+            prior = befores[chain.index(outer) + 1]
+            pre += [st for st in prior if isinstance(st, ast.Import) or (
                 isinstance(st, ast.ImportFrom) and st.module != "__future__")]
             # The functions defined before it there that decorate its
             # methods (@my_decorator, made by a def of the test), themselves
             # undecorated: their def statements, as run there.
             used = _decorator_names(nxt)
-            pre += [st for st in outer.body[:idx] if isinstance(st, ast.FunctionDef)
+            pre += [st for st in prior if isinstance(st, ast.FunctionDef)
                     and st.name in used and not st.decorator_list]
             # The classes defined before it there (a base class beside it:
             # class B(A)), definitions only too.
@@ -634,7 +663,7 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
                 name=st.name, bases=st.bases, keywords=st.keywords,
                 body=_class_body(st.body, field, factory_by_name), decorator_list=deco(st),
                 type_params=[]), st)
-                for st in outer.body[:idx] if isinstance(st, ast.ClassDef)]
+                for st in prior if isinstance(st, ast.ClassDef)]
             if given is not None and outer is chain[-2]:
                 # if "B" in given: B = given["B"]  else: class B: ...
                 beside = [ast.copy_location(ast.If(

@@ -2,6 +2,8 @@
 # them: Foo's own methods make Foo objects through the cell they share with
 # fn (one cell in the program); Mock's class attribute is made by a call
 # of another local class, which its definitions do not run.
+import contextlib
+
 import torch
 
 
@@ -43,4 +45,20 @@ def test_class_attribute_made_by_a_call():
     return torch.compile(run_mock, backend="eager", fullgraph=True)(torch.ones(2))
 
 
-print(test_shared_cell(), test_class_attribute_made_by_a_call())
+def test_class_inside_a_with_block():
+    # A class defined under a with statement of the test (torch's tests
+    # define models under `with freeze_rng_state():`).
+    with contextlib.nullcontext():
+
+        class TestModel(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.linears = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))
+
+            def forward(self, x):
+                return self.linears[:-1](x)
+
+        return torch.compile(TestModel(), backend="eager")(torch.ones(2, 2)).shape
+
+
+print(test_shared_cell(), test_class_attribute_made_by_a_call(), test_class_inside_a_with_block())
