@@ -1543,10 +1543,12 @@ def _plain_class(t):
     mapping's (_mapping_base: its items are kept too); defined in a user
     file or in an importable module (the class is then stored by
     reference, checked to resolve to itself).  torch's own classes are
-    left to their kinds, but for those of _TORCH_PLAIN."""
+    left to their kinds, but for those of _TORCH_PLAIN and of
+    torch.testing._internal."""
     mod = getattr(t, "__module__", None) or ""
+    # (torch's test helpers are the tests' classes: an OpInfo's SampleInput)
     torch_plain = "%s.%s" % (mod, getattr(t, "__qualname__", "")) in _TORCH_PLAIN or (
-        _torch_plain_base(t))
+        _torch_plain_base(t)) or mod.startswith("torch.testing._internal.")
     if mod == "builtins" or (not torch_plain and (mod == "torch" or mod.startswith("torch."))) or (
             mod not in sys.modules):
         return False

@@ -2354,11 +2354,12 @@ Test(replay, compiled_optimizer_step_with_a_scheduler) {
 /* Probability distributions as arguments (torch.distributions' Normal and
  * Categorical, as an RL policy hands them): plain objects of torch's
  * classes (before, not replayable: "of type
- * torch.distributions.normal.Normal"). */
+ * torch.distributions.normal.Normal"); and torch's test helper SampleInput
+ * (before 0.7.8, "of type torch.testing._internal.opinfo.core.SampleInput"). */
 Test(replay, distributions_as_arguments) {
     scenario("distributions.py");
     assert_reproduced("replay", "distributions.py");
-    assert_confined_reproduces(2);
+    assert_confined_reproduces(3);
 }
 
 /* The ctx of a torch.autograd.Function whose forward has a graph break
