@@ -473,18 +473,27 @@ def _dataclass_decorators(decorators, make):
                                for k, v in opts.items()])]
 
 
-def _class_body(body, field=None, factory_by_name=False):
+def _class_body(body, field=None, factory_by_name=False, later=None):
     """A class body as a local class is made again: its definitions, no
     imports, no factory calls; a dataclass field made by field() (see
     _field_call()) as its annotation's text and a call of `field` (the real
     dataclasses.field, under the name the caller gives) with its literal
     keywords, default_factory as the text of FIELD_FACTORIES's name (the
     name itself with factory_by_name), or the bare annotation without
-    `field`."""
+    `field`.  later: for a dataclass's body, the name of the placeholder
+    that stands for a field's default that is not a literal (ndc: Nested =
+    Nested()), so the field and its place in __init__ are the source's;
+    the caller sets the recorded default in its place."""
     out = []
     for st in body:
         f = _field_call(st)
-        if f is not None:
+        if later is not None and f is None and isinstance(st, ast.AnnAssign) and (
+                isinstance(st.target, ast.Name) and st.simple and st.value is not None
+                and not _literal(st.value)):
+            out.append(ast.copy_location(ast.AnnAssign(
+                target=st.target, annotation=ast.Constant(value=ast.unparse(st.annotation)),
+                value=ast.Name(id=later, ctx=ast.Load()), simple=1), st))
+        elif f is not None:
             value = None if field is None else ast.Call(
                 func=ast.parse(field, mode="eval").body, args=[], keywords=[
                     ast.keyword(arg=k, value=ast.Name(id=v, ctx=ast.Load()) if (
@@ -588,8 +597,14 @@ def local_decorators(node, outer):
     return {_bare_decorator(d) for d in getattr(node, "decorator_list", ())} & bound
 
 
+def _later(cls, later):
+    """later where class definition cls is a dataclass's (_class_body())."""
+    return later if later is not None and dataclass_options(cls.decorator_list) is not None else (
+        None)
+
+
 def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name=False,
-                     given=None):
+                     given=None, later=None):
     """A class defined inside a function ("T.test_x.<locals>.Mock") of the
     parsed source tree, as one module-level statement that nests it as the
     source does (a definition inside a function found in its with, if,
@@ -605,7 +620,9 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
     given: the name of a dict, {name: class}, global where the statement
     runs: a class defined beside the class before it (a base, class C(B))
     that the dict holds is taken from it, not made again, so that one
-    recorded class is one class however it is reached.
+    recorded class is one class however it is reached.  later: the name of
+    a global placeholder for a dataclass field's default that is not a
+    literal (_class_body()); None leaves such a field out.
     Returns (statement, chain): chain is the source's definitions from the
     top-level one to the class, and the class is reached from the top-level
     name by an attribute for a class of the chain and a call for a function.
@@ -631,7 +648,7 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
     deco = (lambda st: _dataclass_decorators(st.decorator_list, dataclass)) if dataclass else (
         lambda st: [])
     made = ast.ClassDef(name=inner.name, bases=inner.bases, keywords=inner.keywords,
-                        body=_class_body(inner.body, field, factory_by_name),
+                        body=_class_body(inner.body, field, factory_by_name, _later(inner, later)),
                         decorator_list=deco(inner), type_params=[])
     ast.copy_location(made, inner)
     for outer in reversed(chain[:-1]):
@@ -661,7 +678,8 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
             # class B(A)), definitions only too.
             beside = [ast.copy_location(ast.ClassDef(
                 name=st.name, bases=st.bases, keywords=st.keywords,
-                body=_class_body(st.body, field, factory_by_name), decorator_list=deco(st),
+                body=_class_body(st.body, field, factory_by_name, _later(st, later)),
+                decorator_list=deco(st),
                 type_params=[]), st)
                 for st in prior if isinstance(st, ast.ClassDef)]
             if given is not None and outer is chain[-2]:

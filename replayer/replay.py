@@ -648,6 +648,7 @@ class _Sources:
         # source binds.
         ns["__dynrec_dataclass__"], ns["__dynrec_field__"] = dataclasses.dataclass, _field
         ns["__dynrec_given__"] = dict(bases or {})
+        ns["__dynrec_later__"] = _LATER
         try:
             exec(code, ns)  # only the nesting and the class's definitions
             cur = ns[top]
@@ -665,6 +666,7 @@ class _Sources:
             ns.pop("__dynrec_dataclass__", None)
             ns.pop("__dynrec_field__", None)
             ns.pop("__dynrec_given__", None)
+            ns.pop("__dynrec_later__", None)
         if not isinstance(cur, type):
             raise NotReplayable("%s is not a class in the stored source" % qualname)
         cur.__qualname__ = qualname
@@ -692,7 +694,8 @@ class _Sources:
         tree = self.tree(path)
         try:
             made, chain = local_class_tree(tree, qualname, "__dynrec_dataclass__",
-                                           "__dynrec_field__", given="__dynrec_given__")
+                                           "__dynrec_field__", given="__dynrec_given__",
+                                           later="__dynrec_later__")
         except ValueError as exc:
             raise NotReplayable(str(exc))
         # The module's imports under `if False:` (never run): the compiler
@@ -1019,6 +1022,37 @@ def _name_of(x):
     return "%s.%s" % (m, q) if isinstance(m, str) and isinstance(q, str) else type(x).__name__
 
 
+class _Later:
+    """The default a local dataclass's field has until the recorded one is
+    set (a default that is not a literal: local_class_tree()'s later)."""
+
+    def __repr__(self):
+        return "<default not recorded>"
+
+
+_LATER = _Later()
+
+
+def _dataclass_default(cls, name, value):
+    """Where field name of dataclass cls (made from the sources) has the
+    placeholder default: the recorded value (its class attribute) made its
+    default, in its Field and in the __init__ the dataclass made."""
+    f = getattr(cls, "__dataclass_fields__", {}).get(name) if isinstance(
+        vars(cls).get("__dataclass_fields__"), dict) else None
+    if not isinstance(f, dataclasses.Field) or f.default is not _LATER:
+        return
+    f.default = value
+    init = vars(cls).get("__init__")
+    if type(init) is not types.FunctionType:
+        return
+    if init.__defaults__:
+        init.__defaults__ = tuple(value if d is _LATER and p == name else d for d, p in zip(
+            init.__defaults__, init.__code__.co_varnames[
+                init.__code__.co_argcount - len(init.__defaults__):init.__code__.co_argcount]))
+    if init.__kwdefaults__ and init.__kwdefaults__.get(name) is _LATER:
+        init.__kwdefaults__[name] = value
+
+
 def _defines(obj, fn):
     """Whether MethodType(fn, obj) is a real bound method of obj: a Python
     function that type(obj)'s MRO defines (or, for a class, a classmethod
@@ -1256,6 +1290,7 @@ class _Builder:
             except NotReplayable:
                 continue
             type.__setattr__(owner, name, value)
+            _dataclass_default(owner, name, value)
 
     def method_cell(self, n):
         """For cell node n that a local class's class_cell_nodes name: the
@@ -3176,15 +3211,17 @@ def _find_code(cap, frame, sources, modules):
     # of the frame's `self` (or of a wrapper's first *args), each behind its
     # decorators (transformers' can_return_tuple wraps forward).
     if not cap["data"].get("user_code"):
+        # (the class of the frame's `self` first: the __init__ a dataclass
+        # made has the same file, qualname and line as every other's)
         spaces = []
-        mod = sys.modules.get(frame.get("module") or "")
-        if mod is not None:
-            spaces.append(vars(mod))
-            spaces.extend(vars(v) for v in list(vars(mod).values()) if isinstance(v, type))
         args = loc.get("args")
         for me in (loc.get("self"), args[0] if isinstance(args, tuple) and args else None):
             if me is not None:
                 spaces.extend(vars(k) for k in type(me).__mro__[:50])
+        mod = sys.modules.get(frame.get("module") or "")
+        if mod is not None:
+            spaces.append(vars(mod))
+            spaces.extend(vars(v) for v in list(vars(mod).values()) if isinstance(v, type))
         nested = "<locals>" in str(cap["qualname"])
         for ns in spaces:
             for v in list(ns.values()):

@@ -3,11 +3,16 @@ nn.Module whose forward is compiled (train/eval recompile), and a plain
 state object passed to a compiled function, both from a test method; a
 mapping whose base the test method imports itself; a dataclass with
 field(default_factory=...) and a dataclass base beside it, which the
-compiled function constructs."""
+compiled function constructs; a frozen dataclass whose field's default is
+made by a call."""
 from dataclasses import dataclass, field
 from typing import Dict
 
 import torch
+from torch._dynamo.source import ConstantSource  # noqa: F401
+
+# (ConstantSource: a module-level dataclass of torch's, whose __init__ has
+# the file, qualname and first line of every dataclass's __init__)
 
 
 class Case:
@@ -92,8 +97,29 @@ class Case:
         print(torch.compile(fn, backend="eager")(torch.ones(2))[1].scalar)
 
 
+    def test_default_made_by_a_call(self):
+        # A frozen dataclass whose field's default a call made (not a
+        # literal): the replay's class has the field, its default the
+        # recorded one.
+        @dataclass(frozen=True)
+        class Nested:
+            x: int = 2
+
+        @dataclass(frozen=True)
+        class Holder:
+            y: torch.Tensor
+            ndc: Nested = Nested()
+
+        def fn(y):
+            dc = Holder(y)
+            return dc.y + dc.ndc.x, dc
+
+        print(torch.compile(fn, backend="eager")(torch.ones(2))[0])
+
+
 Case().test_module()
 Case().test_state()
 Case().test_mapping()
 Case().test_output()
+Case().test_default_made_by_a_call()
 print("done")
