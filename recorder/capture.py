@@ -1527,7 +1527,10 @@ _TORCH_PLAIN_BASES = (
     ("torch.optim", "Optimizer"), ("torch.optim.lr_scheduler", "LRScheduler"),
     # a probability distribution (an RL policy's Normal or Categorical: its
     # parameters, shapes and the lazy properties already computed)
-    ("torch.distributions", "Distribution"))
+    ("torch.distributions", "Distribution"),
+    # a mixed-precision training step's gradient scaler (its scale and
+    # growth tracker tensors, per-optimizer states)
+    ("torch.amp.grad_scaler", "GradScaler"))
 
 
 def _torch_plain_base(t):
