@@ -343,8 +343,10 @@ class _Capture:
         if out:
             value["method_defaults"] = out
 
-    def ref(self, obj):
-        """module + qualname of a function or class, when that names it."""
+    def ref(self, obj, subclasses=True):
+        """module + qualname of a function or class, when that names it.
+        subclasses: a local class's ref names its local subclasses too (not
+        in the refs of its bases or subclasses)."""
         module = getattr(obj, "__module__", None)
         qualname = getattr(obj, "__qualname__", None)
         if module is None and isinstance(getattr(obj, "__self__", None), types.ModuleType):
@@ -407,11 +409,23 @@ class _Capture:
                 bq = getattr(b, "__qualname__", None)
                 if (isinstance(bq, str) and bq.startswith(beside) and bq == beside + b.__name__
                         and getattr(b, "__module__", None) == module):
-                    r = self.ref(b)
+                    r = self.ref(b, subclasses=False)
                     if r is not None and r.get("local") is True:
                         bases[b.__name__] = r
             if bases:
                 ref["bases"] = bases
+            # Its subclasses defined beside it (Foo.__subclasses__(), which
+            # Dynamo guards item by item), in the order they were made.
+            subs = []
+            for sub in (type.__subclasses__(obj) if subclasses else [])[:_MAX_ITEMS]:
+                r = self.ref(sub, subclasses=False) if getattr(
+                    sub, "__module__", None) == module else None
+                if r is None or r.get("local") is not True:
+                    subs = []
+                    break
+                subs.append(r)
+            if subs:
+                ref["subclasses"] = subs
             rules = sys.modules.get("torch._dynamo.trace_rules")
             try:
                 # @torch._dynamo.allow_in_graph on the class, a decorator the

@@ -909,7 +909,7 @@ def _no_finalizer(cls, typ, hooks=HOOKS, mine=(object,)):
                                 "--trust rebuilds it" % (typ, what))
 
 
-def _ref(d, modules, depth=0):
+def _ref(d, modules, depth=0, beside=None):
     if not isinstance(d, dict) or not isinstance(d.get("module"), str) or not isinstance(
             d.get("qualname"), str):
         raise Refused("a reference needs module and qualname")
@@ -947,7 +947,25 @@ def _ref(d, modules, depth=0):
         # Its bases defined beside it: the one class of their own
         # references (class C(B): C's B is the B a test names).
         bases = {k: _ref(r, modules, depth + 1) for k, r in bases.items()}
-        cls = _SOURCES.local_class(m, path, qual, number, bases)
+        # (and the classes made beside it already, which its nesting takes
+        # instead of making them again: beside, {name: class})
+        given = dict(beside or {}, **bases)
+        cls = _SOURCES.local_class(m, path, qual, number, given)
+        subs = d.get("subclasses", [])
+        if not isinstance(subs, list) or len(subs) > 1000:
+            raise Refused("a class reference whose subclasses are not a list")
+        made = {cls.__name__: cls}
+        for sub in subs:
+            # Its subclasses defined beside it, made in the recorded order
+            # (Foo.__subclasses__()), each given those made before it; one
+            # that cannot be made is left out.
+            if not isinstance(sub, dict) or sub.get("local") is not True or "subclasses" in sub:
+                raise Refused("a subclass that is not a local class's reference")
+            try:
+                c = _ref(sub, modules, depth + 1, made)
+                made[c.__name__] = c
+            except NotReplayable:
+                pass
         if d.get("allow_in_graph", False) is not False:
             # @torch._dynamo.allow_in_graph on it, which its making leaves out.
             if d["allow_in_graph"] is not True:

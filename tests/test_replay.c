@@ -1009,10 +1009,11 @@ Test(replay, generators) {
 /* Classes defined inside test methods (an nn.Module whose forward is
  * compiled, a plain state object, a mapping whose base the method imports,
  * a dataclass with field(default_factory=dict) the compile constructs, a
- * frozen dataclass whose field's default a call made): made from the
- * stored source with the recorded qualnames and free variables; every
- * compile reproduces (the last two compiles before 0.7.8: the field left
- * out, and the dataclass __init__ found among another module's). */
+ * frozen dataclass whose field's default a call made, a class whose
+ * subclasses beside it are listed): made from the stored source with the
+ * recorded qualnames and free variables; every compile reproduces (the
+ * last three compiles before 0.7.8: the field left out, the dataclass
+ * __init__ found among another module's, the subclasses not made). */
 Test(replay, classes_defined_inside_functions) {
     scenario("local_class.py");
     assert_reproduced("replay", "local_class.py");
@@ -1025,6 +1026,9 @@ Test(replay, classes_defined_inside_functions) {
                                    " ORDER BY 1"),
                      "Case.test_mapping.<locals>.TensorDict\nCase.test_module.<locals>.Block\n"
                      "Case.test_state.<locals>.State\n");
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'class' AND "
+                                "json_array_length(json_extract(value, '$.subclasses')) = 2"),
+                 1);
     e2e_close(a);
     DrTrace *b = e2e_open(e2e_path("replay/r.db"));
     cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"

@@ -4,7 +4,8 @@ state object passed to a compiled function, both from a test method; a
 mapping whose base the test method imports itself; a dataclass with
 field(default_factory=...) and a dataclass base beside it, which the
 compiled function constructs; a frozen dataclass whose field's default is
-made by a call."""
+made by a call; a class whose subclasses beside it the compiled function
+lists."""
 from dataclasses import dataclass, field
 from typing import Dict
 
@@ -117,9 +118,28 @@ class Case:
         print(torch.compile(fn, backend="eager")(torch.ones(2))[0])
 
 
+    def test_subclasses(self):
+        # Foo.__subclasses__() of classes defined beside it: Dynamo guards
+        # each subclass by identity, in order.
+        class Foo:
+            pass
+
+        class Bar(Foo):
+            pass
+
+        class Baz(Foo):
+            pass
+
+        def fn(x):
+            return x + len(Foo.__subclasses__())
+
+        print(torch.compile(fn, backend="eager", fullgraph=True)(torch.ones(2)))
+
+
 Case().test_module()
 Case().test_state()
 Case().test_mapping()
 Case().test_output()
 Case().test_default_made_by_a_call()
+Case().test_subclasses()
 print("done")
