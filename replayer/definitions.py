@@ -438,6 +438,14 @@ def dataclass_options(decorators):
 FIELD_FACTORIES = ("dict", "list", "set", "tuple")
 
 
+def _is_field(value):
+    """Whether expression value calls field / dataclasses.field."""
+    f = value.func if isinstance(value, ast.Call) else None
+    return (isinstance(f, ast.Name) and f.id == "field") or (
+        isinstance(f, ast.Attribute) and f.attr == "field" and isinstance(f.value, ast.Name)
+        and f.value.id == "dataclasses")
+
+
 def _field_call(st):
     """For `name: T = field(...)` / `dataclasses.field(...)` whose keyword
     arguments are literals, or a default_factory of FIELD_FACTORIES, in a
@@ -445,10 +453,7 @@ def _field_call(st):
     if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.simple
             and isinstance(st.value, ast.Call) and not st.value.args):
         return None
-    f = st.value.func
-    if not ((isinstance(f, ast.Name) and f.id == "field") or (
-            isinstance(f, ast.Attribute) and f.attr == "field" and isinstance(f.value, ast.Name)
-            and f.value.id == "dataclasses")):
+    if not _is_field(st.value):
         return None
     kw = {}
     for k in st.value.keywords:
@@ -481,15 +486,15 @@ def _class_body(body, field=None, factory_by_name=False, later=None):
     keywords, default_factory as the text of FIELD_FACTORIES's name (the
     name itself with factory_by_name), or the bare annotation without
     `field`.  later: for a dataclass's body, the name of the placeholder
-    that stands for a field's default that is not a literal (ndc: Nested =
-    Nested()), so the field and its place in __init__ are the source's;
+    that stands for a field's default that is not a literal nor a field()
+    call (ndc: Nested = Nested()), so the field and its place in __init__ are the source's;
     the caller sets the recorded default in its place."""
     out = []
     for st in body:
         f = _field_call(st)
         if later is not None and f is None and isinstance(st, ast.AnnAssign) and (
                 isinstance(st.target, ast.Name) and st.simple and st.value is not None
-                and not _literal(st.value)):
+                and not _literal(st.value) and not _is_field(st.value)):
             out.append(ast.copy_location(ast.AnnAssign(
                 target=st.target, annotation=ast.Constant(value=ast.unparse(st.annotation)),
                 value=ast.Name(id=later, ctx=ast.Load()), simple=1), st))
