@@ -338,10 +338,7 @@ Test(replay, resume_functions_inside_autocast) {
 Test(replay, partials_and_defaultdict) {
     scenario("partials.py");
     assert_reproduced("replay", "partials.py");
-    /* (and a member of an Enum defined beside the Function: before, its
-     * class in forward's cell was not captured, the enum's own attributes
-     * opaque, and the member and the class's member were two objects) */
-    assert_confined_reproduces(6);
+    assert_confined_reproduces(5);
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'opaque'"), 0);
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'partial'"), 3);
@@ -427,10 +424,7 @@ Test(replay, contextmanager_object_as_argument) {
 Test(replay, namedtuple_classes_made_inside_functions) {
     scenario("local_namedtuples.py");
     assert_reproduced("replay", "local_namedtuples.py");
-    /* (and a member of an Enum defined beside the Function: before, its
-     * class in forward's cell was not captured, the enum's own attributes
-     * opaque, and the member and the class's member were two objects) */
-    assert_confined_reproduces(6);
+    assert_confined_reproduces(5);
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_captures WHERE replayable = 0"), 0);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT coalesce(json_extract(value,"
@@ -485,10 +479,7 @@ Test(replay, disabled_nested_functions) {
 Test(replay, standard_streams_by_reference) {
     scenario("std_streams.py");
     assert_reproduced("replay", "std_streams.py");
-    /* (and a member of an Enum defined beside the Function: before, its
-     * class in forward's cell was not captured, the enum's own attributes
-     * opaque, and the member and the class's member were two objects) */
-    assert_confined_reproduces(6);
+    assert_confined_reproduces(5);
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'singleton' AND"
                                 " json_extract(value, '$.module') = 'sys'"),
@@ -669,10 +660,7 @@ Test(replay, nonstrict_trace_and_leaf_functions) {
 Test(replay, mapping_proxies) {
     scenario("mapping_proxies.py");
     assert_reproduced("replay", "mapping_proxies.py");
-    /* (and a member of an Enum defined beside the Function: before, its
-     * class in forward's cell was not captured, the enum's own attributes
-     * opaque, and the member and the class's member were two objects) */
-    assert_confined_reproduces(6);
+    assert_confined_reproduces(5);
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'mappingproxy'"), 2);
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'class' AND"
@@ -1232,10 +1220,7 @@ Test(replay, backend_functions_one_per_call) {
 Test(replay, dynamo_config_patches) {
     scenario("config_patches.py");
     assert_reproduced("replay", "config_patches.py");
-    /* (and a member of an Enum defined beside the Function: before, its
-     * class in forward's cell was not captured, the enum's own attributes
-     * opaque, and the member and the class's member were two objects) */
-    assert_confined_reproduces(6);
+    assert_confined_reproduces(5);
 }
 
 /* Classes defined side by side in one test (class C(B), B(A)): C's base is
@@ -2253,10 +2238,7 @@ Test(replay, set_stance_eager_then_compile) {
                                 "WHERE guard LIKE '%2 <= L[''y''].size()[0]%'"),
                  3);
     e2e_close(b);
-    /* (and a member of an Enum defined beside the Function: before, its
-     * class in forward's cell was not captured, the enum's own attributes
-     * opaque, and the member and the class's member were two objects) */
-    assert_confined_reproduces(6);
+    assert_confined_reproduces(5);
 }
 
 /* A backend object whose class takes constructor arguments the trace does
