@@ -773,22 +773,17 @@ Test(repro, autograd_function_ctx) {
     cr_assert_not_null(strstr(s, ".needs_input_grad = "), "%s", s);
 }
 
-/* `mult2 = Mult.apply` of a Function defined in a function: the method
- * binds the function of torch's classmethod, not the bound method its name
- * finds. */
-Test(repro, classmethod_function_bound_to_a_local_class) {
+/* Functions defined in a test: `mult2 = Mult.apply` binds the function of
+ * torch's classmethod, not the bound method its name finds; a method that
+ * a decorator the enclosing function defines wraps is made by a factory
+ * that binds that decorator to the identity (the wrapper's cell holds the
+ * function the def made). */
+Test(repro, classmethod_function_and_local_decorator_of_local_functions) {
     scenario("replay/autograd_ctx.py");
     char *s = reproduces("g", "--frame", "aliased.<locals>.g");
     cr_assert_not_null(strstr(s, "torch.autograd.function.Function.apply.__func__, Mult)"), "%s",
                        s);
-}
-
-/* A method that a decorator the enclosing function defines wraps: the
- * factory of the method binds that decorator to the identity (the wrapper's
- * cell holds the function the def made). */
-Test(repro, method_wrapped_by_a_decorator_of_the_enclosing_function) {
-    scenario("replay/autograd_ctx.py");
-    char *s = reproduces("fn", "--frame", "wrapped.<locals>.fn");
+    s = reproduces("fn", "--frame", "wrapped.<locals>.fn");
     cr_assert_not_null(strstr(s, "my_decorator = (lambda f: f)  # a decorator wrapped defines"),
                        "%s", s);
 }
