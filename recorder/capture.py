@@ -636,6 +636,14 @@ class _Capture:
                 return "function", r, None
             owner = getattr(obj, "__self__", None)
             name = getattr(obj, "__name__", None)
+            if (t is types.BuiltinMethodType and isinstance(owner, type) and isinstance(name, str)
+                    and type(inspect.getattr_static(owner, name, None)) is (
+                        types.ClassMethodDescriptorType)):
+                # A C classmethod bound to its class (a Function's apply,
+                # torch.autograd.Function.apply from torch 2.14): the class
+                # and the method's name.
+                return "method", {"self": self.node(owner, path + ".__self__"),
+                                  "builtin": name}, None
             if ((t is types.BuiltinMethodType or t is types.MethodWrapperType) and (
                     owner is not None) and isinstance(name, str)
                     and not isinstance(owner, (types.ModuleType, type))

@@ -1902,6 +1902,13 @@ class _Builder:
                 # A C method of the object's class, bound to it; only a
                 # method descriptor, never another attribute the name finds.
                 obj, name = kid(v.get("self")), v["builtin"]
+                if isinstance(obj, type):
+                    # A C classmethod of the class, bound to it.
+                    desc = inspect.getattr_static(obj, name, None) if isinstance(
+                        name, str) else None
+                    if type(desc) is not types.ClassMethodDescriptorType:
+                        raise NotReplayable("%s has no C classmethod %r" % (_name_of(obj), name))
+                    return desc.__get__(None, obj)
                 desc = inspect.getattr_static(type(obj), name, None) if isinstance(
                     name, str) else None
                 # (or a C slot's: a getset descriptor's __get__)

@@ -613,6 +613,9 @@ class Writer:
                 if not (isinstance(name, str) and name.isidentifier()):
                     raise self.tree.fail(n, "a C method whose name is not a name")
                 me = x(v.get("self"))
+                if self.tree.rows.get(v.get("self"), ("",))[0] == "class":
+                    # A C classmethod bound to the class.
+                    return "%s.%s" % (me, name)
                 # The class's own method: an instance attribute may hide it.
                 return "type(%s).%s.__get__(%s)" % (me, name, me)
             self.gen.imports.add("types")
