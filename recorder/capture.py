@@ -623,15 +623,16 @@ class _Capture:
             r = self.ref(obj)
             if r is not None and "local" not in r and "namedtuple" not in r:
                 return "function", r, None
-        if t is types.BuiltinFunctionType or t in _C_DESCRIPTORS or t.__name__ in (
-                "builtin_function_or_method", "method_descriptor", "wrapper_descriptor"):
+        if t is types.BuiltinFunctionType or t in _C_ATTRS or t is types.MethodWrapperType or (
+                t.__name__ in ("builtin_function_or_method", "method_descriptor",
+                               "wrapper_descriptor")):
             # (a C attribute of a class by its class too: torch.Tensor.shape,
             # where the class's attribute of that name is it; not
             # type.__dict__['__dict__'], which type's own __dict__ hides)
-            owner = getattr(obj, "__objclass__", None)
-            r = self.ref(obj) if t not in _C_DESCRIPTORS[:2] or (
-                isinstance(owner, type) and type(owner).__getattribute__ is type.__getattribute__
-                and inspect.getattr_static(type(owner), obj.__name__, None) is None) else None
+            cls = getattr(obj, "__objclass__", None)
+            r = self.ref(obj) if t not in _C_ATTRS or (
+                isinstance(cls, type) and type(cls).__getattribute__ is type.__getattribute__
+                and inspect.getattr_static(type(cls), obj.__name__, None) is None) else None
             if r is not None:
                 return "function", r, None
             owner = getattr(obj, "__self__", None)
@@ -1348,10 +1349,8 @@ def _is_test_case(t):
     return ut is not None and isinstance(t, type) and issubclass(t, ut.TestCase)
 
 
-# C attributes of classes, named by their class (torch.Tensor.shape), and
-# the C slot methods bound to an object (torch.Tensor.shape.__get__).
-_C_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType,
-                  types.MethodWrapperType)
+# C attributes of classes, named by their class (torch.Tensor.shape).
+_C_ATTRS = (types.GetSetDescriptorType, types.MemberDescriptorType)
 
 
 def _gen_call(gen):

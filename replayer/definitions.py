@@ -486,9 +486,9 @@ def _class_body(body, field=None, factory_by_name=False, later=None):
     keywords, default_factory as the text of FIELD_FACTORIES's name (the
     name itself with factory_by_name), or the bare annotation without
     `field`.  later: for a dataclass's body, the name of the placeholder
-    that stands for a field's default that is not a literal nor a field()
-    call (ndc: Nested = Nested()), so the field and its place in __init__ are the source's;
-    the caller sets the recorded default in its place."""
+    that stands for a field's default that is neither a literal nor a
+    field() call (ndc: Nested = Nested()), so that the field and its place
+    in __init__ are the source's; the caller sets the recorded default."""
     out = []
     for st in body:
         f = _field_call(st)
@@ -614,8 +614,7 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
     parsed source tree, as one module-level statement that nests it as the
     source does (a definition inside a function found in its with, if,
     try, for and while blocks too): its enclosing classes and functions
-    reduced to that
-    nesting (a function takes no arguments, binds the names it binds in the
+    reduced to that nesting (a function takes no arguments, binds the names it binds in the
     source to None, so the class's methods keep those free variables, runs
     the imports and defines the classes before it there and returns the next
     definition), every class body reduced to its definitions, no decorators
@@ -644,8 +643,7 @@ def local_class_tree(tree, qualname, dataclass=None, field=None, factory_by_name
             raise ValueError("%s: no definition of %s in the stored source" % (qualname, name))
         chain.append(found[0])
         befores.append(found[1])
-        node = found[0]
-        body = node.body
+        body = found[0].body
     if len(chain) < 2 or not isinstance(chain[-1], ast.ClassDef) or any(
             isinstance(n, ast.AsyncFunctionDef) for n in chain):
         raise ValueError("%s is not a class inside a function" % qualname)

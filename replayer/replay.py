@@ -1055,8 +1055,8 @@ def _dataclass_default(cls, name, value):
     """Where field name of dataclass cls (made from the sources) has the
     placeholder default: the recorded value (its class attribute) made its
     default, in its Field and in the __init__ the dataclass made."""
-    f = getattr(cls, "__dataclass_fields__", {}).get(name) if isinstance(
-        vars(cls).get("__dataclass_fields__"), dict) else None
+    fields = vars(cls).get("__dataclass_fields__")
+    f = fields.get(name) if isinstance(fields, dict) else None
     if not isinstance(f, dataclasses.Field) or f.default is not _LATER:
         return
     f.default = value
