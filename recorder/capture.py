@@ -41,7 +41,8 @@ from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
 from .value_kinds import (AUTOGRAD_CTX_ATTRS, CLASS_ATTRS_NEVER_SET, DICT_ITERATOR_TYPES,
                           DYNAMO_MARKS, EXCLUDABLE_KEYS, FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS,
-                          MAX_DEPTH, is_structseq, code_place, contiguous_strides, torch_op)
+                          MAX_DEPTH, body_function, is_structseq, code_place,
+                          contiguous_strides, torch_op)
 
 _functorch = torch._C._functorch
 _cap_guard = Guarded("capture")
@@ -258,10 +259,13 @@ class _Capture:
         Descriptor() inside a test, or set on the class later), as
         value["class_attrs"] ("QUALNAME.NAME" -> node): the replay makes
         such a class from its definitions only, never running
-        y = torch.ones(4), and sets these instead.  Once per class and
-        capture; what cannot be captured is left out, never blocking the
-        replay."""
-        out, cells = {}, {}
+        y = torch.ones(4), and sets these instead.  And the own attributes
+        of the functions its def statements made, set later
+        (torch._dynamo.assume_constant_result(Cls.prop.fget)), as
+        value["method_attrs"] ("QUALNAME.NAME" -> dict node).  Once per
+        class and capture; what cannot be captured is left out, never
+        blocking the replay."""
+        out, cells, fattrs = {}, {}, {}
         for b in t.__mro__:
             q, m = getattr(b, "__qualname__", None), getattr(b, "__module__", None)
             if (b in self.classes_seen or not isinstance(q, str) or ".<locals>." not in q
@@ -274,15 +278,22 @@ class _Capture:
                     # (a dunder too: torch._dynamo.disable on a class sets
                     # its __call__; never one the replay refuses to set)
                     if (not isinstance(name, str) or name in CLASS_ATTRS_NEVER_SET
-                            or isinstance(v, types.ModuleType) or _made_by_body(q, name, v)
-                            or _made_by_enum(b, name)):
+                            or isinstance(v, types.ModuleType) or _made_by_enum(b, name)):
                         continue
-                    out["%s.%s" % (q, name)] = self.node(v, "%s.%s" % (q, name))
+                    key = "%s.%s" % (q, name)
+                    if _made_by_body(q, name, v):
+                        d = _own_attrs(body_function(v))
+                        if d:
+                            fattrs[key] = self.node(d, key + ".__dict__")
+                        continue
+                    out[key] = self.node(v, key)
             finally:
                 self.soft = soft
             self.class_cells(b, q, cells)
         if out:
             value["class_attrs"] = out
+        if fattrs:
+            value["method_attrs"] = fattrs
         if cells:
             value["class_cells"] = cells
             if self.cells_of.get(id(cells)):
@@ -1081,12 +1092,8 @@ class _Capture:
                     value["marks"] = marks
         except Exception:
             pass
-        d = getattr(fn, "__dict__", None)
-        d = {k: x for k, x in d.items() if isinstance(k, str) and not k.startswith(
-            "__")} if type(d) is dict else None
+        d = _own_attrs(fn)
         if d:
-            # Its own attributes (fn.pred = True), which Dynamo reads and
-            # guards; not functools.wraps's __wrapped__ and the like.
             value["dict"] = self.node(d, path + ".__dict__")
         place = code_place(fn.__code__)
         if place is not None:
@@ -1619,14 +1626,20 @@ def _made_by_body(q, name, v):
     def or class statement of its body made (a method, a static or class
     method, a property or cached_property of a method of that name, a
     nested class): the replay's class statement makes those itself."""
-    if isinstance(v, (staticmethod, classmethod)):
-        v = v.__func__
-    elif isinstance(v, property):
-        v = v.fget
-    elif isinstance(v, functools.cached_property):
-        v = v.func
+    v = body_function(v) or v
     return isinstance(v, (types.FunctionType, type)) and (
         getattr(v, "__qualname__", None) == "%s.%s" % (q, name))
+
+
+def _own_attrs(fn):
+    """A function's own attributes (fn.pred = True, the mark
+    torch._dynamo.assume_constant_result sets), which Dynamo reads and
+    guards; not functools.wraps's __wrapped__ and the like.  None when it
+    has none."""
+    d = getattr(fn, "__dict__", None)
+    d = {k: x for k, x in d.items() if isinstance(k, str) and not k.startswith(
+        "__")} if type(d) is dict else None
+    return d or None
 
 
 def _made_by_enum(b, name):
@@ -1676,6 +1689,15 @@ def _global_state():
         if not ag._saved_tensors_hooks_is_enabled():
             msg = ag._saved_tensors_hooks_get_disabled_error_message()
             st["saved_tensors_hooks_disabled"] = msg if isinstance(msg, str) else ""
+    except Exception:
+        pass
+    try:
+        # Inside a function under torch._dynamo.error_on_graph_break(True):
+        # Dynamo's tracer reads it at its start (a frame that traces no op
+        # is compiled empty, not skipped).
+        utils = sys.modules.get("torch._dynamo.utils")
+        if utils is not None and utils._get_error_on_graph_break() is True:
+            st["error_on_graph_break"] = True
     except Exception:
         pass
     return st

@@ -62,8 +62,9 @@ from .recorded import Refused
 from .recorded import number as _int
 from .value_kinds import (DICT_ITERATORS, DYNAMO_MARKS, EXCLUDABLE_KEYS, FUNCTORCH_WRAPPERS,
                           FX_GRAPH_ATTRS, FX_OPS, HOOKS, ITERATOR_TYPES, KINDS, MAX_CODE, MAX_DEPTH,
-                          MAX_FUNCTORCH_LEVELS, check_tree, class_attrs_to_set, class_cell_key,
-                          code_place, config_of, config_snapshot, function_where, is_place,
+                          MAX_FUNCTORCH_LEVELS, body_function, check_tree, class_attr_key,
+                          class_attrs_to_set, class_cell_key, code_place, config_of,
+                          config_snapshot, function_attrs_ok, function_where, is_place,
                           is_structseq, local_class_bases, local_class_number, method_key,
                           namedtuple_made, parametrized_class, torch_op)
 
@@ -1286,6 +1287,36 @@ class _Builder:
             return Refused("capture %d: %s" % (self.no, msg))
         return Refused("capture %d node %d: %s" % (self.no, n, msg))
 
+    def class_state(self, n, cls, v):
+        """What the classes in cls's MRO held at this compile that their
+        definitions do not make (an object's, a module's or a local class's
+        class_attrs, method_attrs, class_cells and method_defaults)."""
+        self.class_attrs(n, cls, v.get("class_attrs"))
+        self.method_attrs(n, cls, v.get("method_attrs"))
+        self.class_cells(n, cls, v.get("class_cells"))
+        self.method_defaults(n, cls, v.get("method_defaults"))
+
+    def method_attrs(self, n, cls, entries):
+        """The own attributes the functions of the def statements of the
+        classes defined inside functions in cls's MRO had at this compile
+        (capture's method_attrs: torch._dynamo.assume_constant_result(
+        Cls.prop.fget) after the class statement), set on the rebuilt
+        class's functions; one that cannot be made is left out.  Only on
+        classes the replay made from the stored sources."""
+        for key, c in (entries or {}).items():
+            q, name = class_attr_key(key)  # checked with the tree
+            owner = _made_class(cls, q)
+            fn = body_function(vars(owner).get(name)) if owner is not None else None
+            if fn is None:
+                continue
+            try:
+                attrs = self.child(n, c)
+            except NotReplayable:
+                continue
+            if not function_attrs_ok(attrs):
+                raise self.fail(n, "a function's attributes are not a dict of plain names")
+            fn.__dict__.update(attrs)
+
     def class_attrs(self, n, cls, attrs):
         """The recorded attributes of the classes defined inside functions
         in cls's MRO that their definitions do not make (capture's
@@ -1765,9 +1796,7 @@ class _Builder:
                     except TypeError:
                         pass
             self.built[n] = obj
-            self.class_attrs(n, cls, v.get("class_attrs"))
-            self.class_cells(n, cls, v.get("class_cells"))
-            self.method_defaults(n, cls, v.get("method_defaults"))
+            self.class_state(n, cls, v)
             d = kid(v.get("dict"))
             if not isinstance(d, dict) or not all(type(k) is str for k in d):
                 raise self.fail(n, "%s attributes are not a dict of names" % kind)
@@ -1889,9 +1918,7 @@ class _Builder:
                 # (a class defined inside a function: what its body made
                 # that its definitions do not, as for an instance of it)
                 self.built[n] = cls
-                self.class_attrs(n, cls, v.get("class_attrs"))
-                self.class_cells(n, cls, v.get("class_cells"))
-                self.method_defaults(n, cls, v.get("method_defaults"))
+                self.class_state(n, cls, v)
             return cls
         if kind == "function":
             return self.function(n, v, blob)
@@ -2289,10 +2316,7 @@ class _Builder:
         attrs = self.child(n, v["dict"]) if "dict" in v else None
         if attrs is not None:
             # Its own attributes (fn.pred = True), which Dynamo guards.
-            # (names the recorder keeps: never a dunder such as __wrapped__,
-            # which inspect and Dynamo follow)
-            if not isinstance(attrs, dict) or not all(
-                    isinstance(k, str) and not k.startswith("__") for k in attrs):
+            if not function_attrs_ok(attrs):
                 raise self.fail(n, "a function's attributes are not a dict of plain names")
             fn.__dict__.update(attrs)
         marks = v.get("marks")
@@ -3143,6 +3167,11 @@ class _GlobalState:
             self.tls.append(torch._C._ExcludeDispatchKeyGuard(ks))
         for ctx in self.tls:
             ctx.__enter__()
+        self.egb = None
+        utils = torch._dynamo.utils
+        if st.get("error_on_graph_break") is True and hasattr(utils, "_set_error_on_graph_break"):
+            self.egb = utils._get_error_on_graph_break()
+            utils._set_error_on_graph_break(True)
         self.autocast = None
         ac = st.get("autocast_cpu")
         if isinstance(ac, list) and len(ac) == 2 and ac[0] is True:
@@ -3168,6 +3197,8 @@ class _GlobalState:
         t.set_num_threads(o["threads"])
         if self.tf32 is not None:
             t._C._set_cublas_allow_tf32(self.tf32)
+        if self.egb is not None:
+            torch._dynamo.utils._set_error_on_graph_break(self.egb)
         return False
 
 

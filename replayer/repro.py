@@ -459,6 +459,24 @@ class Generator:
             self.reserved.add("repro_set_cell")
         return "repro_set_cell"
 
+    def body_function(self):
+        """The script's helper that finds the function a class body's def
+        statement made behind a class attribute (value_kinds.body_function)."""
+        key = ("helper", "body_function")
+        if key not in self.factories:
+            text = "\n".join([
+                "def repro_body_function(v):",
+                "    # a method's function, a static or class method's, a property's getter",
+                "    if isinstance(v, (staticmethod, classmethod)):",
+                "        return v.__func__",
+                "    if isinstance(v, property):",
+                "        return v.fget",
+                "    return v.func if isinstance(v, functools.cached_property) else v"])
+            self.factories[key] = ("repro_body_function", [], text)
+            self.imports.add("functools")
+            self.reserved.add("repro_body_function")
+        return "repro_body_function"
+
     def local_class(self, mod, qual, number=0):
         """The script's name for a class defined inside a function of the
         stored sources ("T.test_x.<locals>.Pair"), made by a factory that
@@ -979,6 +997,8 @@ def generate(opts):
             ctx.append("torch.no_grad()")
         if st.get("inference_mode") is True:
             ctx.append("torch.inference_mode()")
+        if st.get("error_on_graph_break") is True:
+            ctx.append("torch._dynamo.error_on_graph_break(True)")
         if st.get("default_dtype") in ("torch.float64", "torch.float16", "torch.bfloat16"):
             lines.append("torch.set_default_dtype(%s)" % st["default_dtype"])
         ac = st.get("autocast_cpu")

@@ -36,7 +36,7 @@ import _dynrec_repro
 from .recorded import Refused
 from .recorded import number as _int
 from .value_kinds import (DICT_ITERATORS, FX_OPS, MAX_DEPTH, check_tree, children,
-                          class_attrs_to_set, class_cell_key, contiguous_strides,
+                          class_attr_key, class_attrs_to_set, class_cell_key, contiguous_strides,
                           local_class_number, method_key, function_where, namedtuple_made)
 
 _query = _dynrec_repro.query
@@ -943,6 +943,15 @@ class Writer:
                 continue
             self.emit("type.__setattr__(next(b for b in %s.__mro__ if b.__qualname__ == %r), %r,"
                       " %s)  # its class body made it" % (cls, q, a, self.expr(c, a)))
+        for key, c in (v.get("method_attrs") or {}).items():
+            # A function's own attributes set after its def statement
+            # (torch._dynamo.assume_constant_result(Cls.prop.fget)).
+            q, a = class_attr_key(key)  # checked with the tree
+            if self.tree.rows.get(c, ("opaque",))[0] != "dict":
+                continue
+            self.emit("%s(vars(next(b for b in %s.__mro__ if b.__qualname__ == %r))[%r])"
+                      ".__dict__.update(%s)" % (self.gen.body_function(), cls, q, a,
+                                                self.expr(c, a + "_attrs")))
         for key, c in (v.get("class_cells") or {}).items():
             # What a method's closure held (a function the test defined
             # beside the class), where the nesting bound None.

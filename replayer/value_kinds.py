@@ -15,7 +15,9 @@ replay.py (rebuilt) and in repro_values.py (written as code); its tests go
 where tests/README.md says.
 """
 
+import functools
 import keyword
+import types
 
 MAX_DEPTH = 200      # capture.py stops there; a tree nested deeper is malformed
 MAX_CODE = 16 << 20  # the most bytes of a bytes or bytearray value, or of code
@@ -79,11 +81,13 @@ SEQUENCES = ("list", "tuple", "set", "frozenset", "slice")
 # object name -> node for those in _DICT_FIELDS.
 OBJECTS = {
     "namedtuple": ("items",), "enum": (), "dataclass": ("fields", "extra", "mapping"),
-    "module": ("dict", "class_attrs", "method_defaults", "class_cells", "class_cell_nodes"),
+    "module": ("dict", "class_attrs", "method_defaults", "class_cells", "class_cell_nodes",
+               "method_attrs"),
     "object": ("dict", "slots", "class_attrs", "mapping", "method_defaults", "class_cells",
-               "class_cell_nodes"),
+               "class_cell_nodes", "method_attrs"),
     "function": ("closure", "defaults", "kwdefaults", "dict"),
-    "class": ("class_attrs", "class_cells", "method_defaults", "class_cell_nodes"),
+    "class": ("class_attrs", "class_cells", "method_defaults", "class_cell_nodes",
+              "method_attrs"),
     "method": ("self", "func"), "tensor": ("view_of", "grad", "attrs"),
     "frame": ("locals", "closure", "globals", "soft_globals", "state", "guard_filter_fn"),
     "singleton": (),
@@ -163,7 +167,7 @@ FUNCTORCH_WRAPPERS = ("Vmap", "Grad", "Functionalize")
 MAX_FUNCTORCH_LEVELS = 64
 _LIST_FIELDS = ("items", "closure", "nodes", "extra_dicts")
 _DICT_FIELDS = ("fields", "slots", "class_attrs", "method_defaults", "class_cells", "c_attrs",
-                "class_cell_nodes")
+                "class_cell_nodes", "method_attrs")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
 # and a cell (its content's node, or null when empty).
 KINDS = frozenset(SCALARS) | frozenset(SEQUENCES) | frozenset(OBJECTS) | {"dict", "cell"}
@@ -429,6 +433,27 @@ def class_attrs_to_set(attrs):
     return out
 
 
+def body_function(v):
+    """The function a def statement of a class body made that v, an
+    attribute of the class, holds: v itself, a static or class method's, a
+    property's getter, a cached_property's; None for anything else."""
+    if isinstance(v, (staticmethod, classmethod)):
+        v = v.__func__
+    elif isinstance(v, property):
+        v = v.fget
+    elif isinstance(v, functools.cached_property):
+        v = v.func
+    return v if type(v) is types.FunctionType else None
+
+
+def function_attrs_ok(attrs):
+    """Whether attrs, read from a trace, may be set as a function's own
+    attributes (fn.pred = True): a dict of plain names, never a dunder such
+    as __wrapped__, which inspect and Dynamo follow."""
+    return isinstance(attrs, dict) and all(
+        isinstance(k, str) and not k.startswith("__") for k in attrs)
+
+
 def class_cell_key(key):
     """(class qualname, method name, free variable name) of a key of an
     object's class_cells ("T.test_x.<locals>.Leaf.forward:leaf_fn"), or None
@@ -543,10 +568,10 @@ def _form(kind, v):
                 and _ints(st[1], 1000, 0, 1 << 32) and (st[2] is None or (
                     isinstance(st[2], str) and len(st[2]) < 40))):
             return "random without a state"
-        ca = v.get("class_attrs")
-        if kind in ("object", "module", "class") and ca is not None and not (
-                isinstance(ca, dict) and all(class_attr_key(k) for k in ca)):
-            return "%s with a class attribute that is not a local class's plain name" % kind
+        for ca in (v.get("class_attrs"), v.get("method_attrs")):
+            if kind in ("object", "module", "class") and ca is not None and not (
+                    isinstance(ca, dict) and all(class_attr_key(k) for k in ca)):
+                return "%s with a class attribute that is not a local class's plain name" % kind
         for cc in (v.get("class_cells"), v.get("class_cell_nodes")):
             if kind in ("object", "module", "class") and cc is not None and not (
                     isinstance(cc, dict) and all(class_cell_key(k) for k in cc)):

@@ -416,17 +416,19 @@ static E2eProc *repro(const char *trace);
  * (__dict__) or a class that is not local to a function: malformed for
  * replay and repro alike (the one check of the tree), nothing set on any
  * class.  (Other dunders, such as the __call__ torch._dynamo.disable sets,
- * may be set.) */
+ * may be set.)  The same for the keys of method_attrs (the own attributes
+ * of a local class's functions), which name a class attribute too. */
 Test(hostile_values, class_attribute_that_is_not_a_local_plain_name_is_malformed) {
     static const char *const keys[] = {"T.f.<locals>.C.__init_subclass__", "Module.y",
                                        "T.f.<locals>.C.__del__", "T.f.<locals>.C.__getattr__",
-                                       "T.f.<locals>.C.__dict__"};
-    for (int i = 0; i < 5; i++) {
+                                       "T.f.<locals>.C.__dict__", "Module.forward",
+                                       "T.f.<locals>.C.__set_name__"};
+    for (int i = 0; i < 7; i++) {
         char *t = hostile(e2e_fmt("cattr%d.db", i),
-                          "UPDATE value_nodes SET value = json_set(value, '$.class_attrs',"
+                          "UPDATE value_nodes SET value = json_set(value, '$.%s',"
                           " json_object(%Q, " NODE("kind_id = " STR("str")) "))"
                           " WHERE kind_id = " STR("object") ";",
-                          keys[i]);
+                          i < 5 ? "class_attrs" : "method_attrs", keys[i]);
         E2eProc *r = replay(t);
         cr_assert_eq(r->status, 65 << 8, "%s: exit %s:\n%s%s", keys[i],
                      e2e_status_text(r->status), r->out.data, r->err.data);

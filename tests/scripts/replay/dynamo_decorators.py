@@ -1,6 +1,8 @@
 """replay scenario: Dynamo's decorator objects reached through the program's
 functions: torch._dynamo.disable, error_on_graph_break and set_stance
-wrappers, whose closures hold the context objects."""
+wrappers, whose closures hold the context objects; a compile under
+error_on_graph_break(True) that traces no op (compiled empty, not skipped);
+assume_constant_result on the property of a class defined in a function."""
 
 import torch
 
@@ -35,6 +37,31 @@ class Block(torch.nn.Module):
         return self.lin(x).relu()
 
 
+@torch._dynamo.error_on_graph_break(True)
+@torch.compile(backend="eager")
+def constant():
+    return 1
+
+
+def marked_constant_property():
+    class WithId(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._cached_id = None
+
+        @property
+        def cached_id(self):
+            if self._cached_id is None:
+                self._cached_id = 42
+            return self._cached_id
+
+        def forward(self, x):
+            return x * self.cached_id
+
+    torch._dynamo.assume_constant_result(WithId.cached_id.fget)
+    return torch.compile(WithId(), backend="eager", fullgraph=True)(torch.ones(3))
+
+
 @torch.compile(backend="eager")
 def uses_disabled_module(m, x):
     return m(x) * 2
@@ -45,3 +72,4 @@ m = Block()
 m.lin = torch._dynamo.disable(m.lin)
 print(uses_disabled_module(m, torch.ones(3)).shape)
 print(forced(outer, torch.ones(2)).tolist())
+print(constant(), marked_constant_property().tolist())
