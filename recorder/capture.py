@@ -1163,6 +1163,8 @@ class _Capture:
                 value["persistent"] = getattr(t, "persistent", True) is not False
             return "uninitialized", value, None
         if cls not in (torch.Tensor, torch.nn.Parameter):
+            if _traceable_wrapper(cls):
+                return self.subclass_tensor(t, path, cls)
             sub = self.tensor_subclass(cls)
             if sub is None:
                 return "opaque", None, None
@@ -1171,6 +1173,33 @@ class _Capture:
             with torch._C.DisableTorchFunctionSubclass():
                 return self.plain_tensor(t, path, cls, sub)
         return self.plain_tensor(t, path, cls, None)
+
+    def subclass_tensor(self, t, path, cls):
+        """A tensor of a traceable wrapper subclass (a __torch_dispatch__
+        subclass whose data lives in inner tensors: torch's TwoTensor, a
+        quantized tensor of a library): its class, the inner tensors and
+        context its __tensor_flatten__ gives (as Dynamo's own fakification
+        calls it), its size, stride, requires_grad, whether a leaf, and
+        Dynamo's marks; the replay makes it by the class's
+        __tensor_unflatten__.  A view is opaque (its base is not kept)."""
+        ref = self.ref(cls)
+        with torch._C.DisableTorchFunctionSubclass():
+            if ref is None or t._is_view():
+                return "opaque", None, None
+            names, ctx = t.__tensor_flatten__()
+            if not isinstance(names, (list, tuple)) or not all(
+                    isinstance(k, str) and k.isidentifier() for k in names):
+                return "opaque", {"why": "__tensor_flatten__ gave no attribute names"}, None
+            value = {"class": ref,
+                     "inner_tensors": {k: self.node(getattr(t, k), "%s.%s" % (path, k))
+                                       for k in names},
+                     "ctx": self.node(ctx, path + ".<__tensor_flatten__ context>"),
+                     "size": list(t.shape), "stride": list(t.stride()),
+                     "requires_grad": bool(t.requires_grad), "leaf": bool(t.is_leaf)}
+            marks = _tensor_marks(t, getattr(t, "__dict__", None) or {})
+        if marks:
+            value["marks"] = marks
+        return "subclass_tensor", value, None
 
     def tensor_subclass(self, cls):
         """A class reference for a subclass of torch.Tensor the program
@@ -1206,28 +1235,8 @@ class _Capture:
             value["inference"] = True
         if t._is_view() and t._base is not None:
             value["view_of"] = self.node(t._base, path + "._base")
-        marks = {}
         d = getattr(t, "__dict__", None) or {}
-        # The known ones, and any other dims mark a later torch sets.
-        for name in _DIM_MARKS + tuple(k for k in d if isinstance(k, str) and k.startswith(
-                "_dynamo_") and k.endswith("_indices") and k not in _DIM_MARKS):
-            s = getattr(t, name, None)
-            if isinstance(s, (set, frozenset)) and all(type(i) is int for i in s):
-                marks[name] = sorted(s)
-        rng = getattr(t, "_dynamo_dynamic_range", None)
-        if isinstance(rng, (set, frozenset)):
-            marks["_dynamo_dynamic_range"] = sorted(
-                ([r.dim, r.min, r.max] for r in rng if hasattr(r, "dim")), key=repr)
-        for name in _FLAG_MARKS:
-            if getattr(t, name, None) is True:
-                marks[name] = True
-        kind = getattr(t, "_dynamo_static_input_type", None)
-        if kind in ("guarded", "unguarded"):
-            marks["_dynamo_static_input_type"] = kind
-        hints = getattr(t, "_dynamo_hint_overrides", None)
-        if isinstance(hints, dict) and hints and all(type(k) is int and type(v) is int
-                                           for k, v in hints.items()):
-            marks["_dynamo_hint_overrides"] = sorted([k, v] for k, v in hints.items())
+        marks = _tensor_marks(t, d)
         if marks:
             value["marks"] = marks
         # The tensor's own Python attributes (x.y = 4; torch's mark_dynamic
@@ -1252,6 +1261,32 @@ class _Capture:
 
 
 import ctypes  # noqa: E402
+
+
+def _tensor_marks(t, d):
+    """Dynamo's marks on tensor t (mark_dynamic, mark_static, ...), d its
+    __dict__: the known ones, and any other dims mark a later torch sets."""
+    marks = {}
+    for name in _DIM_MARKS + tuple(k for k in d if isinstance(k, str) and k.startswith(
+            "_dynamo_") and k.endswith("_indices") and k not in _DIM_MARKS):
+        s = getattr(t, name, None)
+        if isinstance(s, (set, frozenset)) and all(type(i) is int for i in s):
+            marks[name] = sorted(s)
+    rng = getattr(t, "_dynamo_dynamic_range", None)
+    if isinstance(rng, (set, frozenset)):
+        marks["_dynamo_dynamic_range"] = sorted(
+            ([r.dim, r.min, r.max] for r in rng if hasattr(r, "dim")), key=repr)
+    for name in _FLAG_MARKS:
+        if getattr(t, name, None) is True:
+            marks[name] = True
+    kind = getattr(t, "_dynamo_static_input_type", None)
+    if kind in ("guarded", "unguarded"):
+        marks["_dynamo_static_input_type"] = kind
+    hints = getattr(t, "_dynamo_hint_overrides", None)
+    if isinstance(hints, dict) and hints and all(type(k) is int and type(v) is int
+                                       for k, v in hints.items()):
+        marks["_dynamo_hint_overrides"] = sorted([k, v] for k, v in hints.items())
+    return marks
 
 
 class _FxNode:
@@ -1619,6 +1654,18 @@ def _decorated_defs(modname):
             st.name for st in body if isinstance(st, (
                 ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and st.decorator_list)
     return names
+
+
+def _traceable_wrapper(cls):
+    """Whether cls, a subclass of torch.Tensor, is a traceable wrapper
+    subclass (__tensor_flatten__, __tensor_unflatten__ and a
+    __torch_dispatch__ of its own), as torch's own test tells."""
+    pd = sys.modules.get("torch.utils._python_dispatch")
+    test = getattr(pd, "is_traceable_wrapper_subclass_type", None)
+    try:
+        return bool(test(cls)) if test is not None else False
+    except Exception:
+        return False
 
 
 def _made_by_body(q, name, v):

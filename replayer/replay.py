@@ -1974,6 +1974,8 @@ class _Builder:
             return self.tensor(n, v, blob)
         if kind == "wrapped_tensor":
             return self.wrapped_tensor(n, v)
+        if kind == "subclass_tensor":
+            return self.subclass_tensor(n, v)
         if kind == "torch_op":
             op = torch_op(v)
             if op is None:
@@ -2483,7 +2485,25 @@ class _Builder:
         if same is None and type(v.get("ident")) is int:
             _objects_made[v["ident"]] = weakref.ref(t)
         self.built[n] = t
-        for name, val in (v.get("marks") or {}).items():
+        self.tensor_marks(n, t, v.get("marks"))
+        g = v.get("grad")
+        if g is not None:
+            grad = self.child(n, g)
+            if isinstance(grad, torch.Tensor) and grad.shape == t.shape:
+                t.grad = grad
+        if v.get("attrs") is not None:
+            attrs = self.child(n, v["attrs"])
+            if not isinstance(attrs, dict) or not all(type(k) is str for k in attrs):
+                raise self.fail(n, "tensor attributes are not a dict of names")
+            # Into the instance's __dict__: never a setter of Tensor's.
+            t.__dict__.update(attrs)
+        return t
+
+    def tensor_marks(self, n, t, marks):
+        """Dynamo's marks (a tensor node's marks) set on t."""
+        if marks is not None and not isinstance(marks, dict):
+            raise self.fail(n, "tensor marks that are not an object")
+        for name, val in (marks or {}).items():
             if name == "_dynamo_dynamic_range":
                 from torch._dynamo.decorators import _DimRange
 
@@ -2508,17 +2528,44 @@ class _Builder:
                     raise self.fail(n, "%s must be a list of [dim, hint]" % name)
                 t._dynamo_hint_overrides = {d: h for d, h in (
                     _ints(p, name, 0, 1 << 62) for p in val)}
-        g = v.get("grad")
-        if g is not None:
-            grad = self.child(n, g)
-            if isinstance(grad, torch.Tensor) and grad.shape == t.shape:
-                t.grad = grad
-        if v.get("attrs") is not None:
-            attrs = self.child(n, v["attrs"])
-            if not isinstance(attrs, dict) or not all(type(k) is str for k in attrs):
-                raise self.fail(n, "tensor attributes are not a dict of names")
-            # Into the instance's __dict__: never a setter of Tensor's.
-            t.__dict__.update(attrs)
+
+    def subclass_tensor(self, n, v):
+        """A tensor of a traceable wrapper subclass, made by its class's
+        __tensor_unflatten__ from its inner tensors and context (as
+        Dynamo's fakification makes one), with no grad mode: then made to
+        require grad (a leaf), or the clone of one that does (not a leaf),
+        and marked as recorded."""
+        cls = _ref(v["class"], self.modules)
+        import torch.utils._python_dispatch as pd
+
+        test = getattr(pd, "is_traceable_wrapper_subclass_type", None)
+        if not (isinstance(cls, type) and test is not None and test(cls)):
+            raise self.fail(n, "a subclass_tensor of a class that is not a traceable tensor "
+                               "subclass")
+        inner = {k: self.child(n, c) for k, c in v["inner_tensors"].items()}  # checked
+        if not all(isinstance(x, torch.Tensor) for x in inner.values()):
+            raise self.fail(n, "a subclass_tensor whose inner values are not all tensors")
+        ctx = self.child(n, v["ctx"]) if v.get("ctx") is not None else None
+        try:
+            with torch.no_grad():
+                t = cls.__tensor_unflatten__(inner, ctx, torch.Size(v["size"]),
+                                             tuple(v["stride"]))
+        except Exception as exc:
+            raise NotReplayable("%s.__tensor_unflatten__ refused its recorded inner tensors: "
+                                "%s: %s" % (cls.__qualname__, type(exc).__name__,
+                                            (str(exc).splitlines() or [""])[0][:200]))
+        if type(t) is not cls or list(t.shape) != v["size"]:
+            raise NotReplayable("%s.__tensor_unflatten__ made a %s of shape %s, not the recorded "
+                                "one" % (cls.__qualname__, type(t).__name__, list(t.shape)))
+        if v["requires_grad"] and not t.requires_grad:
+            if not (t.dtype.is_floating_point or t.dtype.is_complex):
+                raise self.fail(n, "requires_grad on an integer tensor")
+            t.requires_grad_(True)
+        if v["requires_grad"] and not v["leaf"] and t.is_leaf:
+            with torch.enable_grad():
+                t = t.clone()
+        self.built[n] = t
+        self.tensor_marks(n, t, v.get("marks"))
         return t
 
 

@@ -648,6 +648,8 @@ class Writer:
             return var
         if kind == "graph_module":
             return self.graph_module(n, v, hint)
+        if kind == "subclass_tensor":
+            return self.subclass_tensor(n, v, hint)
         if kind == "wrapped_tensor":
             # A tensor of a torch.func transform (vmap, grad, functionalize)
             # exists only inside it; a script calls the frame outside any.
@@ -1153,7 +1155,44 @@ class Writer:
             else:
                 self.emit("%s = torch.Tensor._make_subclass(%s, %s.detach(), %r)" % (
                     name, cls, name, rg))
-        marks = v.get("marks") or {}
+        self.tensor_marks(n, name, v.get("marks"))
+        g = v.get("grad")
+        if g is not None:
+            self.emit("%s.grad = %s" % (name, self.expr(g, name + "_grad")))
+        a = v.get("attrs")
+        if a is not None:
+            if type(a) is not int or self.tree.rows[a][0] != "dict":
+                raise self.tree.fail(n, "tensor attributes are not a dict")
+            for k, c in self.tree.rows[a][2]:
+                kk = self.tree.rows[k]
+                if kk[0] != "str":
+                    raise self.tree.fail(n, "tensor attributes are not a dict of names")
+                self.emit("%s.__dict__[%r] = %s" % (name, kk[2], self.expr(c, "v")))
+        return name
+
+    def subclass_tensor(self, n, v, hint):
+        """A tensor of a traceable wrapper subclass, made by its class's
+        __tensor_unflatten__, as the replay makes it."""
+        cls = self.ref(n, v["class"], "class")
+        inner = ", ".join("%r: %s" % (k, self.expr(c, k))
+                          for k, c in v["inner_tensors"].items())  # checked with the tree
+        ctx = self.expr(v["ctx"], "ctx") if v.get("ctx") is not None else "None"
+        name = self.var(hint if hint != "v" else "t")
+        self.names[n] = name
+        self.emit("with torch.no_grad():")
+        self.emit("    %s = %s.__tensor_unflatten__({%s}, %s, torch.Size(%r), %r)" % (
+            name, cls, inner, ctx, v["size"], tuple(v["stride"])))
+        if v["requires_grad"]:
+            self.emit("%s.requires_grad_()" % name)
+            if not v["leaf"]:
+                self.emit("%s = %s.clone()  # not a leaf" % (name, name))
+        self.tensor_marks(n, name, v.get("marks"))
+        return name
+
+    def tensor_marks(self, n, name, marks):
+        """Dynamo's marks on the tensor named name (a tensor node's marks),
+        as calls of torch's mark functions where there is one."""
+        marks = marks or {}
         if not isinstance(marks, dict):
             raise self.tree.fail(n, "marks are not an object")
         ranges = {}
@@ -1193,16 +1232,3 @@ class Writer:
                           if dims else "%s.%s = set()" % (name, mark))
             else:
                 self.emit("# (a mark %s is not rebuilt)" % comment(mark))
-        g = v.get("grad")
-        if g is not None:
-            self.emit("%s.grad = %s" % (name, self.expr(g, name + "_grad")))
-        a = v.get("attrs")
-        if a is not None:
-            if type(a) is not int or self.tree.rows[a][0] != "dict":
-                raise self.tree.fail(n, "tensor attributes are not a dict")
-            for k, c in self.tree.rows[a][2]:
-                kk = self.tree.rows[k]
-                if kk[0] != "str":
-                    raise self.tree.fail(n, "tensor attributes are not a dict of names")
-                self.emit("%s.__dict__[%r] = %s" % (name, kk[2], self.expr(c, "v")))
-        return name

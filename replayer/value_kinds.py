@@ -93,6 +93,11 @@ OBJECTS = {
     "singleton": (),
     "npscalar": (), "ndarray": (), "generator": (), "compiled": ("orig",), "random": ("dict",),
     "wrapped_tensor": ("inner",),
+    # A tensor of a traceable wrapper subclass (class: REF): its
+    # __tensor_flatten__'s inner tensors (attribute name -> node) and
+    # context, its size and stride, requires_grad, leaf and marks (as a
+    # tensor's); made by the class's __tensor_unflatten__.
+    "subclass_tensor": ("inner_tensors", "ctx"),
     "graph_module": ("nodes", "codegen", "co_fields", "dict"),
     # functools.partial(func, *args, **keywords), and its __dict__;
     # collections.defaultdict(factory, entries) (a dict node).
@@ -167,7 +172,7 @@ FUNCTORCH_WRAPPERS = ("Vmap", "Grad", "Functionalize")
 MAX_FUNCTORCH_LEVELS = 64
 _LIST_FIELDS = ("items", "closure", "nodes", "extra_dicts")
 _DICT_FIELDS = ("fields", "slots", "class_attrs", "method_defaults", "class_cells", "c_attrs",
-                "class_cell_nodes", "method_attrs")
+                "class_cell_nodes", "method_attrs", "inner_tensors")
 # Every kind: the above, a dict (a list of [key node, value node] pairs)
 # and a cell (its content's node, or null when empty).
 KINDS = frozenset(SCALARS) | frozenset(SEQUENCES) | frozenset(OBJECTS) | {"dict", "cell"}
@@ -499,6 +504,16 @@ def _form(kind, v):
                         isinstance(v["disable"]["reason"], str)
                         and len(v["disable"]["reason"]) < 4096))))):
             return "compiled without what it wraps and how"
+        if kind == "subclass_tensor" and not (
+                isinstance(v.get("class"), dict) and isinstance(v.get("inner_tensors"), dict)
+                and 0 < len(v["inner_tensors"]) <= 64
+                and all(isinstance(k, str) and k.isidentifier() and not k.startswith("__")
+                        for k in v["inner_tensors"])
+                and _ints(v.get("size"), 64, 0, 1 << 62)
+                and _ints(v.get("stride"), 64, -(1 << 62), 1 << 62)
+                and len(v["size"]) == len(v["stride"])
+                and type(v.get("requires_grad")) is bool and type(v.get("leaf")) is bool):
+            return "subclass_tensor without its class, inner tensors, size and stride"
         if kind == "wrapped_tensor" and not (
                 v.get("transform") in FUNCTORCH_WRAPPERS and type(v.get("inner")) is int
                 and type(v.get("level")) is int and 1 <= v["level"] <= MAX_FUNCTORCH_LEVELS

@@ -384,6 +384,34 @@ Test(hostile_values, autograd_ctx_attribute_not_known_is_malformed) {
     assert_malformed(replay(t), "autograd_ctx without its Function");
 }
 
+/* 4b''''. A subclass_tensor node whose class is not a traceable wrapper
+ * subclass (torch.Tensor itself, or a class of any module: its
+ * __tensor_unflatten__ would run whatever that is), or whose inner tensors
+ * are named by a dunder: malformed, nothing called, no traceback. */
+Test(hostile_values, subclass_tensor_of_a_class_not_a_traceable_subclass_is_malformed) {
+    static const char *const cls[] = {"json_object('module', 'torch', 'qualname', 'Tensor')",
+                                      "json_object('module', 'os', 'qualname', 'system')"};
+    for (int i = 0; i < 2; i++) {
+        char *t = hostile(e2e_fmt("subt%d.db", i),
+                          ADD_STR("subclass_tensor")
+                          "UPDATE value_nodes SET kind_id = " STR("subclass_tensor") ", value ="
+                          " json_object('class', %s, 'inner_tensors', json_object('a', "
+                          NODE("kind_id = " STR("str")) "), 'ctx', NULL, 'size', json('[2]'),"
+                          " 'stride', json('[1]'), 'requires_grad', json('false'), 'leaf',"
+                          " json('true')) WHERE kind_id = " STR("object") ";",
+                          cls[i]);
+        assert_malformed(replay(t), "not a traceable tensor subclass");
+    }
+    char *t = hostile("subt_dunder.db",
+                      ADD_STR("subclass_tensor")
+                      "UPDATE value_nodes SET kind_id = " STR("subclass_tensor") ", value ="
+                      " json_object('class', json_object('module', 'torch', 'qualname', 'Tensor'),"
+                      " 'inner_tensors', json_object('__class__', " NODE("kind_id = " STR("str"))
+                      "), 'ctx', NULL, 'size', json('[2]'), 'stride', json('[1]'), 'requires_grad',"
+                      " json('false'), 'leaf', json('true')) WHERE kind_id = " STR("object") ";");
+    assert_malformed(replay(t), "subclass_tensor without its class, inner tensors");
+}
+
 /* 4b'''. A reference whose `classmethod` is not true (it takes the function
  * out of the method its name finds): malformed, no traceback. */
 Test(hostile_values, reference_whose_classmethod_is_not_true_is_malformed) {

@@ -268,7 +268,8 @@ static void scenario(const char *script) {
                                       "signature.py",
                                       "expanded_tensors.py",
                                       "shared_cells.py",
-                                      "grad_scaler.py"};
+                                      "grad_scaler.py",
+                                      "wrapper_subclasses.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2466,4 +2467,24 @@ Test(replay, cells_shared_with_a_local_class) {
      * method holds, while the class is being given its cells: before, two
      * cells, and Dynamo guarded `state` by another path) */
     assert_confined_reproduces(3);
+}
+
+/* Tensors of traceable wrapper subclasses as arguments (torch's TwoTensor,
+ * one requiring grad, one marked dynamic, and the program's own subclass
+ * whose __tensor_flatten__ context holds its scale): made by the class's
+ * __tensor_unflatten__ from the recorded inner tensors (before 0.7.9, 0 of
+ * 5 compiles: "argument 'x' of type ...TwoTensor"). */
+Test(replay, traceable_wrapper_subclasses_as_arguments) {
+    scenario("wrapper_subclasses.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.class.qualname'))"
+                                " FROM v_values WHERE kind = 'subclass_tensor'"),
+                 2);
+    cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'subclass_tensor'"
+                                " AND json_extract(value, '$.marks._dynamo_dynamic_indices')"
+                                " IS NOT NULL"),
+                 0);
+    e2e_close(a);
+    assert_reproduced("replay", "wrapper_subclasses.py");
+    assert_confined_reproduces(5);
 }

@@ -799,3 +799,14 @@ Test(repro, local_class_marked_allow_in_graph) {
     char *s = reproduces("fn", "--frame", "run_class.<locals>.fn");
     cr_assert_not_null(strstr(s, "torch._dynamo.allow_in_graph(AllowInGraphFunc)\n"), "%s", s);
 }
+
+/* A traceable wrapper subclass tensor (torch's TwoTensor) as an argument:
+ * made by the class's __tensor_unflatten__ from its inner tensors; the
+ * script's four compiles of the frame (three recompiles) are the recorded
+ * ones. */
+Test(repro, traceable_wrapper_subclass_argument) {
+    scenario("replay/wrapper_subclasses.py");
+    char *s = reproduces("f", "--frame", "f");
+    cr_assert_not_null(
+        strstr(s, "torch.testing._internal.two_tensor.TwoTensor.__tensor_unflatten__("), "%s", s);
+}

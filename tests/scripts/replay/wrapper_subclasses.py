@@ -1,0 +1,58 @@
+"""replay scenario: traceable wrapper tensor subclasses (a __torch_dispatch__
+subclass whose data lives in inner tensors) as frame inputs: torch's own
+TwoTensor, and one the program defines whose __tensor_flatten__ context holds
+a scale; a recompile on a new inner dtype, one that requires grad, and one
+marked dynamic."""
+import torch
+import torch.utils._pytree as pytree
+from torch.testing._internal.two_tensor import TwoTensor
+
+
+class ScaledTensor(torch.Tensor):
+    @staticmethod
+    def __new__(cls, data, scale):
+        return torch.Tensor._make_wrapper_subclass(
+            cls, data.shape, strides=data.stride(), dtype=data.dtype, device=data.device,
+            requires_grad=data.requires_grad)
+
+    def __init__(self, data, scale):
+        self.data_ = data
+        self.scale = scale
+
+    def __repr__(self):
+        return "ScaledTensor(%r, %r)" % (self.data_, self.scale)
+
+    def __tensor_flatten__(self):
+        return ["data_"], {"scale": self.scale}
+
+    @staticmethod
+    def __tensor_unflatten__(inner, ctx, outer_size, outer_stride):
+        return ScaledTensor(inner["data_"], ctx["scale"])
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args, kwargs=None):
+        scale = next(a.scale for a in pytree.tree_leaves(args) if isinstance(a, ScaledTensor))
+        args, kwargs = pytree.tree_map_only(ScaledTensor, lambda t: t.data_ * t.scale,
+                                            (args, kwargs or {}))
+        out = func(*args, **kwargs)
+        return pytree.tree_map_only(torch.Tensor, lambda t: ScaledTensor(t / scale, scale),
+                                    out)
+
+
+def f(x, y):
+    return (x * 2 + y).sin()
+
+
+cf = torch.compile(f, backend="eager")
+print(type(cf(TwoTensor(torch.randn(4), torch.randn(4)), torch.ones(4))).__name__)
+print(type(cf(TwoTensor(torch.randn(4).double(), torch.randn(4).double()),
+              torch.ones(4).double())).__name__)
+g = TwoTensor(torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True))
+out = torch.compile(f, backend="aot_eager")(g, torch.ones(3))
+out.sum().backward()
+print(g.grad is not None)
+s = ScaledTensor(torch.randn(5), 3.0)
+print(type(torch.compile(f, backend="aot_eager")(s, torch.ones(5))).__name__)
+d = TwoTensor(torch.randn(6, 2), torch.randn(6, 2))
+torch._dynamo.mark_dynamic(d, 0)
+print(torch.compile(lambda t: t.cos() * t.shape[0], backend="aot_eager")(d).shape)
