@@ -1946,10 +1946,12 @@ class _Builder:
             if not callable(fn):
                 raise self.fail(n, "method of something not callable")
             if not _defines(obj, fn):
-                if _LOOSE and isinstance(fn, types.FunctionType):
+                if _LOOSE and isinstance(fn.func if isinstance(fn, functools.partial) else fn,
+                                         types.FunctionType):
                     # Confined or trusted: a function bound to the object as
                     # an attribute of its own (torch's TestCase binds its
-                    # policy wrapper of the test method to the test).
+                    # policy wrapper of the test method to the test; torchao
+                    # a partial of its extra_repr to a quantized Linear).
                     return types.MethodType(fn, obj)
                 raise NotReplayable("a method binding %s to an object of %s, whose class does "
                                     "not define it" % (_name_of(fn), _name_of(type(obj))))

@@ -1,8 +1,13 @@
 """replay scenario: traceable wrapper tensor subclasses (a __torch_dispatch__
 subclass whose data lives in inner tensors) as frame inputs: torch's own
 TwoTensor, and one the program defines whose __tensor_flatten__ context holds
-a scale; a recompile on a new inner dtype, one that requires grad, and one
-marked dynamic."""
+a scale; a recompile on a new inner dtype, one that requires grad, one
+marked dynamic, and a module whose weight is a parameter of that subclass
+with an extra_repr bound as a partial (as torchao's quantize_ leaves a
+Linear)."""
+import functools
+import types
+
 import torch
 import torch.utils._pytree as pytree
 from torch.testing._internal.two_tensor import TwoTensor
@@ -56,3 +61,15 @@ print(type(torch.compile(f, backend="aot_eager")(s, torch.ones(5))).__name__)
 d = TwoTensor(torch.randn(6, 2), torch.randn(6, 2))
 torch._dynamo.mark_dynamic(d, 0)
 print(torch.compile(lambda t: t.cos() * t.shape[0], backend="aot_eager")(d).shape)
+
+
+def _extra_repr(module, original_extra_repr=None):
+    return "scaled, " + original_extra_repr()
+
+
+lin = torch.nn.Linear(4, 3)
+lin.weight = torch.nn.Parameter(ScaledTensor(lin.weight.detach(), 0.5), requires_grad=False)
+lin.extra_repr = types.MethodType(
+    functools.partial(_extra_repr, original_extra_repr=lin.extra_repr), lin)
+with torch.no_grad():
+    print(tuple(torch.compile(lin, backend="aot_eager")(torch.ones(2, 4)).shape))
