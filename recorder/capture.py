@@ -1179,12 +1179,14 @@ class _Capture:
         subclass whose data lives in inner tensors: torch's TwoTensor, a
         quantized tensor of a library): its class, the inner tensors and
         context its __tensor_flatten__ gives (as Dynamo's own fakification
-        calls it), its size, stride, requires_grad, whether a leaf, and
-        Dynamo's marks; the replay makes it by the class's
-        __tensor_unflatten__.  A view is opaque (its base is not kept)."""
+        calls it), its size and stride (null for a symbolic dim: a jagged
+        nested tensor's), requires_grad, whether a leaf, and Dynamo's marks;
+        the replay makes it by the class's __tensor_unflatten__.  A view
+        adds its base and storage offset: Dynamo guards the base (a jagged
+        nested tensor is a view of its values)."""
         ref = self.ref(cls)
         with torch._C.DisableTorchFunctionSubclass():
-            if ref is None or t._is_view():
+            if ref is None:
                 return "opaque", None, None
             names, ctx = t.__tensor_flatten__()
             if not isinstance(names, (list, tuple)) or not all(
@@ -1194,8 +1196,13 @@ class _Capture:
                      "inner_tensors": {k: self.node(getattr(t, k), "%s.%s" % (path, k))
                                        for k in names},
                      "ctx": self.node(ctx, path + ".<__tensor_flatten__ context>"),
-                     "size": list(t.shape), "stride": list(t.stride()),
+                     "size": [s if type(s) is int else None for s in t.shape],
+                     "stride": [s if type(s) is int else None for s in t.stride()],
                      "requires_grad": bool(t.requires_grad), "leaf": bool(t.is_leaf)}
+            if t._is_view() and t._base is not None:
+                value["view_of"] = self.node(t._base, path + "._base")
+                off = t.storage_offset()
+                value["offset"] = off if type(off) is int else None
             marks = _tensor_marks(t, getattr(t, "__dict__", None) or {})
         if marks:
             value["marks"] = marks

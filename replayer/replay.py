@@ -2501,6 +2501,26 @@ class _Builder:
             t.__dict__.update(attrs)
         return t
 
+    @staticmethod
+    def subclass_view(cls, base, inner, ctx, size, stride, offset):
+        """A view of a traceable wrapper subclass, as torch makes it: a
+        jagged nested tensor over its values (base: its inner _values), by
+        torch's _nested_view_from_jagged; one of a tensor of its own class,
+        by as_strided of that base."""
+        nt = sys.modules.get("torch.nested._internal.nested_tensor")
+        if nt is not None and cls is getattr(nt, "NestedTensor", None) and base is inner.get(
+                "_values") and isinstance(ctx, dict) and type(ctx.get("ragged_idx")) is int:
+            return torch._nested_view_from_jagged(
+                base, inner["_offsets"], nt._nt_view_dummy(), inner.get("_lengths"),
+                ctx["ragged_idx"], inner.get("_min_seqlen_tensor"),
+                inner.get("_max_seqlen_tensor"))
+        if isinstance(base, cls) and None not in size and None not in stride and (
+                type(offset) is int):
+            return base.as_strided(size, stride, offset)
+        raise NotReplayable("a view of a %s whose base is a %s: the replay makes views of "
+                            "jagged nested tensors and of a tensor of their own class" % (
+                                cls.__qualname__, type(base).__qualname__))
+
     def tensor_marks(self, n, t, marks):
         """Dynamo's marks (a tensor node's marks) set on t."""
         if marks is not None and not isinstance(marks, dict):
@@ -2536,7 +2556,8 @@ class _Builder:
         __tensor_unflatten__ from its inner tensors and context (as
         Dynamo's fakification makes one), with no grad mode: then made to
         require grad (a leaf), or the clone of one that does (not a leaf),
-        and marked as recorded."""
+        and marked as recorded.  A view is made from its base
+        (subclass_view)."""
         cls = _ref(v["class"], self.modules)
         import torch.utils._python_dispatch as pd
 
@@ -2548,18 +2569,44 @@ class _Builder:
         if not all(isinstance(x, torch.Tensor) for x in inner.values()):
             raise self.fail(n, "a subclass_tensor whose inner values are not all tensors")
         ctx = self.child(n, v["ctx"]) if v.get("ctx") is not None else None
+        size, stride = v["size"], v["stride"]  # (null: a symbolic dim, a jagged one)
+        base = self.child(n, v["view_of"]) if v.get("view_of") is not None else None
         try:
-            with torch.no_grad():
-                t = cls.__tensor_unflatten__(inner, ctx, torch.Size(v["size"]),
-                                             tuple(v["stride"]))
+            if base is not None:
+                # (with grad mode on: a view of a base that requires grad
+                # requires grad, as recorded)
+                with torch.enable_grad():
+                    t = self.subclass_view(cls, base, inner, ctx, size, stride, v.get("offset"))
+            else:
+                with torch.no_grad():
+                    t = cls.__tensor_unflatten__(
+                        inner, ctx, torch.Size(size) if None not in size else tuple(size),
+                        tuple(stride))
+        except NotReplayable:
+            raise
         except Exception as exc:
             raise NotReplayable("%s.__tensor_unflatten__ refused its recorded inner tensors: "
                                 "%s: %s" % (cls.__qualname__, type(exc).__name__,
                                             (str(exc).splitlines() or [""])[0][:200]))
-        if type(t) is not cls or list(t.shape) != v["size"]:
-            raise NotReplayable("%s.__tensor_unflatten__ made a %s of shape %s, not the recorded "
-                                "one" % (cls.__qualname__, type(t).__name__, list(t.shape)))
-        if v["requires_grad"] and not t.requires_grad:
+        if type(t) is not cls and isinstance(t, torch.Tensor) and issubclass(cls, type(t)):
+            # (a subclass that inherits its base's __tensor_unflatten__,
+            # which makes the base: the recorded class all the same)
+            try:
+                t.__class__ = cls
+            except TypeError:
+                pass
+        if type(t) is not cls:
+            raise NotReplayable("%s.__tensor_unflatten__ made a %s" % (cls.__qualname__,
+                                                                      type(t).__qualname__))
+        if len(t.shape) != len(size) or any(
+                s is not None and s != d for s, d in zip(size, t.shape)):
+            raise NotReplayable("%s.__tensor_unflatten__ made a tensor of shape %s, not %s" % (
+                cls.__qualname__, tuple(t.shape), size))
+        if base is not None:
+            if t.requires_grad != v["requires_grad"]:
+                raise NotReplayable("a view of a %s whose requires_grad is not its base's" % (
+                    cls.__qualname__))
+        elif v["requires_grad"] and not t.requires_grad:
             if not (t.dtype.is_floating_point or t.dtype.is_complex):
                 raise self.fail(n, "requires_grad on an integer tensor")
             t.requires_grad_(True)

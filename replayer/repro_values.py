@@ -1172,17 +1172,31 @@ class Writer:
 
     def subclass_tensor(self, n, v, hint):
         """A tensor of a traceable wrapper subclass, made by its class's
-        __tensor_unflatten__, as the replay makes it."""
+        __tensor_unflatten__ (a view from its base), as the replay makes it."""
         cls = self.ref(n, v["class"], "class")
-        inner = ", ".join("%r: %s" % (k, self.expr(c, k))
-                          for k, c in v["inner_tensors"].items())  # checked with the tree
+        names = {k: self.expr(c, k) for k, c in v["inner_tensors"].items()}  # checked
+        inner = ", ".join("%r: %s" % kv for kv in names.items())
         ctx = self.expr(v["ctx"], "ctx") if v.get("ctx") is not None else "None"
         name = self.var(hint if hint != "v" else "t")
         self.names[n] = name
-        self.emit("with torch.no_grad():")
-        self.emit("    %s = %s.__tensor_unflatten__({%s}, %s, torch.Size(%r), %r)" % (
-            name, cls, inner, ctx, v["size"], tuple(v["stride"])))
-        if v["requires_grad"]:
+        size = "torch.Size(%r)" % v["size"] if None not in v["size"] else repr(tuple(v["size"]))
+        base = self.expr(v["view_of"], name + "_base") if v.get("view_of") is not None else None
+        if base is not None and "_offsets" in names and base == names.get("_values"):
+            # a jagged nested tensor, a view of its values, as torch makes it
+            self.emit("%s = torch._nested_view_from_jagged(%s, %s, torch.nested._internal."
+                      "nested_tensor._nt_view_dummy(), %s, %s['ragged_idx'], %s, %s)" % (
+                          name, base, names["_offsets"], names.get("_lengths", "None"), ctx,
+                          names.get("_min_seqlen_tensor", "None"),
+                          names.get("_max_seqlen_tensor", "None")))
+            self.gen.imports.add("torch.nested._internal.nested_tensor")
+        elif base is not None:
+            self.emit("%s = %s.as_strided(%s, %r, %r)  # a view of it" % (
+                name, base, size, tuple(v["stride"]), v.get("offset")))
+        else:
+            self.emit("with torch.no_grad():")
+            self.emit("    %s = %s.__tensor_unflatten__({%s}, %s, %s, %r)" % (
+                name, cls, inner, ctx, size, tuple(v["stride"])))
+        if v["requires_grad"] and base is None:
             self.emit("%s.requires_grad_()" % name)
             if not v["leaf"]:
                 self.emit("%s = %s.clone()  # not a leaf" % (name, name))

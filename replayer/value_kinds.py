@@ -23,6 +23,13 @@ MAX_DEPTH = 200      # capture.py stops there; a tree nested deeper is malformed
 MAX_CODE = 16 << 20  # the most bytes of a bytes or bytearray value, or of code
 
 
+def _dims(v, lo):
+    """Whether v is a tensor's sizes or strides: at most 64, each an int
+    from lo below 2**62, or null (a symbolic dim)."""
+    return isinstance(v, list) and len(v) <= 64 and all(
+        x is None or (type(x) is int and lo <= x < 1 << 62) for x in v)
+
+
 def _ints(v, n, lo, hi):
     return isinstance(v, list) and len(v) <= n and all(type(x) is int and lo <= x < hi
                                                          for x in v)
@@ -96,8 +103,9 @@ OBJECTS = {
     # A tensor of a traceable wrapper subclass (class: REF): its
     # __tensor_flatten__'s inner tensors (attribute name -> node) and
     # context, its size and stride, requires_grad, leaf and marks (as a
-    # tensor's); made by the class's __tensor_unflatten__.
-    "subclass_tensor": ("inner_tensors", "ctx"),
+    # tensor's); made by the class's __tensor_unflatten__.  A view adds its
+    # base (view_of) and storage offset (offset, null where symbolic).
+    "subclass_tensor": ("inner_tensors", "ctx", "view_of"),
     "graph_module": ("nodes", "codegen", "co_fields", "dict"),
     # functools.partial(func, *args, **keywords), and its __dict__;
     # collections.defaultdict(factory, entries) (a dict node).
@@ -509,10 +517,11 @@ def _form(kind, v):
                 and 0 < len(v["inner_tensors"]) <= 64
                 and all(isinstance(k, str) and k.isidentifier() and not k.startswith("__")
                         for k in v["inner_tensors"])
-                and _ints(v.get("size"), 64, 0, 1 << 62)
-                and _ints(v.get("stride"), 64, -(1 << 62), 1 << 62)
+                and _dims(v.get("size"), 0) and _dims(v.get("stride"), -(1 << 62))
                 and len(v["size"]) == len(v["stride"])
-                and type(v.get("requires_grad")) is bool and type(v.get("leaf")) is bool):
+                and type(v.get("requires_grad")) is bool and type(v.get("leaf")) is bool
+                and (v.get("offset") is None or (
+                    type(v["offset"]) is int and 0 <= v["offset"] < 1 << 62))):
             return "subclass_tensor without its class, inner tensors, size and stride"
         if kind == "wrapped_tensor" and not (
                 v.get("transform") in FUNCTORCH_WRAPPERS and type(v.get("inner")) is int

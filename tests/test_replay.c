@@ -2477,18 +2477,25 @@ Test(replay, cells_shared_with_a_local_class) {
  * is a parameter of that subclass and whose extra_repr is a partial bound
  * to it (torchao's quantize_ leaves both): the partial is bound again
  * under confinement (before: "a method binding partial to an object of
- * ...Linear, whose class does not define it"). */
+ * ...Linear, whose class does not define it").  Views: a TwoTensor's, made
+ * by as_strided of its base, and jagged nested tensors, views of their
+ * values (Dynamo guards L['nt1']._base), made as torch makes them; two
+ * sharing offsets share their jagged dim, and new offsets recompile. */
 Test(replay, traceable_wrapper_subclasses_as_arguments) {
     scenario("wrapper_subclasses.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_eq(e2e_sql_int(a, "SELECT count(DISTINCT json_extract(value, '$.class.qualname'))"
                                 " FROM v_values WHERE kind = 'subclass_tensor'"),
-                 2);
+                 3);
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'subclass_tensor'"
                                 " AND json_extract(value, '$.marks._dynamo_dynamic_indices')"
                                 " IS NOT NULL"),
                  0);
+    /* a TwoTensor view and three jagged nested tensors, views of values */
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'subclass_tensor'"
+                                " AND json_extract(value, '$.view_of') IS NOT NULL"),
+                 4);
     e2e_close(a);
     assert_reproduced("replay", "wrapper_subclasses.py");
-    assert_confined_reproduces(6);
+    assert_confined_reproduces(9);
 }

@@ -810,3 +810,13 @@ Test(repro, traceable_wrapper_subclass_argument) {
     cr_assert_not_null(
         strstr(s, "torch.testing._internal.two_tensor.TwoTensor.__tensor_unflatten__("), "%s", s);
 }
+
+/* Jagged nested tensors as arguments, views of their values: written as
+ * torch._nested_view_from_jagged of the recorded values and offsets (the
+ * two first sharing offsets), and the recompile on new offsets is the
+ * recorded one. */
+Test(repro, jagged_nested_tensor_arguments) {
+    scenario("replay/wrapper_subclasses.py");
+    char *s = reproduces("binary", "--frame", "binary");
+    cr_assert_not_null(strstr(s, "torch._nested_view_from_jagged("), "%s", s);
+}

@@ -2,9 +2,10 @@
 subclass whose data lives in inner tensors) as frame inputs: torch's own
 TwoTensor, and one the program defines whose __tensor_flatten__ context holds
 a scale; a recompile on a new inner dtype, one that requires grad, one
-marked dynamic, and a module whose weight is a parameter of that subclass
-with an extra_repr bound as a partial (as torchao's quantize_ leaves a
-Linear)."""
+marked dynamic, a view of one; a module whose weight is a parameter of
+that subclass with an extra_repr bound as a partial (as torchao's quantize_
+leaves a Linear); jagged nested tensors (views of their values, two sharing
+offsets, then new offsets: a recompile)."""
 import functools
 import types
 
@@ -73,3 +74,19 @@ lin.extra_repr = types.MethodType(
     functools.partial(_extra_repr, original_extra_repr=lin.extra_repr), lin)
 with torch.no_grad():
     print(tuple(torch.compile(lin, backend="aot_eager")(torch.ones(2, 4)).shape))
+
+t = TwoTensor(torch.randn(4, 3), torch.randn(4, 3))
+print(tuple(torch.compile(lambda v: v * 2, backend="aot_eager")(t[1:]).shape))
+
+
+def binary(nt1, nt2):
+    return nt1 + nt2 * 2
+
+
+offsets = torch.tensor([0, 2, 5])
+nt1 = torch.nested.nested_tensor_from_jagged(torch.randn(5, 4), offsets)
+nt2 = torch.nested.nested_tensor_from_jagged(torch.randn(5, 4), offsets)
+cb = torch.compile(binary, backend="aot_eager")
+print(cb(nt1, nt2).dim())
+nt3 = torch.nested.nested_tensor([torch.randn(3, 4), torch.randn(1, 4)], layout=torch.jagged)
+print(cb(nt3, nt3).dim())
