@@ -1199,6 +1199,8 @@ class _Capture:
                      "size": [s if type(s) is int else None for s in t.shape],
                      "stride": [s if type(s) is int else None for s in t.stride()],
                      "requires_grad": bool(t.requires_grad), "leaf": bool(t.is_leaf)}
+            if t.is_inference():
+                value["inference"] = True  # (made under inference_mode)
             if t._is_view() and t._base is not None:
                 value["view_of"] = self.node(t._base, path + "._base")
                 off = t.storage_offset()

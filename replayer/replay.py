@@ -2571,14 +2571,17 @@ class _Builder:
         ctx = self.child(n, v["ctx"]) if v.get("ctx") is not None else None
         size, stride = v["size"], v["stride"]  # (null: a symbolic dim, a jagged one)
         base = self.child(n, v["view_of"]) if v.get("view_of") is not None else None
+        inference = v.get("inference") is True
+        if inference and v["requires_grad"]:
+            raise self.fail(n, "an inference tensor that requires grad")
         try:
             if base is not None:
                 # (with grad mode on: a view of a base that requires grad
                 # requires grad, as recorded)
-                with torch.enable_grad():
+                with torch.inference_mode() if inference else torch.enable_grad():
                     t = self.subclass_view(cls, base, inner, ctx, size, stride, v.get("offset"))
             else:
-                with torch.no_grad():
+                with torch.inference_mode() if inference else torch.no_grad():
                     t = cls.__tensor_unflatten__(
                         inner, ctx, torch.Size(size) if None not in size else tuple(size),
                         tuple(stride))
@@ -2969,10 +2972,11 @@ class _Backends:
             backend = self.instance(desc["instance_of"], name, desc.get("backend_arg"))
             if backend == "eager":
                 # (one per recorded object, so its recompiles stay; named
-                # as the recorder names an object, by its class)
+                # as the recorder named it: its __name__, compiler_fn of
+                # the AotAutograd aot_autograd() makes, else its class)
                 cls = desc["instance_of"].get("qualname")
-                backend = self.standin(cls.rpartition(".")[2] if isinstance(cls, str) else "",
-                                       desc.get("instance"))
+                backend = self.standin(name if name.isidentifier() else cls.rpartition(".")[2]
+                                       if isinstance(cls, str) else "", desc.get("instance"))
         elif isinstance(desc.get("function"), dict):
             try:
                 backend = _ref(desc["function"], self.modules)

@@ -1193,7 +1193,8 @@ class Writer:
             self.emit("%s = %s.as_strided(%s, %r, %r)  # a view of it" % (
                 name, base, size, tuple(v["stride"]), v.get("offset")))
         else:
-            self.emit("with torch.no_grad():")
+            self.emit("with torch.%s():" % ("inference_mode" if v.get("inference") is True
+                                            else "no_grad"))
             self.emit("    %s = %s.__tensor_unflatten__({%s}, %s, %s, %r)" % (
                 name, cls, inner, ctx, size, tuple(v["stride"])))
         if v["requires_grad"] and base is None:

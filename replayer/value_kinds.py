@@ -520,6 +520,7 @@ def _form(kind, v):
                 and _dims(v.get("size"), 0) and _dims(v.get("stride"), -(1 << 62))
                 and len(v["size"]) == len(v["stride"])
                 and type(v.get("requires_grad")) is bool and type(v.get("leaf")) is bool
+                and type(v.get("inference", False)) is bool
                 and (v.get("offset") is None or (
                     type(v["offset"]) is int and 0 <= v["offset"] < 1 << 62))):
             return "subclass_tensor without its class, inner tensors, size and stride"

@@ -2480,7 +2480,9 @@ Test(replay, cells_shared_with_a_local_class) {
  * ...Linear, whose class does not define it").  Views: a TwoTensor's, made
  * by as_strided of its base, and jagged nested tensors, views of their
  * values (Dynamo guards L['nt1']._base), made as torch makes them; two
- * sharing offsets share their jagged dim, and new offsets recompile. */
+ * sharing offsets share their jagged dim, and new offsets recompile; one
+ * made under inference_mode is made so again (TENSOR_MATCH checks its
+ * dispatch keys). */
 Test(replay, traceable_wrapper_subclasses_as_arguments) {
     scenario("wrapper_subclasses.py");
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
@@ -2497,5 +2499,5 @@ Test(replay, traceable_wrapper_subclasses_as_arguments) {
                  4);
     e2e_close(a);
     assert_reproduced("replay", "wrapper_subclasses.py");
-    assert_confined_reproduces(9);
+    assert_confined_reproduces(10);
 }

@@ -5,7 +5,7 @@ a scale; a recompile on a new inner dtype, one that requires grad, one
 marked dynamic, a view of one; a module whose weight is a parameter of
 that subclass with an extra_repr bound as a partial (as torchao's quantize_
 leaves a Linear); jagged nested tensors (views of their values, two sharing
-offsets, then new offsets: a recompile)."""
+offsets, then new offsets: a recompile; one made under inference_mode)."""
 import functools
 import types
 
@@ -90,3 +90,6 @@ cb = torch.compile(binary, backend="aot_eager")
 print(cb(nt1, nt2).dim())
 nt3 = torch.nested.nested_tensor([torch.randn(3, 4), torch.randn(1, 4)], layout=torch.jagged)
 print(cb(nt3, nt3).dim())
+with torch.inference_mode():
+    nt5 = torch.nested.nested_tensor([torch.randn(2, 4), torch.randn(3, 4)], layout=torch.jagged)
+print(torch.compile(lambda n: n * 2, backend="eager")(nt5).is_nested)
