@@ -310,7 +310,9 @@ class _Capture:
             if isinstance(fn, (staticmethod, classmethod)):
                 fn = fn.__func__
             if type(fn) is not types.FunctionType or not isinstance(name, str) or not (
-                    fn.__closure__):
+                    fn.__closure__) or fn.__code__.co_filename.startswith("<"):
+                # (nor a method @dataclass generated, whose code is
+                # "<string>": the replay's @dataclass makes it again)
                 continue
             for var, cell in zip(fn.__code__.co_freevars, fn.__closure__):
                 if var == "__class__":

@@ -448,8 +448,9 @@ def _is_field(value):
 
 def _field_call(st):
     """For `name: T = field(...)` / `dataclasses.field(...)` whose keyword
-    arguments are literals, or a default_factory of FIELD_FACTORIES, in a
-    class body: (name, {keyword: literal value}); else None."""
+    arguments are literals, or a default_factory of FIELD_FACTORIES or a
+    lambda (a definition: its ast.Lambda), in a class body: (name,
+    {keyword: literal value}); else None."""
     if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.simple
             and isinstance(st.value, ast.Call) and not st.value.args):
         return None
@@ -460,6 +461,8 @@ def _field_call(st):
         if k.arg == "default_factory" and isinstance(k.value, ast.Name) and (
                 k.value.id in FIELD_FACTORIES):
             kw[k.arg] = k.value.id
+        elif k.arg == "default_factory" and isinstance(k.value, ast.Lambda):
+            kw[k.arg] = k.value
         elif isinstance(k.arg, str) and k.arg != "default_factory" and _literal(k.value):
             kw[k.arg] = ast.literal_eval(k.value)
         else:
@@ -484,8 +487,8 @@ def _class_body(body, field=None, factory_by_name=False, later=None):
     _field_call()) as its annotation's text and a call of `field` (the real
     dataclasses.field, under the name the caller gives) with its literal
     keywords, default_factory as the text of FIELD_FACTORIES's name (the
-    name itself with factory_by_name), or the bare annotation without
-    `field`.  later: for a dataclass's body, the name of the placeholder
+    name itself with factory_by_name) or the source's lambda, or the bare
+    annotation without `field`.  later: for a dataclass's body, the name of the placeholder
     that stands for a field's default that is neither a literal nor a
     field() call (ndc: Nested = Nested()), so that the field and its place
     in __init__ are the source's; the caller sets the recorded default."""
@@ -501,9 +504,9 @@ def _class_body(body, field=None, factory_by_name=False, later=None):
         elif f is not None:
             value = None if field is None else ast.Call(
                 func=ast.parse(field, mode="eval").body, args=[], keywords=[
-                    ast.keyword(arg=k, value=ast.Name(id=v, ctx=ast.Load()) if (
-                        k == "default_factory" and factory_by_name) else ast.parse(
-                            repr(v), mode="eval").body) for k, v in f[1].items()])
+                    ast.keyword(arg=k, value=v if isinstance(v, ast.Lambda) else ast.Name(
+                        id=v, ctx=ast.Load()) if (k == "default_factory" and factory_by_name)
+                        else ast.parse(repr(v), mode="eval").body) for k, v in f[1].items()])
             out.append(ast.copy_location(ast.AnnAssign(
                 target=st.target, annotation=ast.Constant(value=ast.unparse(st.annotation)),
                 value=value, simple=1), st))

@@ -379,8 +379,12 @@ def _apply_state(no, sources, modules, notes):
 
 def _field(default_factory=None, **kw):
     """dataclasses.field for a local class's field (definitions.py
-    _class_body()): default_factory names one of FIELD_FACTORIES."""
-    if default_factory is not None:
+    _class_body()): default_factory names one of FIELD_FACTORIES, or is the
+    source's lambda."""
+    if isinstance(default_factory, types.FunctionType) and (
+            default_factory.__name__ == "<lambda>"):
+        kw["default_factory"] = default_factory
+    elif default_factory is not None:
         if default_factory not in FIELD_FACTORIES:
             raise ValueError("a default_factory of %r" % (default_factory,))
         kw["default_factory"] = getattr(builtins, default_factory)

@@ -958,7 +958,9 @@ class Writer:
             # What a method's closure held (a function the test defined
             # beside the class), where the nesting bound None.
             q, meth, var = class_cell_key(key)  # checked with the tree
-            if self.tree.rows.get(c, ("opaque",))[0] == "opaque":
+            if self.tree.rows.get(c, ("opaque",))[0] == "opaque" or c == n:
+                # (the class itself: the cell of a method @dataclass made,
+                # recorded before 0.7.9, which the class statement makes)
                 continue
             self.emit("%s(next(b for b in %s.__mro__ if b.__qualname__ == %r), %r, %r, %s)"
                       "  # its closure held it" % (self.gen.cell_setter(), cls, q, meth, var,

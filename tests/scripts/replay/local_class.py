@@ -101,7 +101,7 @@ class Case:
     def test_default_made_by_a_call(self):
         # A frozen dataclass whose field's default a call made (not a
         # literal): the replay's class has the field, its default the
-        # recorded one.
+        # recorded one; a field whose default_factory is a lambda.
         @dataclass(frozen=True)
         class Nested:
             x: int = 2
@@ -110,10 +110,11 @@ class Case:
         class Holder:
             y: torch.Tensor
             ndc: Nested = Nested()
+            z: list = field(default_factory=lambda: [5])
 
         def fn(y):
             dc = Holder(y)
-            return dc.y + dc.ndc.x, dc
+            return dc.y + dc.ndc.x + dc.z[0], dc
 
         print(torch.compile(fn, backend="eager")(torch.ones(2))[0])
 
