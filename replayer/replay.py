@@ -2910,14 +2910,16 @@ class _Backends:
             self.note("backend %s cannot be rebuilt (%s); eager instead" % (name, exc))
             return "eager"
 
-    def standin(self, name, instance):
+    def standin(self, name, instance, aot=False):
         """eager in place of a backend function the replay cannot make (one
         a test defines): for a recorded instance number, a function of its
         own per number, named as the recorded one, since Dynamo guards the
         backend's identity (a new function per test recompiles, BACKEND_MATCH
-        naming it); "eager" itself without one (older traces)."""
+        naming it); "eager" itself without one (older traces).  aot: torch's
+        aot_eager in place of an aot_autograd() backend, whose AOTAutograd
+        tracing adds guards (a subclass's inner sizes) that eager would not."""
         if type(instance) is not int or not 0 <= instance < 1 << 31:
-            return "eager"
+            return "aot_eager" if aot else "eager"
         fn = self.standins.get(instance)
         if fn is None:
             own = name if name.isidentifier() else "backend"
@@ -2935,6 +2937,10 @@ class _Backends:
                     except Exception:  # (one with more arguments: UnicodeDecodeError)
                         exc = None
                     raise exc if exc is not None else RuntimeError(how[2])
+                if aot:
+                    from torch._dynamo.backends.registry import lookup_backend
+
+                    return lookup_backend("aot_eager")(gm, example_inputs)
                 return gm.forward  # what the eager backend returns
 
             fn.__name__ = fn.__qualname__ = own
@@ -2972,6 +2978,14 @@ class _Backends:
                 for k in sorted(set(opts) - set(kw["options"]), key=str)[:20]:
                     self.note("inductor option %s from the trace is not one dynrec "
                                       "passes: skipped" % k)
+        elif desc.get("instance_of") == {"module": "torch._dynamo.backends.common",
+                                         "qualname": "AotAutograd"}:
+            # aot_autograd(fw_compiler=..., ...) with compilers of the
+            # program's: AOTAutograd all the same, with eager compilers.
+            self.note("backend %s is aot_autograd() with compilers of its own; aot_eager "
+                      "instead" % name)
+            backend = self.standin(name if name.isidentifier() else "AotAutograd",
+                                   desc.get("instance"), aot=True)
         elif isinstance(desc.get("instance_of"), dict):
             backend = self.instance(desc["instance_of"], name, desc.get("backend_arg"))
             if backend == "eager":

@@ -5,12 +5,15 @@ a scale; a recompile on a new inner dtype, one that requires grad, one
 marked dynamic, a view of one; a module whose weight is a parameter of
 that subclass with an extra_repr bound as a partial (as torchao's quantize_
 leaves a Linear); jagged nested tensors (views of their values, two sharing
-offsets, then new offsets: a recompile; one made under inference_mode)."""
+offsets, then new offsets: a recompile; one made under inference_mode);
+one marked dynamic compiled by an aot_autograd() backend with a compiler of
+the program's (AOTAutograd's tracing guards the inner sizes)."""
 import functools
 import types
 
 import torch
 import torch.utils._pytree as pytree
+from torch._dynamo.backends.common import aot_autograd
 from torch.testing._internal.two_tensor import TwoTensor
 
 
@@ -93,3 +96,14 @@ print(cb(nt3, nt3).dim())
 with torch.inference_mode():
     nt5 = torch.nested.nested_tensor([torch.randn(2, 4), torch.randn(3, 4)], layout=torch.jagged)
 print(torch.compile(lambda n: n * 2, backend="eager")(nt5).is_nested)
+
+
+def fw(gm, example_inputs):
+    return gm.forward
+
+
+a = torch.ones(3, 4, requires_grad=True)
+tt = TwoTensor(a, a.clone())
+torch._dynamo.mark_dynamic(tt, 1)
+aot = aot_autograd(fw_compiler=fw)
+print(tuple(torch.compile(lambda t: t.clone().view(-1), backend=aot)(tt).shape))
