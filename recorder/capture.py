@@ -41,6 +41,7 @@ from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
 from .value_kinds import (AUTOGRAD_CTX_ATTRS, CLASS_ATTRS_NEVER_SET, DICT_ITERATOR_TYPES,
                           DYNAMO_MARKS, EXCLUDABLE_KEYS, FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS,
+                          PATH_CLASSES,
                           MAX_DEPTH, body_function, is_structseq, code_place,
                           contiguous_strides, torch_op)
 
@@ -508,6 +509,9 @@ class _Capture:
             return "slice", self.items([obj.start, obj.stop, obj.step], path), None
         if t is range:
             return "range", [obj.start, obj.stop, obj.step], None
+        if t.__module__ == "pathlib" and t.__name__ in PATH_CLASSES:
+            # (a module's cache_dir: its class and text, no file read)
+            return "path", [t.__name__, str(obj)], None
         if t is dict or t.__module__ == "collections" and t.__name__ == "OrderedDict":
             if len(obj) > _MAX_ITEMS:
                 raise _TooBig("%s holds %d items" % (path, len(obj)))

@@ -45,6 +45,7 @@ import linecache
 import marshal
 import math
 import os
+import pathlib
 import re
 import sys
 import threading
@@ -1536,6 +1537,14 @@ class _Builder:
                     v[2] == 0):
                 raise self.fail(n, "range needs start, stop and a non-zero step")
             return range(*v)
+        if kind == "path":
+            # (checked with the tree; made from its text: no file touched)
+            try:
+                p = getattr(pathlib, v[0])(v[1])
+            except NotImplementedError:  # (a WindowsPath on POSIX)
+                raise NotReplayable("a pathlib.%s, which this system cannot make" % v[0])
+            str(p)  # (its text cached, as the capture's str() left the recorded one)
+            return p
         if kind == "partial":
             fn, args, kw = kid(v.get("func")), kid(v.get("args")), kid(v.get("keywords"))
             if not callable(fn) or type(args) is not tuple or type(kw) is not dict or not all(

@@ -427,6 +427,9 @@ class Writer:
             return "slice(%s)" % ", ".join(x(c) for c in v)
         if kind == "range":
             return "range(%d, %d, %d)" % tuple(v)
+        if kind == "path":
+            self.gen.imports.add("pathlib")
+            return "pathlib.%s(%r)" % tuple(v)  # (checked with the tree)
         if kind == "partial":
             self.gen.imports.add("functools")
             return "functools.partial(%s)" % ", ".join(

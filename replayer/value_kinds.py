@@ -46,6 +46,11 @@ def _dtype_name(v):
 
 
 # Kinds whose value is data, and its form.
+# The pathlib classes a "path" node names (made from the path's text, which
+# touches no file).
+PATH_CLASSES = ("PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath",
+                "WindowsPath")
+
 SCALARS = {
     "none": lambda v: v is None, "ellipsis": lambda v: v is None,
     "bool": lambda v: type(v) is bool, "int": lambda v: type(v) is int,
@@ -66,6 +71,9 @@ SCALARS = {
     "size": lambda v: _ints(v, 64, 0, 1 << 62),
     "range": lambda v: isinstance(v, list) and len(v) == 3 and all(
         type(x) is int for x in v) and v[2] != 0,
+    # A pathlib path: [its class's name, its text].
+    "path": lambda v: isinstance(v, list) and len(v) == 2 and v[0] in PATH_CLASSES and (
+        isinstance(v[1], str) and len(v[1]) < 1 << 16),
     "dtype": _dtype_name,
     "device": lambda v: isinstance(v, str) and len(v) < 64,
     "pymodule": lambda v: isinstance(v, str),

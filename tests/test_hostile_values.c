@@ -384,6 +384,21 @@ Test(hostile_values, autograd_ctx_attribute_not_known_is_malformed) {
     assert_malformed(replay(t), "autograd_ctx without its Function");
 }
 
+/* 4b'''''. A path node naming a class outside pathlib's (os.system) or
+ * holding no text: malformed, nothing called, no traceback. */
+Test(hostile_values, path_of_a_class_not_pathlibs_is_malformed) {
+    static const char *const values[] = {"json('[\"system\", \"id\"]')",
+                                         "json('[\"PosixPath\", 5]')"};
+    for (int i = 0; i < 2; i++) {
+        char *t = hostile(e2e_fmt("path%d.db", i),
+                          ADD_STR("path")
+                          "UPDATE value_nodes SET kind_id = " STR("path") ", value = %s"
+                          " WHERE kind_id = " STR("object") ";",
+                          values[i]);
+        assert_malformed(replay(t), "path with a value of the wrong type");
+    }
+}
+
 /* 4b''''. A subclass_tensor node whose class is not a traceable wrapper
  * subclass (torch.Tensor itself, or a class of any module: its
  * __tensor_unflatten__ would run whatever that is), or whose inner tensors

@@ -269,7 +269,8 @@ static void scenario(const char *script) {
                                       "expanded_tensors.py",
                                       "shared_cells.py",
                                       "grad_scaler.py",
-                                      "wrapper_subclasses.py"};
+                                      "wrapper_subclasses.py",
+                                      "paths.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2513,4 +2514,17 @@ Test(replay, traceable_wrapper_subclasses_as_arguments) {
     E2eProc *r = assert_confined_reproduces(11);
     cr_assert_not_null(strstr(r->out.data, "aot_autograd() with compilers of its own; aot_eager"),
                        "%s", r->out.data);
+}
+
+/* pathlib paths as values (a module's cache directory, a list of pure
+ * paths, an argument): captured as their class and text, made again from
+ * the text, no file touched (before 0.7.9 the frame was not replayable:
+ * "argument 'self'.__dict__['cache_dir'] of type pathlib.PosixPath"). */
+Test(replay, pathlib_paths_as_values) {
+    scenario("paths.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'path'"), 3);
+    e2e_close(a);
+    assert_reproduced("replay", "paths.py");
+    assert_confined_reproduces(2);
 }
