@@ -1219,11 +1219,12 @@ class _Capture:
     def tensor_subclass(self, cls):
         """A class reference for a subclass of torch.Tensor the program
         defines whose instances are tensors of that class and nothing more
-        (a __torch_function__ subclass: x.as_subclass(TensorProxy)); None
-        for torch's own, a Parameter's, and a __torch_dispatch__ wrapper
-        (its data lives in inner tensors)."""
+        (a __torch_function__ subclass: x.as_subclass(TensorProxy); a
+        subclass of Parameter with attributes of its own, as quantized
+        weights are: GGUFParameter, Params4bit); None for torch's own and a
+        __torch_dispatch__ wrapper (its data lives in inner tensors)."""
         mod = getattr(cls, "__module__", None) or ""
-        if mod == "torch" or mod.startswith("torch.") or issubclass(cls, torch.nn.Parameter):
+        if mod == "torch" or mod.startswith("torch.") or cls is torch.nn.Parameter:
             return None
         for b in cls.__mro__:
             if b is torch.Tensor:

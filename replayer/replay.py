@@ -2637,10 +2637,12 @@ class _Builder:
     def tensor_subclass(self, n, v, t, rg):
         """t as an instance of the program's subclass of torch.Tensor
         (capture's tensor_subclass): a leaf by torch.Tensor._make_subclass,
-        one that is not by as_subclass, neither calling the class's code."""
+        one that is not by as_subclass, neither calling the class's code.
+        (A subclass of Parameter is a Parameter so, as Parameter's own
+        __new__ makes one.)"""
         cls = _ref(v["subclass"], self.modules)
-        if not (isinstance(cls, type) and issubclass(cls, torch.Tensor)) or issubclass(
-                cls, torch.nn.Parameter) or v.get("param") is True or cls is torch.Tensor or any(
+        if not (isinstance(cls, type) and issubclass(cls, torch.Tensor)) or (
+                cls is torch.nn.Parameter) or v.get("param") is True or cls is torch.Tensor or any(
                 "__torch_dispatch__" in vars(b) for b in cls.__mro__[:cls.__mro__.index(
                     torch.Tensor)]):
             raise self.fail(n, "a tensor of a class that is not a plain subclass of torch.Tensor")

@@ -506,11 +506,13 @@ Test(replay, lazy_modules_before_their_first_call) {
  * one defined inside a function, a leaf requiring grad, one that is not a
  * leaf) and a C method descriptor as a value: all 4 frames were not
  * replayable; then a getset descriptor (torch.Tensor.shape) and its bound
- * __get__ (a method-wrapper), 2 frames not replayable before 0.7.8. */
+ * __get__ (a method-wrapper), 2 frames not replayable before 0.7.8; a
+ * subclass of Parameter with an attribute of its own (a quantized weight),
+ * a module's parameter, not replayable before 0.7.9. */
 Test(replay, tensor_subclasses_and_method_descriptors) {
     scenario("tensor_subclasses.py");
     assert_reproduced("replay", "tensor_subclasses.py");
-    assert_confined_reproduces(6);
+    assert_confined_reproduces(7);
     DrTrace *a = e2e_open(e2e_path("replay/t.db"));
     cr_assert_gt(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'tensor' AND"
                                 " json_extract(value, '$.subclass.qualname') ="

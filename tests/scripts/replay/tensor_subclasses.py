@@ -61,3 +61,31 @@ def call(g, x):
 
 print(torch.compile(get, fullgraph=True, backend="eager")(torch.Tensor.shape, torch.ones(2, 2)))
 print(torch.compile(call, backend="eager")(torch.Tensor.shape.__get__, torch.ones(2, 2)))
+
+
+# A subclass of Parameter with an attribute of its own and a
+# __torch_function__ (a quantized weight: diffusers' GGUFParameter,
+# bitsandbytes' Params4bit), as a module's parameter the forward reads.
+class QuantParameter(torch.nn.Parameter):
+    def __new__(cls, data, requires_grad=False, quant_type=None):
+        self = torch.Tensor._make_subclass(cls, data, requires_grad)
+        self.quant_type = quant_type
+        return self
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class Quantized(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = QuantParameter(torch.randn(3, 3), quant_type="q8")
+
+    def forward(self, x):
+        if self.w.quant_type == "q8":
+            x = x * 2
+        return x @ self.w
+
+
+print(torch.compile(Quantized(), backend="eager")(torch.ones(2, 3)).shape)
