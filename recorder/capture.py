@@ -41,8 +41,7 @@ from . import dynamo as _dynamo
 from .dynamo import Guarded, _hooks, _qualname, code_digest, emit, store_source
 from .value_kinds import (AUTOGRAD_CTX_ATTRS, CLASS_ATTRS_NEVER_SET, DICT_ITERATOR_TYPES,
                           DYNAMO_MARKS, EXCLUDABLE_KEYS, FX_GRAPH_ATTRS, ITERATOR_TYPES, ITERATORS,
-                          PATH_CLASSES,
-                          MAX_DEPTH, body_function, is_structseq, code_place,
+                          MAX_DEPTH, PATH_CLASSES, body_function, is_structseq, code_place,
                           contiguous_strides, torch_op)
 
 _functorch = torch._C._functorch
