@@ -67,7 +67,8 @@ from .value_kinds import (DICT_ITERATORS, DYNAMO_MARKS, EXCLUDABLE_KEYS, FUNCTOR
                           class_attrs_to_set, class_cell_key, code_place, config_of,
                           config_snapshot, function_attrs_ok, function_where, is_place,
                           is_structseq, local_class_bases, local_class_number, method_key,
-                          namedtuple_made, parametrized_class, torch_op)
+                          jagged_view_steps, namedtuple_made, parametrized_class, torch_op,
+                          view_by_steps)
 
 _R = _dynrec.replay_options  # set by the runner (session.c)
 _query = _dynrec.source_query
@@ -2515,24 +2516,29 @@ class _Builder:
         return t
 
     @staticmethod
-    def subclass_view(cls, base, inner, ctx, size, stride, offset):
-        """A view of a traceable wrapper subclass, as torch makes it: a
-        jagged nested tensor over its values (base: its inner _values), by
-        torch's _nested_view_from_jagged; one of a tensor of its own class,
-        by as_strided of that base."""
+    def subclass_view(cls, base, inner, ctx, size, stride, offset, rg, leaf):
+        """A view of a traceable wrapper subclass, made by the view ops
+        torch's own make it by: a jagged nested tensor's by
+        value_kinds.jagged_view_steps (the rule repro writes too); one of a
+        tensor of its own class, by as_strided of that base; made as its
+        grad says (value_kinds.view_by_steps)."""
         nt = sys.modules.get("torch.nested._internal.nested_tensor")
-        if nt is not None and cls is getattr(nt, "NestedTensor", None) and base is inner.get(
-                "_values") and isinstance(ctx, dict) and type(ctx.get("ragged_idx")) is int:
-            return torch._nested_view_from_jagged(
-                base, inner["_offsets"], nt._nt_view_dummy(), inner.get("_lengths"),
-                ctx["ragged_idx"], inner.get("_min_seqlen_tensor"),
-                inner.get("_max_seqlen_tensor"))
-        if isinstance(base, cls) and None not in size and None not in stride and (
+        values = inner.get("_values")
+        steps = None
+        if nt is not None and cls is getattr(nt, "NestedTensor", None) and isinstance(
+                values, torch.Tensor) and isinstance(ctx, dict) and type(
+                    ctx.get("ragged_idx")) is int:
+            steps = jagged_view_steps(
+                base, values, inner["_offsets"], inner.get("_lengths"), ctx["ragged_idx"],
+                inner.get("_min_seqlen_tensor"), inner.get("_max_seqlen_tensor"), size)
+        elif isinstance(base, cls) and None not in size and None not in stride and (
                 type(offset) is int):
-            return base.as_strided(size, stride, offset)
-        raise NotReplayable("a view of a %s whose base is a %s: the replay makes views of "
-                            "jagged nested tensors and of a tensor of their own class" % (
-                                cls.__qualname__, type(base).__qualname__))
+            steps = [lambda t: t.as_strided(size, stride, offset)]
+        if not steps:
+            raise NotReplayable("a view of a %s whose base is a %s: the replay makes views of "
+                                "jagged nested tensors and of a tensor of their own class" % (
+                                    cls.__qualname__, type(base).__qualname__))
+        return view_by_steps(base, steps, rg, leaf)
 
     def tensor_marks(self, n, t, marks):
         """Dynamo's marks (a tensor node's marks) set on t."""
@@ -2591,8 +2597,9 @@ class _Builder:
             if base is not None:
                 # (with grad mode on: a view of a base that requires grad
                 # requires grad, as recorded)
-                with torch.inference_mode() if inference else torch.enable_grad():
-                    t = self.subclass_view(cls, base, inner, ctx, size, stride, v.get("offset"))
+                with torch.inference_mode() if inference else contextlib.nullcontext():
+                    t = self.subclass_view(cls, base, inner, ctx, size, stride, v.get("offset"),
+                                           v["requires_grad"], v["leaf"])
             else:
                 with torch.inference_mode() if inference else torch.no_grad():
                     t = cls.__tensor_unflatten__(
@@ -2622,6 +2629,14 @@ class _Builder:
             if t.requires_grad != v["requires_grad"]:
                 raise NotReplayable("a view of a %s whose requires_grad is not its base's" % (
                     cls.__qualname__))
+            for k, x in inner.items():
+                # (the view's own inner tensors, which its view ops made:
+                # Dynamo's marks on the recorded ones set on them too)
+                y = getattr(t, k, None)
+                if isinstance(y, torch.Tensor) and y is not x:
+                    for name, mark in vars(x).items():
+                        if name.startswith(("_dynamo_", "_has_dynamo_")):
+                            setattr(y, name, copy.copy(mark))
         elif v["requires_grad"] and not t.requires_grad:
             if not (t.dtype.is_floating_point or t.dtype.is_complex):
                 raise self.fail(n, "requires_grad on an integer tensor")

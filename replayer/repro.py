@@ -26,7 +26,7 @@ from .repro_values import (_DTYPES, _HEADER_IMPORTS, EXIT_DATAERR, EXIT_NOINPUT,
                            EXIT_PARTIAL, EXIT_SOFTWARE, EXIT_USAGE, NoCaptures, Refused, Tree,
                            Usage, Writer, _blob, _int, _query, _say, backend_kwargs, comment,
                            dotted)
-from .value_kinds import MAX_CODE, code_place, config_of, function_where, is_place
+from .value_kinds import MAX_CODE, VIEW_HELPERS, code_place, config_of, function_where, is_place
 
 _qualname = _dynrec_repro.qualname  # co_qualname, co_name on 3.10
 
@@ -458,6 +458,19 @@ class Generator:
             self.factories[key] = ("repro_set_cell", [], text)
             self.reserved.add("repro_set_cell")
         return "repro_set_cell"
+
+    def jagged_view(self):
+        """The script's helpers that make a view of a jagged nested tensor
+        from its base as the replay does: value_kinds.jagged_view_steps and
+        view_by_steps, their own text (one rule, written out)."""
+        key = ("helper", "jagged_view")
+        if key not in self.factories:
+            text = VIEW_HELPERS.strip().replace(
+                "def jagged_view_steps(", "def repro_jagged_view_steps(").replace(
+                    "def view_by_steps(", "def repro_view_by_steps(")
+            self.factories[key] = ("repro_jagged_view_steps", [], text)
+            self.reserved.update(("repro_jagged_view_steps", "repro_view_by_steps"))
+        return "repro_jagged_view_steps", "repro_view_by_steps"
 
     def body_function(self):
         """The script's helper that finds the function a class body's def

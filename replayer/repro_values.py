@@ -1186,14 +1186,15 @@ class Writer:
         self.names[n] = name
         size = "torch.Size(%r)" % v["size"] if None not in v["size"] else repr(tuple(v["size"]))
         base = self.expr(v["view_of"], name + "_base") if v.get("view_of") is not None else None
-        if base is not None and "_offsets" in names and base == names.get("_values"):
-            # a jagged nested tensor, a view of its values, as torch makes it
-            self.emit("%s = torch._nested_view_from_jagged(%s, %s, torch.nested._internal."
-                      "nested_tensor._nt_view_dummy(), %s, %s['ragged_idx'], %s, %s)" % (
-                          name, base, names["_offsets"], names.get("_lengths", "None"), ctx,
-                          names.get("_min_seqlen_tensor", "None"),
-                          names.get("_max_seqlen_tensor", "None")))
-            self.gen.imports.add("torch.nested._internal.nested_tensor")
+        if base is not None and "_offsets" in names and "_values" in names:
+            # a jagged nested tensor, a view made by the view ops torch's own
+            # are made by (value_kinds.jagged_view_steps, the replay's rule)
+            steps, by_steps = self.gen.jagged_view()
+            self.emit("%s = %s(%s, %s(%s, %s, %s, %s, %s['ragged_idx'], %s, %s, %r), %r, %r)" % (
+                name, by_steps, base, steps, base, names["_values"], names["_offsets"],
+                names.get("_lengths", "None"), ctx, names.get("_min_seqlen_tensor", "None"),
+                names.get("_max_seqlen_tensor", "None"), v["size"], v["requires_grad"],
+                v["leaf"]))
         elif base is not None:
             self.emit("%s = %s.as_strided(%s, %r, %r)  # a view of it" % (
                 name, base, size, tuple(v["stride"]), v.get("offset")))

@@ -467,6 +467,88 @@ def body_function(v):
     return v if type(v) is types.FunctionType else None
 
 
+# The making of a view of a jagged nested tensor from its recorded base, as
+# text: the replay runs it (exec below) and repro writes it into its script,
+# the one rule for both.
+VIEW_HELPERS = r'''
+def jagged_view_steps(base, values, offsets, lengths, ragged_idx, min_seqlen, max_seqlen,
+                      size):
+    """The view ops, in order, that make a jagged nested tensor of size
+    (None at its jagged dim ragged_idx) and inner tensors values, offsets,
+    lengths, min_seqlen and max_seqlen (its metadata cache), from base, the
+    tensor it is recorded a view of, as torch's own make such views
+    (Dynamo's fakification replays them from the base, and its symbols and
+    guards follow them): over its values (base), torch's
+    _nested_view_from_jagged; from a jagged nested tensor, or from the
+    dense tensor one is a view of (made first), unsqueeze for each dim of
+    size 1 it has more (x.unsqueeze(-1)), else view to its size.  None for
+    a base it is not made from.  The replay makes such views with it, and
+    repro writes it into its script (self-contained: torch imported
+    here)."""
+    import torch
+    from torch.nested._internal.nested_tensor import NestedTensor, _nt_view_dummy
+
+    def jagged(vals):
+        return torch._nested_view_from_jagged(vals, offsets, _nt_view_dummy(), lengths,
+                                              ragged_idx, min_seqlen, max_seqlen)
+
+    if base is values:
+        return [jagged]
+    if [i for i, s in enumerate(size) if s is None] != [ragged_idx] or not (
+            type(base) is NestedTensor or type(base) is torch.Tensor
+            and base.dtype == values.dtype):
+        return None
+    steps = [jagged] if type(base) is torch.Tensor else []
+    with torch.no_grad():
+        have = [s if type(s) is int else None for s in (jagged(base) if steps else base).shape]
+    # (the dims at which unsqueeze, in order, makes have into size)
+    dims, i = [], 0
+    for j, s in enumerate(size):
+        if i < len(have) and s == have[i]:
+            i += 1
+        elif s == 1:
+            dims.append(j)
+        else:
+            break
+    else:
+        if i == len(have):
+            return steps + [lambda t, d=d: t.unsqueeze(d) for d in dims]
+    return steps + [lambda t: t.view([t.shape[ragged_idx] if s is None else s for s in size])]
+
+
+def view_by_steps(base, steps, requires_grad, leaf):
+    """The view steps (a list of functions of a tensor) make of base, as
+    its recorded grad says: a leaf view made under no_grad, then made to
+    require grad (with torch.no_grad(): v = x.unsqueeze(-1);
+    v.requires_grad_()); one that requires grad of a base that does not,
+    its last step made with grad over such a leaf made by the steps before
+    it; else with grad mode on (a view of a base that requires grad
+    requires grad)."""
+    import torch
+
+    if not steps:
+        raise ValueError("no view ops make this view from its base")
+    t = base
+    if leaf or (requires_grad and not base.requires_grad):
+        with torch.no_grad():
+            for step in steps[:-1] if requires_grad and not leaf else steps:
+                t = step(t)
+            if t is base:
+                t = t.view_as(t)  # (a leaf view of its own to require grad)
+        if requires_grad:
+            t.requires_grad_(True)
+        if requires_grad and not leaf:
+            with torch.enable_grad():
+                t = steps[-1](t)
+        return t
+    with torch.enable_grad():
+        for step in steps:
+            t = step(t)
+    return t
+'''
+exec(VIEW_HELPERS)
+
+
 def function_attrs_ok(attrs):
     """Whether attrs, read from a trace, may be set as a function's own
     attributes (fn.pred = True): a dict of plain names, never a dunder such

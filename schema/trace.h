@@ -37,7 +37,7 @@
  * that opens a kept file of the previous version). */
 #define DR_SCHEMA_VERSION 3
 
-#define DR_VERSION "0.7.9"
+#define DR_VERSION "0.7.10"
 
 typedef struct DrTrace DrTrace;
 

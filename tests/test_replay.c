@@ -2507,13 +2507,23 @@ Test(replay, traceable_wrapper_subclasses_as_arguments) {
                                 " AND json_extract(value, '$.marks._dynamo_dynamic_indices')"
                                 " IS NOT NULL"),
                  0);
-    /* a TwoTensor view and three jagged nested tensors, views of values */
+    /* a TwoTensor view, three jagged nested tensors, views of values, and
+     * eight captures of four views of jagged nested tensors (over the
+     * dense base of one, a leaf view made under no_grad, a view of such a
+     * leaf view, one of a nested tensor of its own; before 0.7.10 their
+     * frame was not replayable: "a view of a NestedTensor whose base is a
+     * Tensor"), two of them leaf views that require grad */
     cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'subclass_tensor'"
                                 " AND json_extract(value, '$.view_of') IS NOT NULL"),
-                 4);
+                 12);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_values WHERE kind = 'subclass_tensor'"
+                                " AND json_extract(value, '$.view_of') IS NOT NULL"
+                                " AND json_extract(value, '$.leaf') = 1"
+                                " AND json_extract(value, '$.requires_grad') = 1"),
+                 2);
     e2e_close(a);
     assert_reproduced("replay", "wrapper_subclasses.py");
-    E2eProc *r = assert_confined_reproduces(11);
+    E2eProc *r = assert_confined_reproduces(19);
     cr_assert_not_null(strstr(r->out.data, "aot_autograd() with compilers of its own; aot_eager"),
                        "%s", r->out.data);
 }

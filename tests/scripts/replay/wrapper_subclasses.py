@@ -107,3 +107,28 @@ tt = TwoTensor(a, a.clone())
 torch._dynamo.mark_dynamic(tt, 1)
 aot = aot_autograd(fw_compiler=fw)
 print(tuple(torch.compile(lambda t: t.clone().view(-1), backend=aot)(tt).shape))
+
+
+def sine(x):
+    return x.sin()
+
+
+# Views of jagged nested tensors, compiled with dynamic shapes (Dynamo's
+# fakification makes them again from their base, by their view ops): one
+# over the dense tensor its values are a view of, a leaf view made under
+# no_grad then made to require grad, a view of such a leaf view of a base
+# that does not require grad, a view of a nested tensor of its own.  Each is
+# compiled twice, a reset between: the second time its values hold the
+# dynamic dims the first compile's run propagated to them.
+ragged = torch.tensor([0, 2, 5, 9])
+x = torch.nested.nested_tensor_from_jagged(torch.randn(9, 3, requires_grad=True).clone(), ragged)
+y = torch.nested.nested_tensor_from_jagged(torch.randn(9, 3), ragged)
+with torch.no_grad():
+    leaf = x.unsqueeze(-1)
+    leaf.requires_grad_(True)
+    leaf_of_y = y.unsqueeze(-1)
+leaf_of_y.requires_grad_(True)
+for view in (x.unsqueeze(-1), leaf, leaf_of_y.unsqueeze(-1), x.clone().unsqueeze(-1)):
+    for _ in range(2):
+        torch._dynamo.reset()
+        print(tuple(torch.compile(sine, backend="aot_eager", dynamic=True)(view).values().shape))
