@@ -821,11 +821,13 @@ int dr_session_start_meta(DrTrace *t, const DrStartInfo *si, DrError *err) {
     if (rc == DR_OK) rc = dr_trace_set_meta(t, "argv", argv_json ? argv_json : "[]", err);
     if (rc == DR_OK && o->target)
         rc = dr_trace_set_meta(t, o->is_module ? "module" : "script", o->target, err);
-    /* A replay of a module run (-m pytest) names its files as the
-     * recording did, relative to the recorded cwd: that cwd is the replay's
-     * root too, wherever the replay runs. */
+    /* A replay names its files as the recording did, relative to the
+     * recorded cwd, wherever it runs (confined, its cwd is the sandbox's
+     * /tmp): a module run's (-m pytest) root is that cwd too, and a file
+     * outside a script's directory (a package on PYTHONPATH) is named
+     * relative to it, or as a temporary file, as recorded. */
     char *rec_cwd = NULL;
-    if (o->replay_of && o->is_module && dr_session.source &&
+    if (o->replay_of && dr_session.source &&
         dr_trace_get_meta(dr_session.source, "cwd", &rec_cwd, NULL) == DR_OK && rec_cwd &&
         rec_cwd[0] == '/')
         cwd = rec_cwd;

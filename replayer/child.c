@@ -361,6 +361,10 @@ int dr_child_replay_env(DrChild *r, DrStrVec *env, int confined, int trust, DrEr
         dr_vec_push(env, "DYNREC_REPLAY_SANDBOXED=1");
     }
     if (trust) dr_vec_push(env, "DYNREC_REPLAY_TRUST=1");
+    /* The caller's PYTHONPATH, its absolute folders only (mounted in the
+     * sandbox too): a library installed outside the venv imports. */
+    const char *pp = dr_sandbox_pythonpath(&r->arena);
+    if (pp) dr_child_push_env(r, env, "PYTHONPATH", pp);
     ReplayEnvCtx c = {r, env, 0, {0}};
     int rc = dr_trace_query(r->t,
                             "SELECT substr(key, 5), value FROM meta WHERE key LIKE 'env.%'"

@@ -243,6 +243,7 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
                          .python = python,
                          .in_dir = NULL,
                          .out_dir = out_dir,
+                         .pythonpath = dr_sandbox_pythonpath(&r->arena),
                          .mode = mode};
         free(bwrap);
     } else {
@@ -409,8 +410,8 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         dr_json_string(out, sandbox_desc);
         fprintf(out,
                 ", \"reproduced\": %ld, \"compared\": %ld, \"not_replayable_compiles\": %ld, "
-                "\"not_replayable\": [",
-                reproduced, total, skipped_compiles);
+                "\"nothing_replayed\": %s, \"not_replayable\": [",
+                reproduced, total, skipped_compiles, total == 0 && sk.names.n ? "true" : "false");
         for (long i = 0; i < sk.names.n; i++) {
             fputs(i ? ", {\"frame\": " : "{\"frame\": ", out);
             dr_json_string(out, sk.names.v[i]);
@@ -452,7 +453,8 @@ int dr_replay(const DrReplayOptions *o, FILE *out, FILE *msgs, DrError *error) {
         if (total == 0 && sk.names.n) /* Not "identical": nothing was compared. */
             fputs("nothing was replayed: no captured compile could be rebuilt here\n", out);
         else dr_diff_print(d, out, 0);
-        dr_child_print_env_note(r, out, dr_diff_identical(d));
+        /* (and where nothing was replayed: a left-out PYTHONPATH can be why) */
+        dr_child_print_env_note(r, out, dr_diff_identical(d) && !(total == 0 && sk.names.n));
         if (cache_hits && !dr_diff_identical(d))
             fprintf(out,
                     "  note: inductor's caches served compile%s %s in the recording; the replay "

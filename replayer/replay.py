@@ -547,6 +547,13 @@ class _Sources:
         self.local_classes = {}  # (path, qualname, number) -> a class defined in a function
         self.local_class_code = {}  # (path, qualname) -> what local_class() runs
         aliases = {}  # shorter module name -> paths
+        # The folders a stored source can be imported from: the script's,
+        # then the recorded PYTHONPATH's (PYTHONPATH=src python
+        # scripts/train.py: src/pkg/model.py is pkg.model).  Names only:
+        # nothing is read from them.
+        pp = meta.get("env.PYTHONPATH")
+        roots = [self.root] + [os.path.normpath(e) for e in (
+            pp.split(":")[:64] if isinstance(pp, str) else ()) if os.path.isabs(e)]
         for path, role, blob in _query(
                 "SELECT path, role, blob_id FROM v_files WHERE role IN ('script', 'main', 'source')"
                 " ORDER BY rowid"):
@@ -567,6 +574,12 @@ class _Sources:
             if p == self.main:
                 continue
             name = module_name(p, self.root)
+            if name is None:
+                # (one a folder of the recorded PYTHONPATH holds: never a
+                # package importable here, which would shadow it)
+                name = next((n for n in (module_name(p, r) for r in roots[1:]) if n is not None
+                             and importlib.machinery.PathFinder.find_spec(n.split(".")[0]) is None),
+                            None)
             if name is not None:
                 self.modules[name] = p
                 parts = name.split(".")
@@ -3410,7 +3423,10 @@ def _find_code(cap, frame, sources, modules):
     # Where: the module's functions and its classes' methods, and the class
     # of the frame's `self` (or of a wrapper's first *args), each behind its
     # decorators (transformers' can_return_tuple wraps forward).
-    if not cap["data"].get("user_code"):
+    if not cap["data"].get("user_code") or frame.get("module") not in (
+            "__main__", *sources.modules):
+        # (a file of the program's whose module is imported here, not made
+        # from the stored sources: a library on PYTHONPATH, like any other)
         # (the class of the frame's `self` first: the __init__ a dataclass
         # made has the same file, qualname and line as every other's)
         spaces = []

@@ -29,6 +29,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "../schema/sign.h"
+
 /* Limits of the confined tree.  Memory is address space: torch reserves a
  * few GB of it at import, so the cap is generous and only stops a runaway
  * (a value tree that asks for 100 GB). */
@@ -142,6 +144,43 @@ static int bind_ro(DrArena *a, DrStrVec *v, const char *dir) {
     return push3(a, v, "--ro-bind-try", dir, dir);
 }
 
+/* Whether folder dir is path or a folder above it. */
+static int holds(const char *dir, const char *path) {
+    size_t n = strlen(dir);
+    if (n == 1 && dir[0] == '/') return 1;
+    return strncmp(dir, path, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+const char *dr_sandbox_pythonpath(DrArena *a) {
+    const char *pp = getenv("PYTHONPATH"), *home = getenv("HOME");
+    /* Never a folder that holds $HOME or the signing key's (the sandbox
+     * has no $HOME): PYTHONPATH=/home/u would show a trace's code the
+     * user's files, which it could copy into the trace it writes. */
+    char home_real[PATH_MAX] = "", key[PATH_MAX] = "", key_real[PATH_MAX] = "";
+    if (home && home[0] == '/' && !realpath(home, home_real))
+        snprintf(home_real, sizeof home_real, "%s", home);
+    if (dr_sign_key_dir(key, sizeof key) == 0 && !realpath(key, key_real))
+        snprintf(key_real, sizeof key_real, "%s", key);
+    DrBuf out = {0};
+    while (pp && *pp) {
+        size_t n = strcspn(pp, ":");
+        char entry[PATH_MAX], real[PATH_MAX];
+        struct stat st;
+        if (n > 0 && n < sizeof entry && pp[0] == '/') {
+            memcpy(entry, pp, n);
+            entry[n] = 0;
+            if (realpath(entry, real) && stat(real, &st) == 0 && S_ISDIR(st.st_mode) &&
+                !strchr(real, ':') && !(home_real[0] && holds(real, home_real)) &&
+                !(key_real[0] && holds(real, key_real)) && !holds(real, "/"))
+                dr_buf_printf(&out, "%s%s", out.len ? ":" : "", real);
+        }
+        pp += n + (pp[n] == ':');
+    }
+    const char *kept = out.len && !out.failed ? dr_arena_strdup(a, out.s) : NULL;
+    dr_buf_free(&out);
+    return kept;
+}
+
 /* The real directory two levels above path's real file (bin/python ->
  * the venv or prefix), or "" */
 static void prefix_of(const char *path, char *out, size_t n) {
@@ -215,6 +254,16 @@ int dr_sandbox_argv(DrArena *a, const DrSandbox *sb, char *const *args, DrStrVec
         push3(a, argv, sb->run_dir_rw ? "--bind" : "--ro-bind", sb->run_dir, sb->run_dir) != 0)
         return -1;
     if (sb->also_ro && push3(a, argv, "--ro-bind-try", sb->also_ro, sb->also_ro) != 0) return -1;
+    for (const char *pp = sb->pythonpath; pp && *pp;) {
+        size_t n = strcspn(pp, ":");
+        char entry[PATH_MAX];
+        if (n < sizeof entry) {
+            memcpy(entry, pp, n);
+            entry[n] = 0;
+            if (bind_ro(a, argv, entry) != 0) return -1;
+        }
+        pp += n + (pp[n] == ':');
+    }
     const char *cwd = sb->cwd ? sb->cwd : sb->run_dir ? sb->run_dir : "/tmp";
     if (push2(a, argv, "--chdir", cwd) != 0) return -1;
     if (push2(a, argv, "--", NULL) != 0 || push2(a, argv, self, NULL) != 0) return -1;

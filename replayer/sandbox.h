@@ -36,15 +36,16 @@ const char *dr_sandbox_mode_desc(DrSandboxMode m);
 DrSandboxMode dr_sandbox_mode_of(const char *name);
 
 typedef struct {
-    const char *bwrap;   /* the bwrap binary (dr_sandbox_probe) */
-    const char *self;    /* the dynrec binary to run inside */
-    const char *python;  /* the venv's python (its venv and interpreter are mounted) */
-    const char *in_dir;  /* mounted read-only: the validated copy of the trace */
-    const char *out_dir; /* mounted read-write: where the child writes its trace */
-    const char *run_dir; /* NULL, or a re-run's folder: mounted */
-    int run_dir_rw;      /* run_dir writable (a private layout of stored sources) */
-    const char *also_ro; /* NULL, or one more folder mounted read-only (the script's) */
-    const char *cwd;     /* the child's working directory (default run_dir, else /tmp) */
+    const char *bwrap;      /* the bwrap binary (dr_sandbox_probe) */
+    const char *self;       /* the dynrec binary to run inside */
+    const char *python;     /* the venv's python (its venv and interpreter are mounted) */
+    const char *in_dir;     /* mounted read-only: the validated copy of the trace */
+    const char *out_dir;    /* mounted read-write: where the child writes its trace */
+    const char *run_dir;    /* NULL, or a re-run's folder: mounted */
+    int run_dir_rw;         /* run_dir writable (a private layout of stored sources) */
+    const char *also_ro;    /* NULL, or one more folder mounted read-only (the script's) */
+    const char *cwd;        /* the child's working directory (default run_dir, else /tmp) */
+    const char *pythonpath; /* NULL, or dr_sandbox_pythonpath(): each folder mounted read-only */
     DrSandboxMode mode;
 } DrSandbox;
 
@@ -52,6 +53,13 @@ typedef struct {
  * runs it once.  Returns the malloc'd path of bwrap, or NULL with why[]
  * saying what is missing and how to get it. */
 char *dr_sandbox_probe(char *why, size_t whylen);
+
+/* The caller's PYTHONPATH (libraries installed outside the venv, a
+ * checkout of one), its absolute paths of existing folders only, as
+ * their real paths joined by ':' (kept in a); NULL when none.  A relative
+ * entry would name a folder of the replay's working directory, which can
+ * be the trace's: never kept. */
+const char *dr_sandbox_pythonpath(DrArena *a);
 
 /* Appends to argv the bwrap command line that runs `self args...` (args
  * being the child's own argv from its argv[1]) confined as above. Strings

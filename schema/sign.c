@@ -125,8 +125,7 @@ void dr_hmac_sha256(const uint8_t *key, size_t keylen, const uint8_t *msg, size_
 
 #define KEY_LEN 32
 
-/* $XDG_DATA_HOME/dynrec, else $HOME/.local/share/dynrec; 0 or -1. */
-static int key_dir(char *out, size_t n) {
+int dr_sign_key_dir(char *out, size_t n) {
     const char *x = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
     int k;
     if (x && x[0] == '/') k = snprintf(out, n, "%s/dynrec", x);
@@ -152,7 +151,7 @@ static int make_dirs(const char *dir) {
  * filled, 0 when there is no usable key. */
 static int load_key(uint8_t key[KEY_LEN], int create) {
     char dir[4000], path[4100];
-    if (key_dir(dir, sizeof dir) != 0) return 0;
+    if (dr_sign_key_dir(dir, sizeof dir) != 0) return 0;
     snprintf(path, sizeof path, "%s/key", dir);
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT && create) {

@@ -36,6 +36,11 @@ typedef enum {
  * stays unsigned and DR_OK is returned: a recording never fails for it. */
 int dr_trace_sign(DrTrace *t, DrError *err);
 
+/* The folder of this user's key ($XDG_DATA_HOME/dynrec, else
+ * $HOME/.local/share/dynrec), written to out; 0, or -1 when there is none
+ * (no absolute $XDG_DATA_HOME or $HOME) or it does not fit. */
+int dr_sign_key_dir(char *out, size_t n);
+
 /* Checks a trace's signature against this user's key. */
 DrSigState dr_trace_signature(DrTrace *t);
 

@@ -1084,6 +1084,12 @@ Test(replay, finalizer_objects_need_trust) {
     /* Nothing compared is never "identical". */
     cr_assert_not_null(strstr(r->out.data, "\nnothing was replayed: "), "%s", r->out.data);
     cr_assert_null(strstr(r->out.data, "\nidentical: "), "%s", r->out.data);
+    E2eProc *j = sh(e2e_fmt("cd '%s' && '%s' replay --no-sandbox --json -o j.db t.db",
+                            e2e_path("replay"), e2e_bin),
+                    E2E_TORCH_TIMEOUT_MS);
+    cr_assert_eq(j->status, 3 << 8, "exit %s: %s%s", e2e_status_text(j->status), j->out.data,
+                 j->err.data);
+    cr_assert_not_null(strstr(j->out.data, "\"nothing_replayed\": true"), "%s", j->out.data);
     char *after = e2e_slurp(e2e_path("replay/finalized.log"), NULL);
     cr_assert_str_eq(after ? after : "", "2\n", "the replay ran the finalizer");
 }
@@ -2539,4 +2545,67 @@ Test(replay, pathlib_paths_as_values) {
     e2e_close(a);
     assert_reproduced("replay", "paths.py");
     assert_confined_reproduces(2);
+}
+
+/* A program whose packages are imported through PYTHONPATH, from a folder
+ * beside the script's (PYTHONPATH=$PWD/src python scripts/train.py): the
+ * sources stored in the trace (flatpkg/__init__.py, deeppkg/blocks.py) are
+ * made as those packages' modules again, their names from the recorded
+ * PYTHONPATH, and named as recorded though the sandbox's cwd is another;
+ * deeppkg/consts.py, which no frame ran, is not stored (its import fails,
+ * a note).  A replay given a PYTHONPATH of its own imports the packages
+ * from there, its folder mounted in the sandbox: no note.  (Before 0.7.10:
+ * "module flatpkg is not imported by the trace's sources", and
+ * PYTHONPATH was left out of every replay.) */
+Test(replay, packages_imported_through_pythonpath) {
+    char *dir = e2e_path("pp");
+    E2eProc *m = sh(
+        e2e_fmt("mkdir -p '%s/src/flatpkg' '%s/src/deeppkg' '%s/scripts'", dir, dir, dir), 10000);
+    cr_assert_eq(m->status, 0);
+    static const char *const files[][2] = {
+        {"src/flatpkg/__init__.py",
+         "import torch\n\n\nclass Block(torch.nn.Module):\n"
+         "    def __init__(self):\n        super().__init__()\n"
+         "        self.lin = torch.nn.Linear(4, 4)\n\n"
+         "    def forward(self, x):\n        return torch.relu(self.lin(x)) * 2\n"},
+        {"src/deeppkg/__init__.py", "from .blocks import Scaled\n"},
+        {"src/deeppkg/consts.py", "SCALE = 3.0\n"},
+        {"src/deeppkg/blocks.py",
+         "import torch\n\nfrom .consts import SCALE\n\n\nclass Scaled(torch.nn.Module):\n"
+         "    def forward(self, x):\n        return x.sin() * SCALE\n"},
+        {"scripts/train.py",
+         "import torch\nimport deeppkg\nimport flatpkg\n\n"
+         "m = torch.compile(flatpkg.Block(), backend=\"eager\")\n"
+         "s = torch.compile(deeppkg.Scaled(), backend=\"eager\")\n"
+         "for n in (2, 3):\n"
+         "    print(tuple(m(torch.randn(n, 4)).shape), tuple(s(torch.randn(n)).shape))\n"}};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        e2e_write_file(e2e_fmt("%s/%s", dir, files[i][0]), files[i][1], strlen(files[i][1]));
+    E2eProc *p = sh(e2e_fmt("cd '%s' && PYTHONPATH='%s/src' '%s' run -q -o t.db scripts/train.py"
+                            " && mv scripts/train.py scripts/train.away",
+                            dir, dir, e2e_bin),
+                    E2E_TORCH_TIMEOUT_MS);
+    cr_assert_eq(p->status, 0, "record: %s%s", p->out.data, p->err.data);
+    /* from the stored sources */
+    E2eProc *a = sh(e2e_fmt("cd '%s' && env -u PYTHONPATH '%s' replay -o a.db t.db", dir, e2e_bin),
+                    E2E_TORCH_TIMEOUT_MS);
+    cr_assert_eq(a->status, 0, "replay: %s%s", a->out.data, a->err.data);
+    cr_assert_not_null(strstr(a->out.data, "reproduced 4/4 compiles"), "%s", a->out.data);
+    cr_assert_not_null(strstr(a->out.data, "No module named 'deeppkg.consts'"), "%s", a->out.data);
+    /* from the replay's own PYTHONPATH, confined */
+    E2eProc *b =
+        sh(e2e_fmt("cd '%s' && PYTHONPATH='%s/src' '%s' replay -o b.db t.db", dir, dir, e2e_bin),
+           E2E_TORCH_TIMEOUT_MS);
+    cr_assert_eq(b->status, 0, "replay: %s%s", b->out.data, b->err.data);
+    cr_assert_not_null(strstr(b->out.data, "reproduced 4/4 compiles"), "%s", b->out.data);
+    cr_assert_not_null(strstr(b->out.data, "bubblewrap"), "%s", b->out.data);
+    cr_assert_null(strstr(b->out.data, "deeppkg.consts"), "%s", b->out.data);
+    /* never a folder that holds $HOME (the sandbox has none): not mounted */
+    E2eProc *c = sh(e2e_fmt("cd '%s' && HOME='%s/src/deeppkg' PYTHONPATH='%s/src' '%s' replay"
+                            " -o c.db t.db",
+                            dir, dir, dir, e2e_bin),
+                    E2E_TORCH_TIMEOUT_MS);
+    cr_assert_eq(c->status, 0, "replay: %s%s", c->out.data, c->err.data);
+    cr_assert_not_null(strstr(c->out.data, "No module named 'deeppkg.consts'"), "%s",
+                       c->out.data);
 }
