@@ -382,6 +382,12 @@ void dr_child_print_env_note(DrChild *r, FILE *out, int identical) {
             "  note: recorded environment left out (it could name a path or make Python "
             "import): %s\n",
             r->env_left_out);
+    /* (names joined by ", ": PYTHONPATH as a whole one) */
+    const char *p = strstr(r->env_left_out, "PYTHONPATH");
+    if (p && (p == r->env_left_out || p[-1] == ' ') && (p[10] == 0 || p[10] == ','))
+        fputs("  note: a PYTHONPATH set for the replay is used (its absolute folders, mounted "
+              "read-only): set one where the recorded program's packages are here\n",
+              out);
 }
 
 void dr_child_push_sandbox_and_sets(DrStrVec *argv, const DrSandbox *sb, int nset,
