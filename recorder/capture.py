@@ -1840,6 +1840,15 @@ def _isolate_region():
     return region if type(region) is int and region >= 0 else None
 
 
+def _forced_backend():
+    """Whether the compile ran under torch.compiler.set_stance's
+    force_backend (the stance eval_frame holds)."""
+    eval_frame = sys.modules.get("torch._dynamo.eval_frame")
+    stance = module_attr(eval_frame, "_stance") if eval_frame is not None else None
+    return getattr(stance, "stance", None) == "default" and getattr(
+        stance, "backend", None) is not None
+
+
 def _recompile_limit():
     """torch.compile(..., recompile_limit=N) of the compile, or None: the
     ConvertFrameAssert calling _compile holds it (and patches
@@ -2068,6 +2077,11 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
     limit = _recompile_limit()
     if limit is not None:
         data["recompile_limit"] = limit
+    if _forced_backend():
+        # torch.compiler.set_stance("default", force_backend=B): Dynamo
+        # compiled the frame with B (the backend above), not through
+        # torch.compile's wrapper; the replay forces it so again.
+        data["force_backend"] = True
     if "torch_dynamo_resume_in_" in code.co_name:
         # Two resume functions (the branches of a data-dependent jump) share
         # a name and a line: replay tells them apart by their bytecode.

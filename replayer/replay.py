@@ -3058,6 +3058,7 @@ class _Backends:
             return torch.compile(fn, backend=backend, fullgraph=bool(fullgraph),  # noqa: F821
                                  dynamic=dyn, **more)
 
+        made.backend = backend  # (what a forced stance compiles with)
         self.ctx[key] = made
         return made
 
@@ -3843,12 +3844,20 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                 if isinstance(k, str):
                     ns[k] = v
             fn = types.FunctionType(code, ns, code.co_name, None, frame["cells"] or None)
-            compiled = backends.in_region(
-                backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"),
-                             cap["data"].get("recompile_limit")), fn,
-                cap["data"].get("isolate_region"), frame["guard_filter_fn"])
+            made = backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"),
+                                cap["data"].get("recompile_limit"))
+            compiled = backends.in_region(made, fn, cap["data"].get("isolate_region"),
+                                          frame["guard_filter_fn"])
+            # torch.compiler.set_stance("default", force_backend=B) around
+            # the call, as recorded: Dynamo compiles with B itself, not
+            # through torch.compile's wrapper of it (its guards name B).
+            set_stance = getattr(torch.compiler, "set_stance", None)
+            stance = set_stance("default", force_backend=made.backend) if (
+                cap["data"].get("force_backend") is True
+                and set_stance is not None) else contextlib.nullcontext()
 
-            def call(compiled=compiled, pos=pos, kw=kw, cap=cap, code=code, dynamism=dynamism):
+            def call(compiled=compiled, pos=pos, kw=kw, cap=cap, code=code, dynamism=dynamism,
+                     stance=stance):
                 # Dynamo's config is per thread: set where the compile runs.
                 _config(cap, applied.setdefault(tname, set()), start)
                 _set_dynamism(code, dynamism)
@@ -3863,7 +3872,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                     # of the frame is a first one, of a new frame id.
                     torch._C._dynamo.eval_frame.reset_code(code)
                 try:
-                    with _GlobalState(cap["data"].get("global_state")):
+                    with _GlobalState(cap["data"].get("global_state")), stance:
                         compiled(*pos, **kw)
                 except (Exception, _NotRun):
                     pass  # the recorder has the error; the replay goes on

@@ -1012,6 +1012,11 @@ def generate(opts):
             ctx.append("torch.inference_mode()")
         if st.get("error_on_graph_break") is True:
             ctx.append("torch._dynamo.error_on_graph_break(True)")
+        forced = next((k[len("backend="):] for k in kw if k.startswith("backend=")), None)
+        if cap["data"].get("force_backend") is True and forced is not None:
+            # set_stance's force_backend, as recorded: Dynamo compiles with
+            # that backend itself, not through torch.compile's wrapper
+            ctx.append("torch.compiler.set_stance('default', force_backend=%s)" % forced)
         if st.get("default_dtype") in ("torch.float64", "torch.float16", "torch.bfloat16"):
             lines.append("torch.set_default_dtype(%s)" % st["default_dtype"])
         ac = st.get("autocast_cpu")

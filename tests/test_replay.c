@@ -270,7 +270,8 @@ static void scenario(const char *script) {
                                       "shared_cells.py",
                                       "grad_scaler.py",
                                       "wrapper_subclasses.py",
-                                      "paths.py"};
+                                      "paths.py",
+                                      "forced_backend.py"};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         e2e_copy_script(e2e_fmt("replay/%s", all[i]));
     record_and_hide("replay", script);
@@ -2617,4 +2618,29 @@ Test(replay, packages_imported_through_pythonpath) {
                     E2E_TORCH_TIMEOUT_MS);
     cr_assert_eq(c->status, 0, "replay: %s%s", c->out.data, c->err.data);
     cr_assert_not_null(strstr(c->out.data, "No module named 'deeppkg.consts'"), "%s", c->out.data);
+}
+
+/* torch.compiler.set_stance("default", force_backend=B) around calls of
+ * compiled functions (test_decorators' test_set_stance_force_backend):
+ * the capture says so (force_backend) and the replay forces B again, so
+ * the BACKEND_MATCH failure of the second forced backend names B, as
+ * recorded (before 0.7.10 the replay compiled through torch.compile's
+ * wrapper: "Cached backend: _TorchCompileWrapper(compiler=...)"). */
+Test(replay, backend_forced_by_set_stance) {
+    scenario("forced_backend.py");
+    DrTrace *a = e2e_open(e2e_path("replay/t.db"));
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_ev WHERE kind = 'capture'"
+                                " AND json_extract(data, '$.force_backend') = 1"),
+                 3);
+    cr_assert_eq(e2e_sql_int(a, "SELECT count(*) FROM v_guard_failures WHERE reason LIKE"
+                                " '%BACKEND_MATCH%Cached backend: CompileCounter%'"),
+                 1);
+    e2e_close(a);
+    assert_reproduced("replay", "forced_backend.py");
+    assert_confined_reproduces(4);
+    DrTrace *b = e2e_open(e2e_path("replay/u.db"));
+    cr_assert_eq(e2e_sql_int(b, "SELECT count(*) FROM v_guard_failures WHERE instr(reason,"
+                                " 'New backend: __main__.fail_backend defined at') > 0"),
+                 1);
+    e2e_close(b);
 }

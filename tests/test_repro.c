@@ -820,3 +820,13 @@ Test(repro, jagged_nested_tensor_arguments) {
     char *s = reproduces("binary", "--frame", "binary");
     cr_assert_not_null(strstr(s, "torch._nested_view_from_jagged("), "%s", s);
 }
+
+/* Calls under torch.compiler.set_stance("default", force_backend=B): the
+ * script calls them inside that stance, so the second backend's
+ * BACKEND_MATCH recompile names B as recorded. */
+Test(repro, backend_forced_by_set_stance) {
+    scenario("replay/forced_backend.py");
+    char *s = reproduces("a", "--frame", "a");
+    cr_assert_not_null(strstr(s, "with torch.compiler.set_stance('default', force_backend="), "%s",
+                       s);
+}
