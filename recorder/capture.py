@@ -1910,6 +1910,26 @@ def _backend(compiler_fn):
     return d
 
 
+def _local_backend(compiler_fn):
+    """The backend function behind compiler_fn (torch.compile's wrapper,
+    the debug wrapper) when it is one defined inside a function of the
+    user's files, which no name reaches; else None."""
+    fn, seen = compiler_fn, 0
+    while fn is not None and seen < 10:
+        if type(fn).__name__ == "_TorchCompileWrapper":
+            inner = getattr(fn, "compiler_fn", None)
+        else:
+            inner = getattr(fn, "_torchdynamo_orig_backend", None) or getattr(
+                fn, "compiler_fn", None)
+        if inner is None or inner is fn:
+            break
+        fn, seen = inner, seen + 1
+    if type(fn) is types.FunctionType and "<locals>" in fn.__qualname__ and _user_code(
+            fn.__code__) and _Capture(0).ref(fn) is None:
+        return fn
+    return None
+
+
 def _backend_ref(d, fn, depth=0):
     """A backend function by reference; a backend object (CompileCounter,
     the backend of PyTorch's tests) by its class, for replay to make one."""
@@ -1999,6 +2019,15 @@ def capture_frame(code, f_globals, f_locals, closure, compiler_fn, one_graph, ex
             # torch.compile(options={"guard_filter_fn": f}): which guards
             # Dynamo keeps, called by it at the end of the compile.
             root["guard_filter_fn"] = c.node(gff, "guard_filter_fn")
+        bfn = _local_backend(compiler_fn)
+        if bfn is not None:
+            # A backend function no name reaches (a test's own def
+            # backend(gm, args), closing over its counters): by value, for
+            # the replay to call it as the recording did (one that raises
+            # SkipFrame skips the frame); left out where it cannot be.
+            n = c.optional(bfn, "backend")
+            if n is not None:
+                root["backend_fn"] = n
         direct, seen = set(), set()
         _code_names(code, direct, seen)
         g = {}

@@ -2986,7 +2986,7 @@ class _Backends:
             self.standins[instance] = fn
         return fn
 
-    def get(self, desc, fullgraph, recompile_limit=None):
+    def get(self, desc, fullgraph, recompile_limit=None, local=None):
         if not isinstance(desc, dict):
             desc = {}
         limit = recompile_limit if type(recompile_limit) is int and recompile_limit >= 0 else None
@@ -3025,6 +3025,11 @@ class _Backends:
                       "instead" % name)
             backend = self.standin(name if name.isidentifier() else "AotAutograd",
                                    desc.get("instance"), aot=True)
+        elif local is not None and type(desc.get("instance")) is int:
+            # A backend function a test defines, made from the stored
+            # sources: the first made for its recorded number, since Dynamo
+            # guards the backend's identity.
+            backend = local
         elif isinstance(desc.get("instance_of"), dict):
             backend = self.instance(desc["instance_of"], name, desc.get("backend_arg"))
             if backend == "eager":
@@ -3498,9 +3503,19 @@ def _frame(cap, sources, modules):
         gff = b.child(0, root["guard_filter_fn"])
         if not callable(gff):
             raise Refused("capture %d: a guard_filter_fn that is not callable" % cap["no"])
+    bfn = None
+    if root.get("backend_fn") is not None:
+        # A backend function defined inside a function of the stored
+        # sources (a test's own), made from them: the replay calls it.
+        bfn = b.child(0, root["backend_fn"])
+        code = getattr(bfn, "__code__", None)
+        if type(bfn) is not types.FunctionType or "<locals>" not in bfn.__qualname__ or (
+                os.path.normpath(code.co_filename) not in sources.text):
+            raise Refused("capture %d: a backend_fn that is not a function the stored sources"
+                          " define" % cap["no"])
     return {"locals": f_locals, "cells": tuple(cells), "globals": g, "soft": soft,
             "globals_ns": ns, "module": modname, "bytes": b.total, "guard_filter_fn": gff,
-            "keep": b.keep}
+            "backend_fn": bfn, "keep": b.keep}
 
 
 def _shared_class_cells(qualname, code, cells, sources):
@@ -3845,7 +3860,7 @@ def _replay(caps, sources, modules, resets, states, earlier=()):
                     ns[k] = v
             fn = types.FunctionType(code, ns, code.co_name, None, frame["cells"] or None)
             made = backends.get(cap["data"].get("backend"), cap["data"].get("fullgraph"),
-                                cap["data"].get("recompile_limit"))
+                                cap["data"].get("recompile_limit"), frame["backend_fn"])
             compiled = backends.in_region(made, fn, cap["data"].get("isolate_region"),
                                           frame["guard_filter_fn"])
             # torch.compiler.set_stance("default", force_backend=B) around

@@ -399,6 +399,18 @@ Test(hostile_values, path_of_a_class_not_pathlibs_is_malformed) {
     }
 }
 
+/* 4b'''''. A frame's backend_fn (a backend function a test defines, which
+ * the replay calls as the backend) that is not a function the stored
+ * sources define: a string here, as any value the tree can make (a
+ * library function by reference would be called on the graph):
+ * malformed, nothing compiled, no traceback. */
+Test(hostile_values, backend_fn_that_is_not_a_stored_function_is_malformed) {
+    char *t = hostile("backend_fn.db",
+                      "UPDATE value_nodes SET value = json_set(value, '$.backend_fn', "
+                      NODE("kind_id = " STR("str")) ") WHERE capture = 1 AND node = 0;");
+    assert_malformed(replay(t), "a backend_fn that is not a function the stored sources define");
+}
+
 /* 4b''''. A subclass_tensor node whose class is not a traceable wrapper
  * subclass (torch.Tensor itself, or a class of any module: its
  * __tensor_unflatten__ would run whatever that is), or whose inner tensors
