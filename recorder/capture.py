@@ -1901,7 +1901,7 @@ def _backend(compiler_fn):
             if inner is not None and not _is_registered(fn.compiler_name):
                 _backend_ref(d, inner)
             return d
-        inner = getattr(fn, "_torchdynamo_orig_backend", None) or getattr(fn, "compiler_fn", None)
+        inner = _inner_backend(fn)
         if inner is None or inner is fn:
             break
         fn, seen = inner, seen + 1
@@ -1910,17 +1910,21 @@ def _backend(compiler_fn):
     return d
 
 
+def _inner_backend(fn):
+    """The backend fn wraps (torch.compile's wrapper, the debug wrapper,
+    a backend object's compiler_fn), or None."""
+    if type(fn).__name__ == "_TorchCompileWrapper":
+        return getattr(fn, "compiler_fn", None)
+    return getattr(fn, "_torchdynamo_orig_backend", None) or getattr(fn, "compiler_fn", None)
+
+
 def _local_backend(compiler_fn):
-    """The backend function behind compiler_fn (torch.compile's wrapper,
-    the debug wrapper) when it is one defined inside a function of the
-    user's files, which no name reaches; else None."""
+    """The backend function behind compiler_fn's wrappers when it is one
+    defined inside a function of the user's files, which no name reaches;
+    else None."""
     fn, seen = compiler_fn, 0
     while fn is not None and seen < 10:
-        if type(fn).__name__ == "_TorchCompileWrapper":
-            inner = getattr(fn, "compiler_fn", None)
-        else:
-            inner = getattr(fn, "_torchdynamo_orig_backend", None) or getattr(
-                fn, "compiler_fn", None)
+        inner = _inner_backend(fn)
         if inner is None or inner is fn:
             break
         fn, seen = inner, seen + 1
